@@ -1,0 +1,41 @@
+# slotgate — see README.md. Two commands matter:
+#   make conformance   the main job: full profile, every implemented row, report in ./slotgate-report
+#   make test          what CI runs: unit tests + the smoke profile of every row
+SHELL := /bin/bash
+GO    ?= go
+OUT   ?= slotgate-report
+ARGS  ?=
+
+.PHONY: all deps build test unit smoke conformance bench vet fmt clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+build:
+	$(GO) build -o bin/slotgate ./cmd/slotgate
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+# Unit tests of every library package, then the smoke profile of every row
+# through the real CLI, so the gate, the report and the exit code are tested too.
+test: deps vet build unit smoke
+
+unit:
+	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./cmd/...
+
+smoke: build
+	./bin/slotgate run --profile smoke --out $(OUT)-smoke $(ARGS)
+
+conformance: deps build
+	./bin/slotgate run --profile full --out $(OUT) $(ARGS)
+
+# Speed and memory, as ratios against a baseline measured in the same run.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./fixtures/...
+
+clean:
+	rm -rf bin $(OUT) $(OUT)-smoke

@@ -1,0 +1,172 @@
+package check_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func acq(client int, owner string, ok bool, gen, holder int64, call, ret int) check.FencingOp {
+	return check.FencingOp{Client: client, Session: "c:s", Kind: check.OpAcquire, Owner: owner, OK: ok, Gen: gen, HolderGen: holder, Call: ms(call), Return: ms(ret)}
+}
+
+func op(kind check.FencingOpKind, owner string, gen int64, ok bool, call, ret int) check.FencingOp {
+	return check.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}
+}
+
+// goodHistory: two pods race, p0 wins gen 1, p1's foreign renew/release are
+// refused, p0 releases, p1 wins gen 2.
+func goodHistory() []check.FencingOp {
+	return []check.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 2),
+		acq(1, "p1", false, 0, 1, 1, 3),
+		op(check.OpRenew, "p1", 1, false, 4, 5),
+		op(check.OpRelease, "p1", 1, false, 4, 5),
+		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 1, Call: ms(4), Return: ms(5)},
+		op(check.OpRelease, "p0", 1, true, 6, 7),
+		op(check.OpRelease, "p0", 1, false, 8, 9),
+		acq(1, "p1", true, 2, 0, 10, 11),
+		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 0, Call: ms(12), Return: ms(13)},
+	}
+}
+
+func TestFencingCheckersPassGoodHistory(t *testing.T) {
+	h := goodHistory()
+	for _, r := range []check.Result{
+		check.FencingLinearizable(h, time.Second),
+		check.SingleAuthority(h),
+		check.GenerationsIncrease(h, true),
+		check.GuardsHold(h),
+	} {
+		if r.Status != check.Pass {
+			t.Errorf("%s: %s %s\n%s", r.Checker, r.Status, r.Message, r.Counterexample)
+		}
+	}
+}
+
+func TestFencingCheckersCatchMutants(t *testing.T) {
+	twoWinners := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
+	reused := []check.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRelease, "p0", 1, true, 2, 3),
+		acq(1, "p1", true, 1, 0, 4, 5),
+	}
+	foreignRenew := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRenew, "p1", 1, true, 2, 3)}
+	staleRelease := []check.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRelease, "p0", 1, true, 2, 3),
+		acq(1, "p1", true, 2, 0, 4, 5), op(check.OpRelease, "p0", 1, true, 6, 7),
+	}
+	cases := []struct {
+		name string
+		r    check.Result
+	}{
+		{"linearizable/two-winners", check.FencingLinearizable(twoWinners, time.Second)},
+		{"single-authority/two-winners", check.SingleAuthority(twoWinners)},
+		{"linearizable/reused", check.FencingLinearizable(reused, time.Second)},
+		{"generations/reused", check.GenerationsIncrease(reused, true)},
+		{"linearizable/foreign-renew", check.FencingLinearizable(foreignRenew, time.Second)},
+		{"guards/foreign-renew", check.GuardsHold(foreignRenew)},
+		{"guards/stale-release", check.GuardsHold(staleRelease)},
+		{"linearizable/stale-release", check.FencingLinearizable(staleRelease, time.Second)},
+	}
+	for _, c := range cases {
+		if c.r.Status != check.Fail {
+			t.Errorf("%s: want fail, got %s: %s", c.name, c.r.Status, c.r.Message)
+		}
+	}
+}
+
+func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
+	// An acquire whose reply was lost may or may not have taken effect: both
+	// continuations are linearizable.
+	lost := acq(0, "p0", false, 0, 0, 0, 1)
+	lost.Unknown = true
+	for _, next := range []check.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), acq(1, "p1", false, 0, 1, 5, 6)} {
+		if r := check.FencingLinearizable([]check.FencingOp{lost, next}, time.Second); r.Status != check.Pass {
+			t.Errorf("unknown acquire then %v: %s %s", next, r.Status, r.Message)
+		}
+	}
+	if r := check.SingleAuthority(nil); r.Status != check.Unknown {
+		t.Errorf("empty history must be unknown, got %s", r.Status)
+	}
+}
+
+func TestSlotAndOutcomeCheckers(t *testing.T) {
+	good := make([]check.SlotSample, 10)
+	for i := range good {
+		good[i] = check.SlotSample{Key: "k", Local: i, Server: i}
+	}
+	if r := check.SlotMathAgrees(good, 10); r.Status != check.Pass {
+		t.Errorf("agreeing samples: %s", r.Message)
+	}
+	if r := check.SlotMathAgrees(good, 11); r.Status != check.Unknown {
+		t.Errorf("too few samples must be unknown: %s", r.Status)
+	}
+	bad := append(good, check.SlotSample{Key: "{a}b", Local: 1, Server: 2})
+	if r := check.SlotMathAgrees(bad, 1); r.Status != check.Fail {
+		t.Errorf("disagreeing sample not caught")
+	}
+	if r := check.PairsShareSlot([]check.PairSlots{{A: "a", B: "b", SlotA: 1, SlotB: 2}}); r.Status != check.Fail {
+		t.Errorf("split pair not caught")
+	}
+	ok := []check.Outcome{{Op: "x"}, {Op: "y"}}
+	crossed := []check.Outcome{{Op: "x", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys..."}}
+	if r := check.NoErrors(ok, 2); r.Status != check.Pass {
+		t.Errorf("no errors: %s", r.Message)
+	}
+	if r := check.NoErrors(crossed, 1); r.Status != check.Fail {
+		t.Errorf("error not caught")
+	}
+	if r := check.RefusedWith(crossed, "CROSSSLOT"); r.Status != check.Pass {
+		t.Errorf("refusal: %s", r.Message)
+	}
+	if r := check.RefusedWith(ok, "CROSSSLOT"); r.Status != check.Fail {
+		t.Errorf("success where a refusal was due not caught")
+	}
+}
+
+func TestPublishCheckers(t *testing.T) {
+	classic := []check.NodeDelta{
+		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, PublishReceived: 100},
+		{Node: "p1", Shard: 1, PublishReceived: 100}, {Node: "r1", Shard: 1, PublishReceived: 100},
+	}
+	sharded := []check.NodeDelta{
+		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, ShardPublishReceived: 100},
+		{Node: "p1", Shard: 1}, {Node: "r1", Shard: 1},
+	}
+	if r := check.BroadcastReachesAll(classic, 100); r.Status != check.Pass {
+		t.Errorf("broadcast: %s", r.Message)
+	}
+	if r := check.BroadcastReachesAll(sharded, 100); r.Status != check.Fail {
+		t.Errorf("confined traffic passed as broadcast")
+	}
+	if r := check.ShardConfined(sharded, 0, 100); r.Status != check.Pass {
+		t.Errorf("confined: %s", r.Message)
+	}
+	if r := check.ShardConfined(classic, 0, 100); r.Status != check.Fail {
+		t.Errorf("classic broadcast passed as confined")
+	}
+}
+
+func TestUndeclaredKeyHazard(t *testing.T) {
+	if r := check.UndeclaredKeyHazard(check.UndeclaredKeys{RemoteErr: "ERR non local key", EarlierWriteApplied: true}); r.Status != check.Pass {
+		t.Errorf("measured refinement: %s", r.Message)
+	}
+	if r := check.UndeclaredKeyHazard(check.UndeclaredKeys{}); r.Status != check.Fail {
+		t.Errorf("single-shard observation (no remote key) must fail")
+	}
+}
+
+func TestAll(t *testing.T) {
+	p := check.Result{Status: check.Pass, Message: "a"}
+	u := check.Result{Status: check.Unknown, Message: "b"}
+	f := check.Result{Status: check.Fail, Message: "c"}
+	if r := check.All("x", p, u); r.Status != check.Unknown {
+		t.Errorf("pass+unknown = %s", r.Status)
+	}
+	if r := check.All("x", p, u, f); r.Status != check.Fail || r.Message != "c" {
+		t.Errorf("fail wins: %s %q", r.Status, r.Message)
+	}
+}

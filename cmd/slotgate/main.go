@@ -1,0 +1,103 @@
+// Command slotgate runs the conformance suites against real Valkey
+// topologies, scores every row in two columns (errors | silently-wrong), and
+// renders the sign-off report. See `slotgate help`.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes: 0 gate passed, 1 gate failed, 2 bad input (unknown row, bad
+// topology, missing binary, port clash, …) — fix the command, not the system.
+const (
+	exitPass     = 0
+	exitGateFail = 1
+	exitUsage    = 2
+	exitSignal   = 130
+)
+
+// errUsage marks input errors: the message says what to do; exit 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const topHelp = `slotgate — decides whether a Valkey cluster-mode migration is safe to take
+through its one-way doors, by running the G2 conformance matrix (spec 000
+§Conformance) and the Marconi rows against REAL servers.
+
+Usage:
+  slotgate run    [flags]   run the suites, print the scorecard, write the report
+  slotgate report [flags]   re-render the report from a stored results.json
+  slotgate rows             list the rows, the spec section each enforces, and its topology
+  slotgate help [command]   this text, or a command's flags
+
+Every row is scored in two columns: errors (something failed loudly) and
+silently-wrong (an invariant broke and nobody was told). Each check carries
+negative controls — known-bad variants it must catch; a row that cannot
+catch its own negative control is "blind", never "pass".
+
+Exit codes: 0 gate passed · 1 gate failed · 2 bad input (the message says what to fix) · 130 interrupted.
+
+Examples:
+  slotgate run                               # full profile, every implemented row
+  slotgate run --profile smoke               # the quick profile CI runs
+  slotgate run --row fencing-scripts --seed 42   # one row, replaying seed 42
+  slotgate report --from slotgate-report/results.json --out /tmp/r
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topHelp)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		var code int
+		code, err = cmdRun(args[1:], stdout, stderr)
+		if err == nil {
+			return code
+		}
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
+	case "rows":
+		err = cmdRows(args[1:], stdout)
+	case "help", "-h", "--help", "-help":
+		if len(args) > 1 {
+			return run([]string{args[1], "--help"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, topHelp)
+		return exitPass
+	default:
+		err = fmt.Errorf("%w: unknown command %q (want run, report, rows or help)", errUsage, args[0])
+	}
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.Is(err, errHelp):
+		return exitPass
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "slotgate: %v\n", trimUsage(err))
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "slotgate: %v\n", err)
+		return exitGateFail
+	}
+}
+
+// errHelp is returned after --help was printed.
+var errHelp = errors.New("help shown")
+
+func trimUsage(err error) string {
+	const prefix = "usage: "
+	s := err.Error()
+	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):]
+	}
+	return s
+}

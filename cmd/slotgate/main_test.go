@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input gets a clear message and exit code 2, before anything starts.
+func TestBadInputExitsTwo(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string // a fragment the message must contain
+	}{
+		{"no command", nil, "Usage"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown row", []string{"run", "--row", "fencing-scripts,nope"}, `unknown row "nope"`},
+		{"bad topology", []string{"run", "--topology", "cluster:0x1"}, "primaries"},
+		{"not a cluster topology", []string{"run", "--topology", "standalone"}, "multi-shard"},
+		{"bad profile", []string{"run", "--profile", "medium"}, `unknown profile "medium"`},
+		{"bad backend", []string{"run", "--backend", "jedis"}, `unknown client backend "jedis"`},
+		{"missing server", []string{"run", "--server", "/nonexistent/valkey-server"}, "find server"},
+		{"not a server", []string{"run", "--server", "/bin/true"}, "parse /bin/true --version"},
+		{"stray argument", []string{"run", "extra"}, "unexpected argument"},
+		{"bad flag", []string{"run", "--nope"}, "flag provided but not defined"},
+		{"report without --from", []string{"report"}, "--from is required"},
+		{"report from missing file", []string{"report", "--from", "/nonexistent.json"}, "cannot read --from"},
+		{"report from garbage", []string{"report", "--from", writeFile(t, "{not json")}, "not a slotgate results.json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(c.args, &stdout, &stderr)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("message %q does not contain %q", stderr.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"run", "--help"}, {"report", "--help"}, {"rows", "--help"}, {"help", "run"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != exitPass {
+			t.Errorf("%v: exit %d, want 0\n%s", args, code, stderr.String())
+		}
+		if stdout.Len()+stderr.Len() == 0 {
+			t.Errorf("%v printed nothing", args)
+		}
+	}
+}
+
+func TestRowsListsCatalogue(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"rows"}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"fencing-scripts", "implemented", "marconi-restart", "planned"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("rows output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func writeFile(t *testing.T, content string) string {
+	p := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

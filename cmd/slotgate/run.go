@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+)
+
+const runHelp = `Usage: slotgate run [flags]
+
+Runs the suites of the selected rows against real servers started on this
+machine (local processes, behind in-process toxiproxy proxies), prints a
+scorecard, and writes results.json, junit.xml, summary.md and report.html
+into --out. Exits 0 when every selected row passes in both columns, 1 when
+the gate fails, 2 on bad input.
+
+Flags:
+`
+
+type runFlags struct {
+	rows       string
+	profile    string
+	seed       int64
+	server     string
+	topology   string
+	backends   string
+	out        string
+	timeout    time.Duration
+	requireAll bool
+	quiet      bool
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.rows, "row", "", "comma list of rows to run (default: every implemented row; see `slotgate rows`)")
+	fs.StringVar(&f.profile, "profile", "full", "smoke (quick, what `make test` runs) or full (sign-off sizes)")
+	fs.Int64Var(&f.seed, "seed", 0, "seed for every scenario's RNG; a failing run prints its seed, pass it here to replay (default: random)")
+	fs.StringVar(&f.server, "server", "valkey-server", "server binary: valkey-server 8, or redis-server >= 7")
+	fs.StringVar(&f.topology, "topology", "cluster:3x1", "multi-shard topology for the cluster rows: cluster:NxR (N primaries, R replicas each)")
+	fs.StringVar(&f.backends, "backend", "go-redis,valkey-go", "client backends to test, comma list")
+	fs.StringVar(&f.out, "out", "slotgate-report", "directory for results.json, junit.xml, summary.md, report.html")
+	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
+	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue row is not run (a CI gate before entering cluster mode should set this)")
+	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
+	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, errHelp
+		}
+		return 0, fmt.Errorf("%w: %v (see slotgate run --help)", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q (see slotgate run --help)", errUsage, fs.Arg(0))
+	}
+	plan, err := validate(f)
+	if err != nil {
+		return 0, err
+	}
+	return execute(plan, stdout, stderr)
+}
+
+// plan is a validated run.
+type plan struct {
+	runFlags
+	rows     []report.RowID
+	profile  harness.Profile
+	server   string // resolved path
+	version  string
+	root     string // module root
+	packages []string
+}
+
+// validate turns flags into a plan or a usage error naming what to fix.
+func validate(f runFlags) (plan, error) {
+	p := plan{runFlags: f}
+	var err error
+	if p.rows, err = parseRows(f.rows); err != nil {
+		return p, err
+	}
+	if p.profile, err = harness.ParseProfile(f.profile); err != nil {
+		return p, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, err = harness.ParseBackends(f.backends); err != nil {
+		return p, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	spec, err := fixtures.ParseSpec(f.topology)
+	if err != nil {
+		return p, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if spec.Kind != fixtures.KindCluster {
+		return p, fmt.Errorf("%w: --topology must be a multi-shard cluster (cluster:NxR), got %q; rows that need a standalone or single-shard node start their own", errUsage, f.topology)
+	}
+	if p.server, p.version, err = serverBinary(f.server); err != nil {
+		return p, err
+	}
+	for _, id := range p.rows {
+		row, _ := report.Lookup(id)
+		for _, need := range row.Needs {
+			if need == "postgres" {
+				if _, err := fixtures.PostgresBinDir(); err != nil {
+					return p, fmt.Errorf("%w: row %s needs PostgreSQL: %v", errUsage, id, err)
+				}
+			}
+		}
+		if pkg, ok := suiteOf[id]; ok {
+			p.packages = appendUnique(p.packages, pkg)
+		}
+	}
+	if p.root, err = moduleRoot(); err != nil {
+		return p, err
+	}
+	if p.timeout == 0 {
+		p.timeout = 60 * time.Minute
+		if p.profile == harness.ProfileSmoke {
+			p.timeout = 15 * time.Minute
+		}
+	}
+	return p, nil
+}
+
+// serverBinary resolves the server and checks it is Valkey or Redis >= 7.
+func serverBinary(name string) (path, version string, err error) {
+	path, version, err = fixtures.ResolveServer(context.Background(), name)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v (or pass --server PATH)", errUsage, err)
+	}
+	return path, version, nil
+}
+
+// moduleRoot finds the slotgate source tree the suites are compiled from.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/slotgate/slotgate\n") {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w: run slotgate from inside its source tree (no slotgate go.mod above %s): the suites are compiled from source", errUsage, dir)
+		}
+	}
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// ginkgoCommand prefers a ginkgo binary next to slotgate (make build puts one
+// there), else `go tool ginkgo` at the version go.mod pins.
+func ginkgoCommand(args ...string) *exec.Cmd {
+	if self, err := os.Executable(); err == nil {
+		if g := filepath.Join(filepath.Dir(self), "ginkgo"); fileExists(g) {
+			return exec.Command(g, args...)
+		}
+	}
+	return exec.Command("go", append([]string{"tool", "ginkgo"}, args...)...)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func execute(p plan, stdout, stderr io.Writer) (int, error) {
+	out, err := filepath.Abs(p.out)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return 0, fmt.Errorf("%w: cannot create --out %s: %v", errUsage, out, err)
+	}
+	if p.seed == 0 {
+		p.seed = time.Now().UnixNano()%1_000_000_000 + 1
+	}
+	started := time.Now()
+	fmt.Fprintf(stdout, "slotgate: profile %s · seed %d · server %s · rows %s\n", p.profile, p.seed, p.version, joinRows(p.rows))
+	ginkgoJSON := filepath.Join(out, "ginkgo.json")
+	_ = os.Remove(ginkgoJSON)
+
+	interrupted := false
+	if len(p.packages) > 0 {
+		args := []string{"run", "--label-filter", labelFilter(p.rows), "--json-report", "ginkgo.json", "--output-dir", out,
+			"--timeout", p.timeout.String(), "--poll-progress-after", "120s"}
+		if !p.quiet {
+			args = append(args, "-v")
+		}
+		args = append(args, p.packages...)
+		cmd := ginkgoCommand(args...)
+		cmd.Dir = p.root
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.Env = append(os.Environ(),
+			harness.EnvProfile+"="+string(p.profile),
+			harness.EnvSeed+"="+strconv.FormatInt(p.seed, 10),
+			harness.EnvServer+"="+p.server,
+			harness.EnvBackends+"="+p.backends,
+			harness.EnvTopology+"="+p.topology,
+		)
+		// Own process group: a Ctrl-C reaches slotgate, which forwards exactly
+		// one interrupt so Ginkgo runs its cleanup (a second would skip it).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		sig := make(chan os.Signal, 2)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		if err := cmd.Start(); err != nil {
+			return 0, fmt.Errorf("start ginkgo: %w", err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+	wait:
+		for {
+			select {
+			case s := <-sig:
+				if !interrupted {
+					interrupted = true
+					fmt.Fprintf(stderr, "\nslotgate: %v — stopping the suites and tearing down every server (wait for it)\n", s)
+					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+				}
+			case <-done:
+				break wait
+			}
+		}
+	}
+
+	var reports []types.Report
+	if fileExists(ginkgoJSON) {
+		if reports, err = report.LoadGinkgoJSON(ginkgoJSON); err != nil {
+			return 0, fmt.Errorf("read suite results: %w", err)
+		}
+	} else if len(p.packages) > 0 {
+		fmt.Fprintf(stderr, "slotgate: the suites wrote no results (%s missing); scoring every selected row as not run\n", ginkgoJSON)
+	}
+	meta := report.Meta{
+		StartedAt: started, Duration: report.Duration(time.Since(started)), Profile: string(p.profile), Seed: p.seed,
+		Rows: p.rows, Provider: "local", GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
+		Servers: []string{p.version}, Host: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
+	}
+	card, err := report.FromGinkgo(reports, meta)
+	if err != nil {
+		return 0, fmt.Errorf("score results: %w", err)
+	}
+	paths, err := report.WriteAll(out, card)
+	if err != nil {
+		return 0, fmt.Errorf("write report: %w", err)
+	}
+	fmt.Fprintln(stdout)
+	report.WriteTerminal(stdout, card, isTerminal(stdout))
+	fmt.Fprintf(stdout, "report: %s\n", paths.HTML)
+	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
+		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
+		return exitGateFail, nil
+	}
+	if interrupted {
+		return exitSignal, nil
+	}
+	pass, _ := card.Gate()
+	if p.requireAll {
+		pass = pass && allRun(card)
+	}
+	if !pass {
+		return exitGateFail, nil
+	}
+	return exitPass, nil
+}
+
+func labelFilter(rows []report.RowID) string {
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = string(r)
+	}
+	return strings.Join(parts, " || ")
+}
+
+func joinRows(rows []report.RowID) string {
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = string(r)
+	}
+	return strings.Join(parts, ",")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+}
+
+// allRun: every catalogue row scored both columns (--require-all).
+func allRun(card *report.Scorecard) bool {
+	for _, c := range card.Cells {
+		if c.Status == report.StatusNotRun {
+			return false
+		}
+	}
+	return true
+}

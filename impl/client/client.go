@@ -1,0 +1,162 @@
+// Package client is the narrow seam between slotgate's reference
+// implementation and the two Go clients it is tested on (go-redis v9,
+// valkey-go).
+//
+// Spec 000 §Client Architecture (the split): a command pool carries all routed
+// traffic (GET/SET/MGET/Lua/SPUBLISH), and a separate subscription client owns
+// the subscriber loops. The two can run different protocols (RESP2/RESP3).
+// Only what impl/ needs is here; everything else stays behind the backends.
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"time"
+)
+
+// Backend names a client library.
+type Backend string
+
+const (
+	BackendGoRedis  Backend = "go-redis"  // github.com/redis/go-redis/v9
+	BackendValkeyGo Backend = "valkey-go" // github.com/valkey-io/valkey-go
+)
+
+// Backends lists every backend, in report order.
+var Backends = []Backend{BackendGoRedis, BackendValkeyGo}
+
+// Protocol is the RESP version a connection speaks (HELLO 2 / HELLO 3).
+type Protocol int
+
+const (
+	RESP2 Protocol = 2
+	RESP3 Protocol = 3
+)
+
+// Mode says how the client treats its endpoint.
+type Mode string
+
+const (
+	// ModeCluster is a cluster-aware client: it reads the slot map and
+	// follows MOVED/ASK.
+	ModeCluster Mode = "cluster"
+	// ModeSingle talks to one node, as the relay does today (cluster mode
+	// disabled, spec 000 §System Model).
+	ModeSingle Mode = "single"
+)
+
+// Options configures a Pool or a Subscriber. Zero values are the clients'
+// own defaults, except Protocol, which defaults to RESP3.
+type Options struct {
+	Backend  Backend
+	Mode     Mode
+	Protocol Protocol
+	// Addrs are seed addresses (host:port). ModeSingle uses Addrs[0].
+	Addrs    []string
+	Username string
+	Password string
+	TLS      *tls.Config
+	// ClientName is sent with CLIENT SETNAME on every connection, so faults
+	// can kill exactly this client's connections (fixtures Node.KillClient).
+	ClientName string
+	// DialTimeout and ReadTimeout bound each network step; zero keeps the
+	// client's default.
+	DialTimeout time.Duration
+	ReadTimeout time.Duration
+}
+
+// Cmd is one command with its keys declared, so both clients can route it by
+// slot: the wire form is Prefix..., Keys..., Args....
+// For EVALSHA, Prefix is ["EVALSHA", sha, numkeys].
+type Cmd struct {
+	Prefix []string
+	Keys   []string
+	Args   []string
+}
+
+// NewCmd builds a command whose name is followed directly by its keys.
+func NewCmd(name string, keys []string, args ...string) Cmd {
+	return Cmd{Prefix: []string{name}, Keys: keys, Args: args}
+}
+
+// Pool is the command pool.
+type Pool interface {
+	// Do sends one command, routed in ModeCluster by the slot of
+	// cmd.Keys[0], and returns its reply normalised to nil, int64, string,
+	// float64, []any or map[string]any. Scalars and arrays look the same
+	// under RESP2 and RESP3 (RESP3 booleans become int64 1/0, big numbers
+	// strings; an error nested in an array is a *ServerError element), but
+	// the shape still follows the protocol where the server's does: RESP3
+	// answers HGETALL with a map and ZSCORE with a float64, RESP2 with a flat
+	// array and a string. A nil reply is (nil, nil).
+	// Server errors come back as *ServerError; a command the client library
+	// refused to send (valkey-go, keys in different slots) as *RefusedError.
+	// Subscription commands are refused with ErrBadCommand.
+	Do(ctx context.Context, cmd Cmd) (any, error)
+	// Backend reports which client library serves this pool.
+	Backend() Backend
+	// Version is the client library and version, e.g. "go-redis v9.23.0".
+	Version() string
+	Close() error
+}
+
+// MessageKind says what a Message carries: a published message, or a change
+// in the subscription that the session did not ask for.
+type MessageKind string
+
+const (
+	// MsgMessage is a PUBLISH delivered to a SUBSCRIBEd channel.
+	MsgMessage MessageKind = "message"
+	// MsgSMessage is an SPUBLISH delivered to an SSUBSCRIBEd shard channel.
+	MsgSMessage MessageKind = "smessage"
+	// MsgPMessage is a PUBLISH matching a PSUBSCRIBEd pattern; Pattern is set.
+	MsgPMessage MessageKind = "pmessage"
+	// MsgDropped: the server ended a subscription the session did not
+	// unsubscribe. Valkey does this for every shard channel of a slot that
+	// migrated away or was deleted (a "sunsubscribe" push). Channel (Pattern,
+	// for a pattern) names it and Payload holds the server's unsubscribe kind,
+	// or the error that ended it. Neither backend resubscribes: the caller
+	// must call SSubscribe again, and messages are lost until it does.
+	MsgDropped MessageKind = "dropped"
+	// MsgResubscribed: the client library re-sent a subscription by itself,
+	// after reconnecting. Channel (Pattern) names it and Payload holds the
+	// confirmation kind ("subscribe", "ssubscribe", "psubscribe"). Messages
+	// published while the connection was down are lost.
+	MsgResubscribed MessageKind = "resubscribed"
+)
+
+// Message is one pub/sub delivery, or a notice about the subscription
+// itself (MsgDropped, MsgResubscribed). Messages of one connection arrive in
+// order; valkey-go's MsgResubscribed is the exception (its hook may not
+// block, so the notice is sent from another goroutine).
+type Message struct {
+	Kind    MessageKind
+	Pattern string
+	Channel string
+	Payload string
+}
+
+// Subscriber is the subscription client: one logical subscription session
+// with its own connection(s), separate from the Pool.
+type Subscriber interface {
+	// Subscribe, SSubscribe and PSubscribe add channels/patterns and return
+	// once the server confirmed every one of them, or with the server's
+	// refusal as a *ServerError. In ModeCluster, SSubscribe can fail with
+	// KindMoved right after a slot migrated (the subscriber's slot map is
+	// stale; it is reloaded), and a retry then reaches the new owner.
+	Subscribe(ctx context.Context, channels ...string) error
+	SSubscribe(ctx context.Context, channels ...string) error
+	PSubscribe(ctx context.Context, patterns ...string) error
+	// Unsubscribe, SUnsubscribe and PUnsubscribe remove the named
+	// subscriptions, or every one of that kind when none is named, and
+	// return once the server confirmed.
+	Unsubscribe(ctx context.Context, channels ...string) error
+	SUnsubscribe(ctx context.Context, channels ...string) error
+	PUnsubscribe(ctx context.Context, patterns ...string) error
+	// Messages delivers every message in arrival order, and the MsgDropped
+	// and MsgResubscribed notices; it is buffered and closed by Close. A
+	// consumer that stops reading stalls delivery (nothing is dropped).
+	Messages() <-chan Message
+	Backend() Backend
+	Close() error
+}

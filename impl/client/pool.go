@@ -1,0 +1,123 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// ErrClosed is returned by a Subscriber method called after Close.
+var ErrClosed = errors.New("client closed")
+
+// ErrBadOptions wraps every Options validation failure.
+var ErrBadOptions = errors.New("bad client options")
+
+// ErrBadCommand wraps a Cmd that Pool.Do refuses to send (no name, or a
+// subscription command, which belongs to a Subscriber).
+var ErrBadCommand = errors.New("bad command")
+
+// NewPool builds the command pool for o.Backend in o.Mode. It connects
+// before returning (go-redis is lazy, so it is pinged), so a wrong address or
+// a ModeCluster pool pointed at a non-cluster server fails here, not on the
+// first command.
+func NewPool(ctx context.Context, o Options) (Pool, error) {
+	o, err := o.normalised()
+	if err != nil {
+		return nil, err
+	}
+	switch o.Backend {
+	case BackendGoRedis:
+		return newGoRedisPool(ctx, o)
+	case BackendValkeyGo:
+		return newValkeyGoPool(ctx, o)
+	}
+	panic("unreachable: normalised validated Backend")
+}
+
+// normalised validates o and fills the defaults the contract promises
+// (Protocol RESP3).
+func (o Options) normalised() (Options, error) {
+	switch o.Backend {
+	case BackendGoRedis, BackendValkeyGo:
+	default:
+		return o, fmt.Errorf("backend %q: %w", o.Backend, ErrBadOptions)
+	}
+	switch o.Mode {
+	case ModeCluster, ModeSingle:
+	default:
+		return o, fmt.Errorf("mode %q: %w", o.Mode, ErrBadOptions)
+	}
+	switch o.Protocol {
+	case 0:
+		o.Protocol = RESP3
+	case RESP2, RESP3:
+	default:
+		return o, fmt.Errorf("protocol %d: %w", o.Protocol, ErrBadOptions)
+	}
+	if len(o.Addrs) == 0 {
+		return o, fmt.Errorf("no addresses: %w", ErrBadOptions)
+	}
+	return o, nil
+}
+
+// Module paths and the versions go.mod pins, used when the binary carries no
+// build info (it always does for `go build` and `go test`).
+const (
+	goRedisModule  = "github.com/redis/go-redis/v9"
+	valkeyGoModule = "github.com/valkey-io/valkey-go"
+
+	goRedisFallbackVersion  = "v9.23.0"
+	valkeyGoFallbackVersion = "v1.0.79"
+)
+
+// moduleVersion returns the version of module path linked into this binary,
+// or fallback when build info is unavailable.
+func moduleVersion(path, fallback string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return fallback
+	}
+	for _, d := range bi.Deps {
+		if d.Path != path {
+			continue
+		}
+		if d.Replace != nil && d.Replace.Version != "" {
+			return d.Replace.Version
+		}
+		return d.Version
+	}
+	return fallback
+}
+
+// backendVersion is Pool.Version's value for b.
+func backendVersion(b Backend) string {
+	switch b {
+	case BackendGoRedis:
+		return string(b) + " " + moduleVersion(goRedisModule, goRedisFallbackVersion)
+	case BackendValkeyGo:
+		return string(b) + " " + moduleVersion(valkeyGoModule, valkeyGoFallbackVersion)
+	}
+	return string(b)
+}
+
+// flatten is cmd's wire form: Prefix..., Keys..., Args....
+func (c Cmd) flatten() []string {
+	out := make([]string, 0, len(c.Prefix)+len(c.Keys)+len(c.Args))
+	out = append(out, c.Prefix...)
+	out = append(out, c.Keys...)
+	return append(out, c.Args...)
+}
+
+// validate rejects commands no backend can send through Pool.Do.
+func (c Cmd) validate() error {
+	if len(c.Prefix) == 0 || c.Prefix[0] == "" {
+		return fmt.Errorf("command has no name: %w", ErrBadCommand)
+	}
+	if isSubscribeCommand(c.Prefix[0]) {
+		// Pub/sub state belongs to the Subscriber (spec 000 §Client
+		// Architecture); valkey-go's Arbitrary builder panics on these.
+		return fmt.Errorf("command %s: use a Subscriber: %w", c.Prefix[0], ErrBadCommand)
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// goRedisPool is the Pool over github.com/redis/go-redis/v9.
+//
+// Routing, as read in go-redis v9.23.0:
+//   - ClusterClient.process (osscluster.go) computes the slot once with
+//     cmdSlot → cmdFirstKeyPosWithInfo (command.go). An explicit key position
+//     set with Cmd.SetFirstKeyPos wins over everything else, so Do sets it to
+//     len(Prefix) whenever Keys is non-empty: the slot is always the first
+//     declared key's. (Without it, EVAL/EVALSHA with numkeys != "0" would
+//     still route by position 3, and unknown commands by the COMMAND info
+//     cache or, when that is cold, position 1.)
+//   - A command with no Keys goes to the ShardPicker (round-robin over
+//     primaries): keyless commands are not pinned to a node.
+//   - MOVED and ASK are followed inside process (ASK with an ASKING
+//     pipeline), up to MaxRedirects (default 3) times, and trigger a lazy
+//     slot-map reload; TRYAGAIN/CLUSTERDOWN are retried with backoff in the
+//     same loop. Only the final error reaches Do.
+//   - Request policies (osscluster_router.go routeAndRun) are consulted on
+//     every command, but NewClusterClient installs only
+//     NewDefaultCommandPolicyResolver (command_policy_resolver.go), a static
+//     table of module commands (ft.*, ...). Core commands such as MGET have
+//     no policy there, so they are not split per slot even though Valkey's
+//     COMMAND tips say request_policy:multi_shard (the COMMAND-driven
+//     NewDynamicResolver is opt-in and not used here): MGET, EVAL and EVALSHA
+//     across slots go to the first key's node and the server answers
+//     CROSSSLOT.
+//
+// The single-node Client follows no redirects: MOVED comes back as a
+// ServerError of KindMoved.
+type goRedisPool struct {
+	c       redis.UniversalClient
+	version string
+}
+
+func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
+	var c redis.UniversalClient
+	switch o.Mode {
+	case ModeCluster:
+		c = redis.NewClusterClient(goRedisClusterOptions(o))
+	case ModeSingle:
+		c = redis.NewClient(goRedisOptions(o))
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("ping %v: %w", o.Addrs, goRedisErr(err))
+	}
+	return &goRedisPool{c: c, version: backendVersion(BackendGoRedis)}, nil
+}
+
+// goRedisOptions maps Options onto a single-node client's options.
+func goRedisOptions(o Options) *redis.Options {
+	return &redis.Options{
+		Addr:        o.Addrs[0],
+		Protocol:    int(o.Protocol),
+		ClientName:  o.ClientName,
+		Username:    o.Username,
+		Password:    o.Password,
+		TLSConfig:   o.TLS,
+		DialTimeout: o.DialTimeout,
+		ReadTimeout: o.ReadTimeout,
+	}
+}
+
+// goRedisClusterOptions maps Options onto a cluster client's options.
+func goRedisClusterOptions(o Options) *redis.ClusterOptions {
+	return &redis.ClusterOptions{
+		Addrs:       o.Addrs,
+		Protocol:    int(o.Protocol),
+		ClientName:  o.ClientName,
+		Username:    o.Username,
+		Password:    o.Password,
+		TLSConfig:   o.TLS,
+		DialTimeout: o.DialTimeout,
+		ReadTimeout: o.ReadTimeout,
+	}
+}
+
+// Do sends cmd with its first key position declared, so a ClusterClient
+// routes by the first key of cmd.Keys.
+func (p *goRedisPool) Do(ctx context.Context, c Cmd) (any, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	flat := c.flatten()
+	args := make([]any, len(flat))
+	for i, a := range flat {
+		args[i] = a
+	}
+	cmd := redis.NewCmd(ctx, args...)
+	if len(c.Keys) > 0 && len(c.Prefix) <= math.MaxInt8 {
+		cmd.SetFirstKeyPos(int8(len(c.Prefix)))
+	}
+	_ = p.c.Process(ctx, cmd)
+	v, err := cmd.Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, goRedisErr(err)
+	}
+	return normalise(v, goRedisNested), nil
+}
+
+func (p *goRedisPool) Backend() Backend { return BackendGoRedis }
+func (p *goRedisPool) Version() string  { return p.version }
+func (p *goRedisPool) Close() error     { return p.c.Close() }
+
+// goRedisErr turns a server error reply into a *ServerError and leaves any
+// other error (network, timeout, closed client) as it is. go-redis types its
+// error replies (proto.RedisError, *proto.MovedError, ...); all implement
+// redis.Error and carry the reply text verbatim in Error().
+func goRedisErr(err error) error {
+	var re redis.Error
+	if errors.As(err, &re) && !errors.Is(err, redis.Nil) {
+		return ParseServerError(re.Error())
+	}
+	return err
+}
+
+// goRedisNested recognises an error reply nested in an aggregate reply.
+func goRedisNested(v any) (string, bool) {
+	if e, ok := v.(redis.Error); ok {
+		return e.Error(), true
+	}
+	return "", false
+}

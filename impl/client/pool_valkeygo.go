@@ -1,0 +1,215 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+
+	"github.com/valkey-io/valkey-go"
+)
+
+// valkeyGoPool is the Pool over github.com/valkey-io/valkey-go.
+//
+// Routing, as read in valkey-go v1.0.79:
+//   - Do builds B().Arbitrary(Prefix...).Keys(Keys...).Args(Args...): the
+//     slot is the first key's (internal/cmds/builder.go Arbitrary.Keys). On a
+//     cluster client the builder starts at InitSlot and check()s every
+//     further key, panicking with "multi key command with different key
+//     slots are not allowed" (internal/cmds/cmds.go) before anything is
+//     sent. Do recovers exactly that panic into a *RefusedError of
+//     KindCrossSlot. A single client's builder starts at NoSlot and checks
+//     nothing, so there the server decides.
+//   - A command with no Keys is sent to an arbitrary node (InitSlot).
+//   - clusterClient.do (cluster.go) follows MOVED and ASK (ASKING + cmd in
+//     one DoMulti) without limit unless ClusterOption.MaxMovedRedirections
+//     is set, refreshing the slot map lazily; CLUSTERDOWN, TRYAGAIN and
+//     LOADING, and network errors, are retried with backoff only for
+//     commands marked retryable (Arbitrary is not, unless built ReadOnly),
+//     so for Pool.Do they come straight back.
+//   - NOSCRIPT is not handled by Do (only valkey.Lua does EVALSHA→EVAL);
+//     RunScript does that above both backends.
+//   - Arbitrary panics for any command ending in SUBSCRIBE; Cmd.validate
+//     refuses those first with ErrBadCommand.
+type valkeyGoPool struct {
+	c       valkey.Client
+	version string
+}
+
+func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
+	c, err := newValkeyGoClient(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("ping %v: %w", o.Addrs, valkeyGoErr(err))
+	}
+	return &valkeyGoPool{c: c, version: backendVersion(BackendValkeyGo)}, nil
+}
+
+// newValkeyGoClient builds a client for o and checks that it is in the mode
+// asked for: valkey.NewClient silently falls back to a single client when
+// one InitAddress is not a cluster node, which would make a ModeCluster run
+// quietly test something else.
+func newValkeyGoClient(o Options) (valkey.Client, error) {
+	c, err := valkey.NewClient(valkeyGoOptions(o))
+	if err != nil {
+		if c != nil {
+			c.Close()
+		}
+		return nil, fmt.Errorf("connect %v: %w", o.Addrs, valkeyGoErr(err))
+	}
+	if o.Mode == ModeCluster && c.Mode() != valkey.ClientModeCluster {
+		c.Close()
+		return nil, fmt.Errorf("connect %v: server is not in cluster mode (client mode %q): %w",
+			o.Addrs, c.Mode(), ErrBadOptions)
+	}
+	return c, nil
+}
+
+// valkeyGoOptions maps Options onto valkey.ClientOption. Client-side caching
+// is off: slotgate observes the server, not a cache in front of it.
+func valkeyGoOptions(o Options) valkey.ClientOption {
+	return valkey.ClientOption{
+		InitAddress:       o.Addrs,
+		ForceSingleClient: o.Mode == ModeSingle,
+		AlwaysRESP2:       o.Protocol == RESP2,
+		ClientName:        o.ClientName,
+		Username:          o.Username,
+		Password:          o.Password,
+		TLSConfig:         o.TLS,
+		Dialer:            net.Dialer{Timeout: o.DialTimeout},
+		// ConnWriteTimeout is valkey-go's per-connection read/write
+		// deadline (valkey.go ClientOption), the nearest thing to a read
+		// timeout.
+		ConnWriteTimeout: o.ReadTimeout,
+		DisableCache:     true,
+	}
+}
+
+// Do sends cmd with its keys declared through Arbitrary.Keys.
+func (p *valkeyGoPool) Do(ctx context.Context, c Cmd) (any, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	built, err := p.build(c)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := p.c.Do(ctx, built).ToMessage()
+	if err != nil {
+		if valkey.IsValkeyNil(err) {
+			return nil, nil
+		}
+		if _, ok := valkey.IsValkeyErr(err); ok {
+			return nil, ParseServerError(valkeyGoErrorText(&msg))
+		}
+		return nil, err
+	}
+	return valkeyGoReply(&msg)
+}
+
+// valkeyGoReply converts a reply, walking aggregates itself rather than
+// through ToAny so that nested error replies keep their full text.
+func valkeyGoReply(m *valkey.ValkeyMessage) (any, error) {
+	switch err := m.Error(); {
+	case valkey.IsValkeyNil(err):
+		return nil, nil
+	case err != nil:
+		return ParseServerError(valkeyGoErrorText(m)), nil
+	}
+	switch {
+	case m.IsArray():
+		elems, err := m.ToArray()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(elems))
+		for i := range elems {
+			if out[i], err = valkeyGoReply(&elems[i]); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case m.IsMap():
+		elems, err := m.ToMap()
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]any, len(elems))
+		for k, e := range elems {
+			if out[k], err = valkeyGoReply(&e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	v, err := m.ToAny()
+	if err != nil {
+		return nil, err
+	}
+	return normalise(v, func(any) (string, bool) { return "", false }), nil
+}
+
+// valkeyGoErrorText is the full text of an error reply. valkey-go's
+// ValkeyMessage.Error (message.go) strips a leading "ERR " from every error
+// (a kvrocks workaround), so its Error() text would make "ERR unknown
+// command" read "unknown command" and ParseServerError could not tell it
+// from an error without a code. The untouched text is only reachable through
+// CacheMarshal, whose layout for a string-like message (message.go
+// serialize) is 7 TTL bytes, the RESP type byte ('-' or '!'), an 8-byte
+// big-endian length and the bytes. That layout is version-specific, so when
+// it does not match this falls back to the stripped text.
+func valkeyGoErrorText(m *valkey.ValkeyMessage) string {
+	b := m.CacheMarshal(nil)
+	if len(b) >= 16 && (b[7] == '-' || b[7] == '!') {
+		if n := binary.BigEndian.Uint64(b[8:16]); uint64(len(b)-16) == n {
+			return string(b[16:])
+		}
+	}
+	if err := m.Error(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// crossSlotPanic is the panic value of valkey-go's command builder for keys
+// in different slots (internal/cmds/cmds.go multiKeySlotErr).
+const crossSlotPanic = "multi key command with different key slots are not allowed"
+
+// build runs the Arbitrary builder, turning its cross-slot panic into a
+// RefusedError; any other panic is a bug and is re-raised.
+func (p *valkeyGoPool) build(c Cmd) (built valkey.Completed, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if s, ok := r.(string); ok && s == crossSlotPanic {
+				err = &RefusedError{Kind: KindCrossSlot, Msg: "valkey-go: " + s}
+				return
+			}
+			panic(r)
+		}
+	}()
+	return p.c.B().Arbitrary(c.Prefix...).Keys(c.Keys...).Args(c.Args...).Build(), nil
+}
+
+func (p *valkeyGoPool) Backend() Backend { return BackendValkeyGo }
+func (p *valkeyGoPool) Version() string  { return p.version }
+
+// Close closes the client; valkey-go's Close waits for pending calls and
+// returns nothing, so neither does this.
+func (p *valkeyGoPool) Close() error {
+	p.c.Close()
+	return nil
+}
+
+// valkeyGoErr turns a server error (*valkey.ValkeyError) met outside Do
+// into a *ServerError and leaves any other error as it is. Its text has
+// lost a leading "ERR " (see valkeyGoErrorText); the codes slotgate branches
+// on (MOVED, ASK, CROSSSLOT, NOSCRIPT, TRYAGAIN, ...) are unaffected.
+func valkeyGoErr(err error) error {
+	if ve, ok := valkey.IsValkeyErr(err); ok {
+		return ParseServerError(ve.Error())
+	}
+	return err
+}

@@ -1,0 +1,240 @@
+package fencing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// DefaultLeaseTTL is the production lease TTL (spec 000 §Implementation
+// Correspondence: DEFAULT_LEASE_TTL = 30s); renewers tick every TTL/3.
+const DefaultLeaseTTL = 30 * time.Second
+
+// Options configures a Directory.
+type Options struct {
+	// Scripts is the script version; zero means PhaseC().
+	Scripts Scripts
+	// Keys is the version-local key rule; nil means NewKeys.
+	Keys KeyRule
+	// LeaseTTL is the lease TTL; zero means DefaultLeaseTTL. Time-scaled
+	// runs shrink it and keep renew = TTL/3.
+	LeaseTTL time.Duration
+	// EvalSHAOnly models a naive client that sends EVALSHA and never falls
+	// back to EVAL on NOSCRIPT (a negative control for the per-node script
+	// cache, spec 000 §Conformance, Fencing scripts).
+	EvalSHAOnly bool
+}
+
+// Directory is one pod's view of the fenced session directory.
+type Directory struct {
+	pool  client.Pool
+	opts  Options
+	stats Stats
+}
+
+// Stats counts script executions, so a report can show that the NOSCRIPT
+// path was really taken.
+type Stats struct {
+	Calls             atomic.Int64
+	NoScriptFallbacks atomic.Int64
+}
+
+// New returns a Directory over pool.
+func New(pool client.Pool, opts Options) *Directory {
+	if opts.Scripts.Acquire == nil {
+		opts.Scripts = PhaseC()
+	}
+	if opts.Keys == nil {
+		opts.Keys = NewKeys
+	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	return &Directory{pool: pool, opts: opts}
+}
+
+// Stats returns the directory's counters.
+func (d *Directory) Stats() *Stats { return &d.stats }
+
+// Keys returns the key pair this directory addresses for s.
+func (d *Directory) Keys(s Session) Keys { return d.opts.Keys(s) }
+
+// Lease is a live lease as the directory reports it.
+type Lease struct {
+	Owner      string
+	Generation int64
+}
+
+// Acquired is the outcome of an acquire.
+type Acquired struct {
+	// OK is true when the caller now holds the lease at Generation.
+	OK         bool
+	Generation int64
+	// Holder is the current holder when OK is false.
+	Holder Lease
+}
+
+// ErrBadReply means a script answered in a shape the directory does not
+// know: the script and the directory disagree, which is a bug, never data.
+var ErrBadReply = errors.New("unexpected script reply")
+
+func (d *Directory) run(ctx context.Context, s *client.Script, k Keys, args ...string) (any, error) {
+	d.stats.Calls.Add(1)
+	if d.opts.EvalSHAOnly {
+		cmd := client.Cmd{Prefix: []string{"EVALSHA", s.SHA1, strconv.Itoa(len(k.list()))}, Keys: k.list(), Args: args}
+		return d.pool.Do(ctx, cmd)
+	}
+	reply, fellBack, err := client.RunScript(ctx, d.pool, s, k.list(), args...)
+	if fellBack {
+		d.stats.NoScriptFallbacks.Add(1)
+	}
+	return reply, err
+}
+
+func ttlMillis(ttl time.Duration) string { return strconv.FormatInt(ttl.Milliseconds(), 10) }
+
+// Acquire tries to take s's lease for owner. Spec 000 §Per-phase operation
+// table, acquire.
+func (d *Directory) Acquire(ctx context.Context, s Session, owner string) (Acquired, error) {
+	reply, err := d.run(ctx, d.opts.Scripts.Acquire, d.opts.Keys(s), owner, ttlMillis(d.opts.LeaseTTL))
+	if err != nil {
+		return Acquired{}, fmt.Errorf("acquire %s: %w", s, err)
+	}
+	vals, ok := reply.([]any)
+	if !ok || len(vals) < 2 {
+		return Acquired{}, fmt.Errorf("acquire %s: %w: %v", s, ErrBadReply, reply)
+	}
+	won, err1 := client.AsInt64(vals[0])
+	gen, err2 := client.AsInt64(vals[1])
+	if err := errors.Join(err1, err2); err != nil {
+		return Acquired{}, fmt.Errorf("acquire %s: %w: %w", s, ErrBadReply, err)
+	}
+	if won == 1 {
+		return Acquired{OK: true, Generation: gen}, nil
+	}
+	holder := Lease{Generation: gen}
+	if len(vals) > 2 {
+		holder.Owner, _ = client.AsString(vals[2])
+	}
+	return Acquired{Holder: holder}, nil
+}
+
+// Renew extends owner's lease at gen; false means the lease is not the
+// caller's (lost, expired, or taken over). Spec 000 §Per-phase operation
+// table, renew.
+func (d *Directory) Renew(ctx context.Context, s Session, owner string, gen int64) (bool, error) {
+	reply, err := d.run(ctx, d.opts.Scripts.Renew, d.opts.Keys(s), owner, strconv.FormatInt(gen, 10), ttlMillis(d.opts.LeaseTTL))
+	if err != nil {
+		return false, fmt.Errorf("renew %s: %w", s, err)
+	}
+	n, err := client.AsInt64(reply)
+	if err != nil {
+		return false, fmt.Errorf("renew %s: %w: %w", s, ErrBadReply, err)
+	}
+	return n == 1, nil
+}
+
+// Release frees owner's lease at gen; a wrong or stale release is a no-op
+// that returns false. Spec 000 §Per-phase operation table, release.
+func (d *Directory) Release(ctx context.Context, s Session, owner string, gen int64) (bool, error) {
+	reply, err := d.run(ctx, d.opts.Scripts.Release, d.opts.Keys(s), owner, strconv.FormatInt(gen, 10))
+	if err != nil {
+		return false, fmt.Errorf("release %s: %w", s, err)
+	}
+	n, err := client.AsInt64(reply)
+	if err != nil {
+		return false, fmt.Errorf("release %s: %w: %w", s, ErrBadReply, err)
+	}
+	return n == 1, nil
+}
+
+// Snapshot is what lookup and known_generation read, in one atomic step.
+type Snapshot struct {
+	// Holder is the live lease; Held is false when there is none.
+	Holder Lease
+	Held   bool
+	// TTL is the lease's remaining time to live.
+	TTL time.Duration
+	// KnownGeneration is the counter: the highest generation ever issued.
+	KnownGeneration int64
+}
+
+// Lookup reads s's lease and generation counter. Spec 000 §Per-phase
+// operation table, lookup and known_generation.
+func (d *Directory) Lookup(ctx context.Context, s Session) (Snapshot, error) {
+	reply, err := d.run(ctx, d.opts.Scripts.Lookup, d.opts.Keys(s))
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("lookup %s: %w", s, err)
+	}
+	vals, ok := reply.([]any)
+	if !ok || len(vals) != 4 {
+		return Snapshot{}, fmt.Errorf("lookup %s: %w: %v", s, ErrBadReply, reply)
+	}
+	gen, e1 := client.AsInt64(vals[0])
+	owner, e2 := client.AsString(vals[1])
+	pttl, e3 := client.AsInt64(vals[2])
+	known, e4 := client.AsInt64(vals[3])
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return Snapshot{}, fmt.Errorf("lookup %s: %w: %w", s, ErrBadReply, err)
+	}
+	snap := Snapshot{KnownGeneration: known}
+	if gen > 0 {
+		snap.Held = true
+		snap.Holder = Lease{Owner: owner, Generation: gen}
+		snap.TTL = time.Duration(pttl) * time.Millisecond
+	}
+	return snap, nil
+}
+
+// KnownGeneration is the highest generation ever issued for s.
+func (d *Directory) KnownGeneration(ctx context.Context, s Session) (int64, error) {
+	snap, err := d.Lookup(ctx, s)
+	return snap.KnownGeneration, err
+}
+
+// Verdict is validate_fenced_header's answer.
+type Verdict int
+
+const (
+	// VerdictValid: the frame's (owner, generation) is the live lease.
+	VerdictValid Verdict = 1
+	// VerdictStale: the frame's generation is below the known counter.
+	VerdictStale Verdict = 0
+	// VerdictNotLive: not the live lease, but not provably stale either.
+	VerdictNotLive Verdict = -1
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case VerdictValid:
+		return "valid"
+	case VerdictStale:
+		return "stale"
+	case VerdictNotLive:
+		return "not-live"
+	}
+	return "verdict(" + strconv.Itoa(int(v)) + ")"
+}
+
+// ValidateFencedHeader is the hop-by-hop fence: is a frame stamped
+// (owner, gen) from the live authority? Spec 000 §Per-phase operation table.
+func (d *Directory) ValidateFencedHeader(ctx context.Context, s Session, owner string, gen int64) (Verdict, error) {
+	reply, err := d.run(ctx, d.opts.Scripts.Validate, d.opts.Keys(s), owner, strconv.FormatInt(gen, 10))
+	if err != nil {
+		return 0, fmt.Errorf("validate %s: %w", s, err)
+	}
+	vals, ok := reply.([]any)
+	if !ok || len(vals) != 2 {
+		return 0, fmt.Errorf("validate %s: %w: %v", s, ErrBadReply, reply)
+	}
+	code, err := client.AsInt64(vals[0])
+	if err != nil {
+		return 0, fmt.Errorf("validate %s: %w: %w", s, ErrBadReply, err)
+	}
+	return Verdict(code), nil
+}

@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Status is the outcome of one check or one scorecard cell.
+type Status string
+
+const (
+	// StatusPass: the check ran, its invariant held, and every negative
+	// control was caught.
+	StatusPass Status = "pass"
+	// StatusFail: the check ran and saw the invariant break (or the loud
+	// refusal that must happen did not).
+	StatusFail Status = "fail"
+	// StatusBlind: the check cannot be trusted to fail: a negative control
+	// went uncaught, it had none, or the checker could not decide.
+	StatusBlind Status = "blind"
+	// StatusNotRun: nothing scored the cell.
+	StatusNotRun Status = "not-run"
+	// StatusUnknown is a check's own outcome when its assumptions did not
+	// hold (too little traffic, an operation with unknown outcome). A cell
+	// holding an unknown check is blind.
+	StatusUnknown Status = "unknown"
+)
+
+// EntryName is the Ginkgo report-entry name a suite records a Check under;
+// report.FromGinkgo collects entries of this name.
+const EntryName = "slotgate.check"
+
+// Check is one scored observation: a scenario run, judged by a checker, with
+// the negative controls that prove the checker can fail. Suites record one
+// per Ginkgo spec with AddReportEntry(EntryName, check).
+type Check struct {
+	Row    RowID  `json:"row"`
+	Column Column `json:"column"`
+	// Scenario is a slash path, e.g. "fencing-scripts/contention/go-redis".
+	Scenario string `json:"scenario"`
+	Status   Status `json:"status"`
+	// Message says in one line what was found.
+	Message  string    `json:"message"`
+	Evidence Evidence  `json:"evidence"`
+	Controls []Control `json:"controls,omitempty"`
+}
+
+// Control is a negative control: a known-bad variant the check must catch.
+type Control struct {
+	Name string `json:"name"`
+	// Why names the bug the variant models (a spec mutant M1–M9, an
+	// un-tagged key, a naive client default).
+	Why string `json:"why"`
+	// Caught is true when the checker flagged the bad variant.
+	Caught bool `json:"caught"`
+	// Observed is what the checker said about the bad variant.
+	Observed string `json:"observed"`
+}
+
+// Evidence is what a reviewer needs to believe a check: what was seen, the
+// counterexample when it failed, how long it took, and how to replay it.
+type Evidence struct {
+	Observed       []string            `json:"observed,omitempty"`
+	Counterexample string              `json:"counterexample,omitempty"`
+	Metrics        map[string]float64  `json:"metrics,omitempty"`
+	Timings        map[string]Duration `json:"timings,omitempty"`
+	Seed           int64               `json:"seed"`
+	Topology       string              `json:"topology,omitempty"`
+	Server         string              `json:"server,omitempty"`
+	Client         string              `json:"client,omitempty"`
+	Profile        string              `json:"profile,omitempty"`
+	Duration       Duration            `json:"duration,omitempty"`
+	// Faults are the fault windows injected during the scenario.
+	Faults []FaultWindow `json:"faults,omitempty"`
+}
+
+// FaultWindow records one injected fault as data, so the report can place it
+// on the scenario's timeline.
+type FaultWindow struct {
+	Fault  string    `json:"fault"`
+	Target string    `json:"target"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+}
+
+// Duration is a time.Duration that reads well in JSON ("1.25s").
+type Duration time.Duration
+
+// MarshalText renders d as time.Duration's String.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText parses the form MarshalText writes.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// Verdict folds a check's own status and its controls into the status its
+// cell shows: a passing check with no control, or with an uncaught one, is
+// blind — a checker that cannot fail is a defect. Only StatusPass can become
+// pass: an unknown, blind or unrecognised status (a checker that wrote "ok"
+// or nothing) is blind, never pass.
+func (c Check) Verdict() Status {
+	switch c.Status {
+	case StatusFail:
+		return StatusFail
+	case StatusPass:
+	default:
+		return StatusBlind
+	}
+	if len(c.Controls) == 0 {
+		return StatusBlind
+	}
+	for _, ctl := range c.Controls {
+		if !ctl.Caught {
+			return StatusBlind
+		}
+	}
+	return StatusPass
+}
+
+// Reason says in a few words why the check has its Verdict, so a reviewer
+// need not re-derive it: the failure message, the controls that went
+// uncaught, the missing control, or how many controls were caught.
+func (c Check) Reason() string {
+	switch c.Status {
+	case StatusFail, StatusBlind:
+		return c.Message
+	case StatusUnknown:
+		return "undecided: " + c.Message
+	case StatusPass:
+	default:
+		return fmt.Sprintf("status %q is not a check outcome", c.Status)
+	}
+	if len(c.Controls) == 0 {
+		return "no negative control"
+	}
+	if uncaught := c.Uncaught(); len(uncaught) > 0 {
+		return notCaught(uncaught)
+	}
+	if len(c.Controls) == 1 {
+		return "its control was caught"
+	}
+	return fmt.Sprintf("all %d controls caught", len(c.Controls))
+}
+
+// Uncaught lists the names of the check's negative controls the checker
+// missed; each one makes the check blind.
+func (c Check) Uncaught() []string {
+	var names []string
+	for _, ctl := range c.Controls {
+		if !ctl.Caught {
+			names = append(names, ctl.Name)
+		}
+	}
+	return names
+}
+
+// Replay is the command that re-runs the check's row with its seed.
+func (c Check) Replay() string {
+	return fmt.Sprintf("slotgate run --row %s --seed %d", c.Row, c.Evidence.Seed)
+}
+
+// notCaught phrases a list of uncaught control names.
+func notCaught(names []string) string {
+	if len(names) == 1 {
+		return "control " + names[0] + " not caught"
+	}
+	return "controls " + strings.Join(names, ", ") + " not caught"
+}
+
+// String is the one line a terminal shows for a check (Ginkgo prints it for
+// the report entry): verdict, message, and how many controls were caught.
+func (c Check) String() string {
+	caught := 0
+	for _, ctl := range c.Controls {
+		if ctl.Caught {
+			caught++
+		}
+	}
+	return fmt.Sprintf("%s: %s (%d/%d negative controls caught; seed %d)", c.Verdict(), c.Message, caught, len(c.Controls), c.Evidence.Seed)
+}

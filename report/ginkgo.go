@@ -1,0 +1,233 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// ErrNoValue is returned when a slotgate.check report entry carries no
+// value: the suite called AddReportEntry(EntryName) without a Check.
+var ErrNoValue = errors.New("report entry has no value")
+
+// LoadGinkgoJSON reads a report written by `ginkgo --json-report`.
+func LoadGinkgoJSON(path string) ([]types.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load ginkgo report: %w", err)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(b, &reports); err != nil {
+		return nil, fmt.Errorf("decode ginkgo report %s: %w", path, err)
+	}
+	return reports, nil
+}
+
+// FromGinkgo scores the Checks that suites recorded as Ginkgo report
+// entries named EntryName.
+//
+// A crashed check never counts as pass: a spec that failed, panicked, timed
+// out, was interrupted or aborted without recording a Check whose Verdict
+// explains the failure (fail or blind) becomes a synthetic failing Check in
+// the cells its labels name (a row label without a column label names both
+// columns). A spec that recorded a blind check and then failed its own
+// verdict assertion stays blind. A failed spec with no row
+// label, a failed suite node and a suite-level failure reason (interrupt,
+// --fail-on-pending) become Problems. Skipped and pending specs contribute
+// nothing. A recorded Check with an empty Row or Column takes it from the
+// spec's labels when they name exactly one.
+//
+// Zero StartedAt and Duration in meta are filled from the reports.
+func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
+	var (
+		checks     []Check
+		problems   []string
+		start, end time.Time
+	)
+	for _, r := range reports {
+		if !r.StartTime.IsZero() && (start.IsZero() || r.StartTime.Before(start)) {
+			start = r.StartTime
+		}
+		if r.EndTime.After(end) {
+			end = r.EndTime
+		}
+		for _, reason := range r.SpecialSuiteFailureReasons {
+			problems = append(problems, fmt.Sprintf("suite %q: %s", r.SuiteDescription, reason))
+		}
+		for _, sr := range r.SpecReports {
+			if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
+				continue
+			}
+			rows, cols := rowLabels(sr.Labels())
+			var recorded []Check
+			for _, e := range sr.ReportEntries {
+				if e.Name != EntryName {
+					continue
+				}
+				c, err := decodeEntry(e)
+				if err != nil {
+					return nil, fmt.Errorf("decode check of spec %q at %s: %w", sr.FullText(), e.Location, err)
+				}
+				if c.Row == "" && len(rows) == 1 {
+					c.Row = rows[0]
+				}
+				if c.Column == "" && len(cols) == 1 {
+					c.Column = cols[0]
+				}
+				if c.Scenario == "" {
+					c.Scenario = sr.FullText()
+				}
+				if c.Evidence.Duration == 0 {
+					c.Evidence.Duration = Duration(sr.RunTime)
+				}
+				recorded = append(recorded, c)
+			}
+			checks = append(checks, recorded...)
+			// A spec whose recorded check is fail or blind fails by design
+			// (suites assert the verdict after recording it): the check
+			// already says why. Only a failure the checks do not explain
+			// becomes a synthetic one.
+			if !sr.Failed() || slices.ContainsFunc(recorded, func(c Check) bool { return c.Verdict() != StatusPass }) {
+				continue
+			}
+			synth, problem := crashed(sr, rows, cols, recorded, meta.Seed)
+			checks = append(checks, synth...)
+			if problem != "" {
+				problems = append(problems, problem)
+			}
+		}
+	}
+	if meta.StartedAt.IsZero() {
+		meta.StartedAt = start
+	}
+	if meta.Duration == 0 && !start.IsZero() && end.After(start) {
+		meta.Duration = Duration(end.Sub(start))
+	}
+	s := New(meta, checks)
+	s.Problems = append(s.Problems, problems...)
+	return s, nil
+}
+
+// rowLabels picks the labels that are catalogue row IDs and columns.
+func rowLabels(labels []string) (rows []RowID, cols []Column) {
+	for _, l := range labels {
+		if _, ok := Lookup(RowID(l)); ok && !slices.Contains(rows, RowID(l)) {
+			rows = append(rows, RowID(l))
+		}
+		if slices.Contains(Columns, Column(l)) && !slices.Contains(cols, Column(l)) {
+			cols = append(cols, Column(l))
+		}
+	}
+	return rows, cols
+}
+
+// decodeEntry recovers a Check from an entry: the raw value in-process
+// (AddReportEntry keeps it; AsJSON is only filled once the entry has been
+// through JSON), else the entry's JSON.
+func decodeEntry(e types.ReportEntry) (Check, error) {
+	raw := e.GetRawValue()
+	switch v := raw.(type) {
+	case Check:
+		return v, nil
+	case *Check:
+		if v != nil {
+			return *v, nil
+		}
+	}
+	data := e.Value.AsJSON
+	if data == "" && raw != nil {
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return Check{}, fmt.Errorf("encode entry value: %w", err)
+		}
+		data = string(b)
+	}
+	if data == "" || data == "null" {
+		return Check{}, ErrNoValue
+	}
+	var c Check
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		return Check{}, fmt.Errorf("decode entry value: %w", err)
+	}
+	return c, nil
+}
+
+// crashed turns a failed spec into failing checks for the cells it was
+// meant to score, or into a run problem when it names no cell.
+func crashed(sr types.SpecReport, rows []RowID, cols []Column, recorded []Check, seed int64) ([]Check, string) {
+	type target struct {
+		row RowID
+		col Column
+	}
+	var targets []target
+	if len(cols) == 0 {
+		cols = Columns
+	}
+	for _, r := range rows {
+		for _, c := range cols {
+			targets = append(targets, target{r, c})
+		}
+	}
+	if len(rows) == 0 {
+		for _, c := range recorded {
+			if t := (target{c.Row, c.Column}); !slices.Contains(targets, t) {
+				targets = append(targets, t)
+			}
+		}
+	}
+	when := "before recording a check"
+	if len(recorded) > 0 {
+		when = "after recording its check"
+	}
+	f := sr.Failure
+	msg := fmt.Sprintf("spec %s %s: %s (%s)", sr.State, when, oneLine(f.Message, 160), f.Location)
+	if len(targets) == 0 {
+		name := sr.FullText()
+		if name == "" {
+			name = sr.LeafNodeType.String()
+		}
+		return nil, fmt.Sprintf("%s %s without a row label: %s (%s)", name, sr.State, oneLine(f.Message, 160), f.Location)
+	}
+	var ce strings.Builder
+	ce.WriteString(strings.TrimSpace(f.Message))
+	fmt.Fprintf(&ce, "\n\nat %s", f.Location)
+	if f.ForwardedPanic != "" {
+		fmt.Fprintf(&ce, "\n\npanic: %s\n\n%s", f.ForwardedPanic, f.Location.FullStackTrace)
+	}
+	scenario := sr.FullText()
+	if scenario == "" {
+		scenario = sr.LeafNodeType.String()
+	}
+	out := make([]Check, 0, len(targets))
+	for _, t := range targets {
+		out = append(out, Check{
+			Row:      t.row,
+			Column:   t.col,
+			Scenario: scenario,
+			Status:   StatusFail,
+			Message:  msg,
+			Evidence: Evidence{
+				Counterexample: ce.String(),
+				Seed:           seed,
+				Duration:       Duration(sr.RunTime),
+			},
+		})
+	}
+	return out, ""
+}
+
+// oneLine collapses a multi-line failure message (Gomega's "Expected\n
+// <int>: 3\nto equal ...") into one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Schema names the results-file format; ReadJSON refuses any other.
+const Schema = "slotgate.results/v1"
+
+// ErrSchema is returned by ReadJSON for a results file of another format.
+var ErrSchema = errors.New("unknown results schema")
+
+// results is the results file: the scorecard plus the gate, so a consumer
+// (jq, a dashboard) need not re-fold cells to know the verdict.
+type results struct {
+	Schema string `json:"schema"`
+	Gate   gate   `json:"gate"`
+	*Scorecard
+}
+
+type gate struct {
+	Pass    bool     `json:"pass"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// WriteJSON writes the results file `slotgate report` re-renders from.
+func WriteJSON(w io.Writer, s *Scorecard) error {
+	pass, reasons := s.Gate()
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(results{Schema: Schema, Gate: gate{pass, reasons}, Scorecard: s}); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads a results file. Cells are re-folded from their checks
+// against the rows the file was scored with, so the verdict always follows
+// the checks, never a stored status.
+func ReadJSON(r io.Reader) (*Scorecard, error) {
+	in := results{Scorecard: &Scorecard{}}
+	if err := json.NewDecoder(r).Decode(&in); err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	if in.Schema != Schema {
+		return nil, fmt.Errorf("read results: %w: %q, want %q", ErrSchema, in.Schema, Schema)
+	}
+	var checks []Check
+	for _, c := range in.Cells {
+		checks = append(checks, c.Checks...)
+	}
+	checks = append(checks, in.Unscored...)
+	s := build(in.Meta, in.Rows, checks)
+	s.Problems = in.Problems
+	return s, nil
+}

@@ -1,0 +1,93 @@
+// Package report is slotgate's verdict model and its renderers.
+//
+// Spec 000 §Conformance: every surface is scored in two columns — errors
+// (something failed loudly) and silently-wrong (an invariant broke and nobody
+// was told) — "because three of our bugs would pass an error-only harness".
+// A check records what it observed and which negative controls it caught; a
+// cell whose negative control went uncaught is blind, never pass.
+package report
+
+// RowID names one row of the conformance scorecard. It is also the Ginkgo
+// label of every spec that scores the row, so `ginkgo --label-filter=registry`
+// runs exactly that row.
+type RowID string
+
+// The G2 rows of spec 000 §Conformance, the axioms they stand on, and the
+// Marconi rows of spec 002 (SPEC-101 v0.4).
+const (
+	RowRouting          RowID = "routing"           // MOVED/ASK under slot migration; TLS/auth
+	RowLocality         RowID = "locality"          // multi-key work shares a slot or is an explicit per-key pipeline
+	RowFencingScripts   RowID = "fencing-scripts"   // hash-tagged pairs atomic; CROSSSLOT for un-tagged; NOSCRIPT
+	RowFencingMigration RowID = "fencing-migration" // O→A→B→backfill→drain→C on a standalone node under chaos
+	RowPresenceMGet     RowID = "presence-mget"     // nil/order preservation when split per node
+	RowRegistry         RowID = "registry"          // completeness against a known population
+	RowSubscriptions    RowID = "subscriptions"     // RESP3 push, forced disconnect, resubscribe
+	RowFailureDrills    RowID = "failure-drills"    // replica repair under load, primary failover
+	RowProtocol         RowID = "protocol"          // command pool admitted under its chosen protocol
+	RowTelemetry        RowID = "telemetry"         // per-shard/slot/channel metrics, phase gauge
+	RowAxioms           RowID = "axioms"            // A1, A2, A4 measured on the real server
+
+	RowMarconiHotPath           RowID = "marconi-hot-path"           // SPEC-101 §2: send touches no I/O before 200
+	RowMarconiAuditCompleteness RowID = "marconi-audit-completeness" // §4: queue → stream → PG exactly once
+	RowMarconiLossBudget        RowID = "marconi-loss-budget"        // §3.6: every loss counted
+	RowMarconiCacheLifecycle    RowID = "marconi-cache-lifecycle"    // §5, Stage 2 hooks
+	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
+)
+
+// Column is one of the two verdict columns.
+type Column string
+
+const (
+	// ColumnErrors scores loud failures: an operation that should succeed
+	// failed, or one that must be refused was not refused loudly.
+	ColumnErrors Column = "errors"
+	// ColumnSilentlyWrong scores invariants: state that is wrong while every
+	// operation reported success.
+	ColumnSilentlyWrong Column = "silently-wrong"
+)
+
+// Columns lists both columns in scorecard order.
+var Columns = []Column{ColumnErrors, ColumnSilentlyWrong}
+
+// Row is the catalogue entry of one scorecard row: plain data.
+type Row struct {
+	ID RowID `json:"id"`
+	// Title is the surface as the spec names it.
+	Title string `json:"title"`
+	// Spec is the section the row enforces, cited by heading.
+	Spec string `json:"spec"`
+	// Topology is the topology the row runs on by default.
+	Topology string `json:"topology"`
+	// Needs lists the binaries the row needs beyond valkey-server.
+	Needs []string `json:"needs,omitempty"`
+}
+
+// Catalogue is every row slotgate knows, in scorecard order.
+var Catalogue = []Row{
+	{ID: RowAxioms, Title: "Axioms A1, A2, A4", Spec: "000 §Axioms", Topology: "cluster:3x1"},
+	{ID: RowFencingScripts, Title: "Fencing scripts", Spec: "000 §Conformance, Fencing scripts; §The Fencing Migration", Topology: "cluster:3x1"},
+	{ID: RowFencingMigration, Title: "Fencing migration", Spec: "000 §The Fencing Migration; §Deployment Gate", Topology: "standalone"},
+	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "cluster:3x1"},
+	{ID: RowPresenceMGet, Title: "Presence MGET", Spec: "000 §Conformance, Presence MGET", Topology: "cluster:3x1"},
+	{ID: RowRegistry, Title: "Registry index", Spec: "000 §Mesh Registry Discovery", Topology: "cluster:3x1"},
+	{ID: RowSubscriptions, Title: "Subscriptions", Spec: "000 §Sharded Pub/Sub Conversion; §Client Architecture", Topology: "cluster:3x1"},
+	{ID: RowRouting, Title: "Routing", Spec: "000 §Conformance, Routing", Topology: "cluster:3x1"},
+	{ID: RowFailureDrills, Title: "Failure drills", Spec: "000 §Conformance, Failure drills", Topology: "cluster:3x1"},
+	{ID: RowProtocol, Title: "Protocol choice", Spec: "000 §Conformance, Protocol choice; D3", Topology: "cluster:3x1"},
+	{ID: RowTelemetry, Title: "Telemetry", Spec: "000 §Conformance, Telemetry", Topology: "cluster:3x1"},
+	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "standalone", Needs: []string{"postgres"}},
+	{ID: RowMarconiAuditCompleteness, Title: "Marconi audit completeness", Spec: "002 §4 Audit fan-out", Topology: "standalone", Needs: []string{"postgres"}},
+	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "standalone", Needs: []string{"postgres"}},
+	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "standalone", Needs: []string{"postgres"}},
+	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "standalone", Needs: []string{"postgres"}},
+}
+
+// Lookup returns the catalogue entry of id.
+func Lookup(id RowID) (Row, bool) {
+	for _, r := range Catalogue {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Row{}, false
+}

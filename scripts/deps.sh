@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what slotgate's local-process provider needs, when it is missing:
+# valkey-server 8 (Debian bookworm-backports) and PostgreSQL server binaries.
+# As root on Debian it installs; elsewhere it prints how.
+set -euo pipefail
+
+need_valkey=1
+if command -v valkey-server >/dev/null 2>&1; then
+  v=$(valkey-server --version | sed -n 's/.*v=\([0-9]*\)\..*/\1/p')
+  [ "${v:-0}" -ge 8 ] && need_valkey=0
+fi
+need_pg=1
+if command -v postgres >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+  need_pg=0
+fi
+
+if [ $need_valkey -eq 0 ] && [ $need_pg -eq 0 ]; then
+  echo "deps: valkey-server $(valkey-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') and PostgreSQL present"
+  exit 0
+fi
+
+is_debian=0
+[ -r /etc/debian_version ] && is_debian=1
+if [ "$(id -u)" -ne 0 ] || [ $is_debian -ne 1 ]; then
+  echo "deps: missing:$([ $need_valkey -eq 1 ] && echo ' valkey-server>=8')$([ $need_pg -eq 1 ] && echo ' postgresql')" >&2
+  echo "deps: on Debian 12 as root, run 'make deps'; by hand:" >&2
+  echo "  echo 'deb http://deb.debian.org/debian bookworm-backports main' > /etc/apt/sources.list.d/backports.list" >&2
+  echo "  apt-get update && apt-get install -y -t bookworm-backports valkey-server valkey-tools && apt-get install -y postgresql" >&2
+  echo "deps: elsewhere install Valkey 8 and PostgreSQL >= 13 with your package manager and put valkey-server on PATH" >&2
+  exit 2
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if [ $need_valkey -eq 1 ]; then
+  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deps: adding bookworm-backports to the apt sources"
+    cat > /etc/apt/sources.list.d/slotgate-backports.sources <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+fi
+echo "deps: apt-get update"
+apt-get update -qq
+if [ $need_valkey -eq 1 ]; then
+  echo "deps: installing valkey-server 8 from bookworm-backports"
+  apt-get install -y -qq -t bookworm-backports valkey-server valkey-tools >/dev/null
+  # The package enables a system service; slotgate starts its own servers.
+  (service valkey-server stop || true) >/dev/null 2>&1
+fi
+if [ $need_pg -eq 1 ]; then
+  echo "deps: installing postgresql"
+  apt-get install -y -qq postgresql >/dev/null
+  (service postgresql stop || true) >/dev/null 2>&1
+fi
+echo "deps: ok: $(valkey-server --version)"

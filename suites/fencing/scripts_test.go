@@ -1,0 +1,255 @@
+package fencing_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+const row = report.RowFencingScripts
+
+var _ = Describe("fencing-scripts", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(
+			harness.Scenario{
+				Name: "fencing-scripts/contention/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
+				Spec: "one lease per session, generation +1 per acquisition, owner+generation guards (000 §Per-phase operation table, C)",
+				Run:  func(ctx SpecContext) report.Check { return contention(ctx, b) },
+			},
+			harness.Scenario{
+				Name: "fencing-scripts/script-ops/" + string(b), Row: row, Column: report.ColumnErrors,
+				Spec: "tagged scripts run; un-tagged pairs refused with CROSSSLOT; NOSCRIPT after a lost script cache is recovered (000 §Conformance, Fencing scripts)",
+				Run:  func(ctx SpecContext) report.Check { return scriptOps(ctx, b) },
+			},
+		)
+	}
+	harness.Emit(harness.Scenario{
+		Name: "fencing-scripts/keyslot-equality", Row: row, Column: report.ColumnErrors,
+		Spec: "CLUSTER KEYSLOT equality on real tagged pairs (000 §Deployment Gate rule 5, pre-G3)",
+		Run:  keyslotEquality,
+	})
+})
+
+// fencingInvariants is the silently-wrong checker of the row: the history is
+// linearizable against the C-phase specification, and the plain-language
+// scans give a readable counterexample when it is not.
+func fencingInvariants(h []check.FencingOp) check.Result {
+	return check.All("fencing-invariants",
+		check.FencingLinearizable(h, 30*time.Second),
+		check.SingleAuthority(h),
+		check.GenerationsIncrease(h, true),
+		check.GuardsHold(h),
+	)
+}
+
+func runContention(ctx context.Context, dir *fencing.Directory, sessions []fencing.Session, rounds, contenders int) *traffic.Recorder {
+	rec := &traffic.Recorder{}
+	w := traffic.Contention{Sessions: sessions, Rounds: rounds, Contenders: contenders, Workers: 8}
+	Expect(w.Run(ctx, dir, traffic.NewClock(), rec)).To(Succeed())
+	return rec
+}
+
+func contention(ctx SpecContext, b client.Backend) report.Check {
+	scale := cfg.Scale()
+	rng := cfg.Rand("fencing-scripts/contention/" + string(b))
+	pool := harness.Pool(ctx, b, cluster)
+	ev := harness.Evidence(cfg, cluster, pool)
+
+	By(fmt.Sprintf("racing %d pods for %d sessions × %d rounds on %s", scale.Contenders, scale.Sessions, scale.Rounds, cluster.Spec))
+	sessions := harness.Sessions(rng, "contention", scale.Sessions)
+	rec := runContention(ctx, fencing.New(pool, fencing.Options{}), sessions, scale.Rounds, scale.Contenders)
+	h := rec.FencingHistory()
+	result := fencingInvariants(h)
+	acquired := 0
+	for _, op := range h {
+		if op.Kind == check.OpAcquire && op.OK {
+			acquired++
+		}
+	}
+	ev.Metrics = map[string]float64{"operations": float64(len(h)), "acquisitions": float64(acquired), "sessions": float64(len(sessions))}
+	ev.Observed = append(ev.Observed, shardSpread(ctx, sessions)...)
+	if errs := check.NoErrors(rec.Outcomes(), 1); errs.Status != check.Pass {
+		ev.Observed = append(ev.Observed, "errors during the run (scored in the errors column): "+errs.Message)
+	}
+
+	var controls []report.Control
+	for _, m := range fencing.Mutants {
+		By("negative control: mutant " + string(m))
+		scripts, err := fencing.WithMutant(m)
+		Expect(err).NotTo(HaveOccurred())
+		ms := harness.Sessions(rng, "mutant-"+string(m), scale.MutantSessions)
+		mrec := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), ms, 2, scale.Contenders)
+		controls = append(controls, harness.Control(string(m), mutantWhy[m], fencingInvariants(mrec.FencingHistory())))
+	}
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+var mutantWhy = map[fencing.Mutant]string{
+	fencing.MutantAcquireIgnoresLease:     "acquire skips the held-lease check: two owners for one session (spec mutant M1 class)",
+	fencing.MutantAcquireReusesGeneration: "acquire never advances the counter: a generation issued twice, stale frames pass the fence (M3/M5 class)",
+	fencing.MutantRenewUnguarded:          "renew without owner+generation guard: a stale holder keeps another owner's lease alive",
+	fencing.MutantReleaseUnguarded:        "release without owner+generation guard: a stale holder frees the current owner's session",
+}
+
+// shardSpread says how many sessions each primary owns, so the evidence
+// shows that every shard was exercised.
+func shardSpread(ctx context.Context, sessions []fencing.Session) []string {
+	count := map[string]int{}
+	for _, s := range sessions {
+		n, err := cluster.NodeForSlot(ctx, slot.Of(fencing.NewKeys(s).Lease))
+		if err != nil {
+			return []string{"shard spread unknown: " + err.Error()}
+		}
+		count[n.Name()]++
+	}
+	var out []string
+	for _, p := range cluster.Primaries() {
+		out = append(out, fmt.Sprintf("%s owns %d of %d sessions", p.Name(), count[p.Name()], len(sessions)))
+	}
+	return out
+}
+
+func scriptOps(ctx SpecContext, b client.Backend) report.Check {
+	scale := cfg.Scale()
+	rng := cfg.Rand("fencing-scripts/script-ops/" + string(b))
+	pool := harness.Pool(ctx, b, cluster)
+	ev := harness.Evidence(cfg, cluster, pool)
+	dir := fencing.New(pool, fencing.Options{})
+	var outcomes []check.Outcome
+	phase := func(name string) {
+		By(name)
+		rec := runContention(ctx, dir, harness.Sessions(rng, name, scale.Sessions/2), 1, 2)
+		outcomes = append(outcomes, rec.Outcomes()...)
+	}
+	phase("warm: scripts loaded by EVAL fallback on first use")
+
+	By("fault: SCRIPT FLUSH on every node")
+	w, err := fault.Apply(ctx, cluster, fault.ScriptFlush{})
+	Expect(err).NotTo(HaveOccurred())
+	ev.Faults = append(ev.Faults, window(w))
+
+	By("negative control: a naive client that sends EVALSHA only")
+	naive := runContention(ctx, fencing.New(pool, fencing.Options{EvalSHAOnly: true}), harness.Sessions(rng, "naive", 4), 1, 1)
+	naiveCtl := harness.Control("evalsha-only", "a client without NOSCRIPT fallback fails after any script-cache loss (failover, restart, SCRIPT FLUSH)", check.NoErrors(naive.Outcomes(), 1))
+
+	before := dir.Stats().NoScriptFallbacks.Load()
+	phase("after the flush: NOSCRIPT must be answered by EVAL")
+	afterFlush := dir.Stats().NoScriptFallbacks.Load() - before
+
+	By("fault: restart primary 0 (its script cache is empty afterwards)")
+	w, err = fault.Apply(ctx, cluster, fault.RestartPrimary{Index: 0})
+	Expect(err).NotTo(HaveOccurred())
+	ev.Faults = append(ev.Faults, window(w))
+	settle := awaitDirectory(ctx, dir, rng)
+	before = dir.Stats().NoScriptFallbacks.Load()
+	phase("after the restart")
+	afterRestart := dir.Stats().NoScriptFallbacks.Load() - before
+
+	ev.Metrics = map[string]float64{
+		"operations": float64(len(outcomes)), "noscript_fallbacks_after_flush": float64(afterFlush),
+		"noscript_fallbacks_after_restart": float64(afterRestart), "reconnect_errors_after_restart": float64(settle),
+	}
+	result := check.NoErrors(outcomes, scale.Sessions)
+	if afterFlush == 0 {
+		result = check.All("script-ops", result, check.Result{Status: check.Unknown, Message: "no NOSCRIPT fallback after SCRIPT FLUSH: the recovery path was never exercised"})
+	}
+
+	By("negative control: the un-tagged legacy key pair on the multi-shard cluster and on the single-shard node")
+	untagged := untaggedOutcomes(ctx, pool, rng)
+	singlePool := harness.Pool(ctx, b, single)
+	untaggedSingle := untaggedOutcomes(ctx, singlePool, rng)
+	ev.Observed = append(ev.Observed, "un-tagged pair on "+cluster.Spec.String()+": "+check.RefusedWith(untagged, string(client.KindCrossSlot)).Message,
+		"un-tagged pair on single-shard: "+check.RefusedWith(untaggedSingle, string(client.KindCrossSlot)).Message)
+	return harness.Check(row, report.ColumnErrors, "", result, ev,
+		loudCrossSlot("untagged-pair/multi-shard", untagged),
+		loudCrossSlot("untagged-pair/single-shard", untaggedSingle),
+		naiveCtl,
+	)
+}
+
+// loudCrossSlot: the control is caught when the no-errors checker fails on
+// it AND the failure is the server's CROSSSLOT, i.e. loud and for the
+// right reason (spec 000 §Axioms A2).
+func loudCrossSlot(name string, outcomes []check.Outcome) report.Control {
+	ctl := harness.Control(name, "legacy key pair without a shared hash tag: every script must fail loudly with CROSSSLOT", check.NoErrors(outcomes, 1))
+	refused := check.RefusedWith(outcomes, string(client.KindCrossSlot))
+	ctl.Caught = ctl.Caught && refused.Status == check.Pass
+	ctl.Observed = refused.Message
+	return ctl
+}
+
+func untaggedOutcomes(ctx context.Context, pool client.Pool, rng *rand.Rand) []check.Outcome {
+	dir := fencing.New(pool, fencing.Options{Keys: fencing.OldKeys})
+	rec := &traffic.Recorder{}
+	clock := traffic.NewClock()
+	for i := range 8 {
+		s := fencing.Session{Community: "legacy", ID: fmt.Sprintf("u%d-%x", i, rng.Uint32())}
+		traffic.Acquire(ctx, dir, clock, rec, 0, s)
+	}
+	return rec.Outcomes()
+}
+
+// awaitDirectory waits until the directory answers on every shard again
+// after a restart; it returns how many attempts failed meanwhile (the
+// failure-drills row characterises that window; this row scores what
+// happens after it).
+func awaitDirectory(ctx context.Context, dir *fencing.Directory, rng *rand.Rand) int {
+	failed := 0
+	probe := harness.Sessions(rng, "probe", 24)
+	Eventually(func() error {
+		for _, s := range probe {
+			if _, err := dir.Lookup(ctx, s); err != nil {
+				failed++
+				return err
+			}
+		}
+		return nil
+	}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+	return failed
+}
+
+func keyslotEquality(ctx SpecContext) report.Check {
+	rng := cfg.Rand("fencing-scripts/keyslot-equality")
+	ev := harness.Evidence(cfg, cluster, nil)
+	node := cluster.Primaries()[0]
+	pairs := func(rule fencing.KeyRule, n int) []check.PairSlots {
+		var out []check.PairSlots
+		for _, s := range harness.Sessions(rng, "keyslot", n) {
+			k := rule(s)
+			out = append(out, check.PairSlots{A: k.Lease, B: k.Generation, SlotA: keyslot(ctx, node, k.Lease), SlotB: keyslot(ctx, node, k.Generation)})
+		}
+		return out
+	}
+	result := check.PairsShareSlot(pairs(fencing.NewKeys, 200))
+	return harness.Check(row, report.ColumnErrors, "", result, ev,
+		harness.Control("mis-tagged-pair", "generation key tagged {community} only: looks tagged, spans slots, a CROSSSLOT outage at G3", check.PairsShareSlot(pairs(fencing.MisTaggedKeys, 20))),
+		harness.Control("legacy-pair", "the legacy un-tagged pair buzz:<c>:tunnel:<s>:lease|generation", check.PairsShareSlot(pairs(fencing.OldKeys, 20))),
+	)
+}
+
+func keyslot(ctx context.Context, n *fixtures.Node, key string) int {
+	GinkgoHelper()
+	reply, err := n.Do(ctx, "CLUSTER", "KEYSLOT", key)
+	Expect(err).NotTo(HaveOccurred())
+	s, err := client.AsInt64(reply)
+	Expect(err).NotTo(HaveOccurred())
+	return int(s)
+}
+
+func window(w fault.Window) report.FaultWindow {
+	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}
+}

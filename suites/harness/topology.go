@@ -1,0 +1,81 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/report"
+)
+
+// Start brings up a topology for the suite and registers its teardown right
+// away, so a failed start still releases what it started.
+func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
+	GinkgoHelper()
+	s, err := fixtures.ParseSpec(spec)
+	Expect(err).NotTo(HaveOccurred())
+	began := time.Now()
+	t, err := fixtures.Run(ctx, s, fixtures.WithServer(cfg.Server), fixtures.WithLogger(func(format string, args ...any) {
+		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
+	}))
+	if t != nil {
+		DeferCleanup(t.Close)
+	}
+	Expect(err).NotTo(HaveOccurred(), "start %s", spec)
+	fmt.Fprintf(os.Stderr, "  %s up in %v (%s)\n", spec, time.Since(began).Round(time.Millisecond), t.ServerVersion())
+	return t
+}
+
+// Pool opens a command pool of backend on t — cluster-aware on any
+// cluster-enabled topology — and closes it when the current node ends.
+func Pool(ctx context.Context, backend client.Backend, t *fixtures.Topology) client.Pool {
+	GinkgoHelper()
+	mode := client.ModeSingle
+	if t.Spec.IsCluster() {
+		mode = client.ModeCluster
+	}
+	p, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: mode, Addrs: t.Addrs(), ClientName: "slotgate-pool"})
+	Expect(err).NotTo(HaveOccurred(), "open %s pool on %s", backend, t.Spec)
+	DeferCleanup(p.Close)
+	return p
+}
+
+// Evidence starts a check's evidence with how to reproduce it.
+func Evidence(cfg Config, t *fixtures.Topology, p client.Pool) report.Evidence {
+	ev := report.Evidence{Seed: cfg.Seed, Profile: string(cfg.Profile)}
+	if t != nil {
+		ev.Topology, ev.Server = t.Spec.String(), t.ServerVersion()
+	}
+	if p != nil {
+		ev.Client = p.Version()
+	}
+	return ev
+}
+
+// Sessions returns n seeded sessions in community; their hash tags spread
+// over all slots, so a multi-shard topology sees every shard.
+func Sessions(rng *rand.Rand, community string, n int) []fencing.Session {
+	out := make([]fencing.Session, n)
+	for i := range out {
+		out[i] = fencing.Session{Community: community, ID: fmt.Sprintf("s%d-%x", i, rng.Uint32())}
+	}
+	return out
+}
+
+// BackendsFromEnv is the backends list at tree-construction time; a bad
+// value is reported by ConfigFromEnv in BeforeSuite.
+func BackendsFromEnv() []client.Backend {
+	c, err := ConfigFromEnv()
+	if err != nil {
+		return client.Backends
+	}
+	return c.Backends
+}

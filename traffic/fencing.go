@@ -1,0 +1,144 @@
+package traffic
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/fencing"
+)
+
+// Contention is the fencing-scripts workload (spec 000 §Conformance, Fencing
+// scripts: "hash-tagged pairs execute atomically"): per session, rounds in
+// which Contenders pods race to acquire; then every loser tries the winner's
+// generation (renew, release, validate: all must be refused), the winner
+// renews and validates, releases, and finally repeats its release and renew
+// as a stale holder (both must be no-ops).
+type Contention struct {
+	Sessions   []fencing.Session
+	Rounds     int
+	Contenders int
+	// Workers bounds how many sessions run at once.
+	Workers int
+}
+
+// Run drives dir with the workload and records into rec. It returns the
+// first context error; operation errors are recorded, never returned.
+func (w Contention) Run(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder) error {
+	workers := max(w.Workers, 1)
+	jobs := make(chan fencing.Session)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range jobs {
+				for round := range w.Rounds {
+					if ctx.Err() != nil {
+						return
+					}
+					w.round(ctx, dir, clock, rec, s, round)
+				}
+			}
+		}()
+	}
+	for _, s := range w.Sessions {
+		select {
+		case jobs <- s:
+		case <-ctx.Done():
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return ctx.Err()
+}
+
+func pod(i int) string { return fmt.Sprintf("pod-%d", i) }
+
+func (w Contention) round(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, s fencing.Session, round int) {
+	acquired := make([]check.FencingOp, w.Contenders)
+	parallel(w.Contenders, func(i int) {
+		acquired[i] = Acquire(ctx, dir, clock, rec, i, s)
+	})
+	winner := -1
+	for i, op := range acquired {
+		if op.OK && !op.Unknown {
+			winner = i // with a correct script at most one; a mutant may yield more
+		}
+	}
+	if winner < 0 {
+		return
+	}
+	gen := acquired[winner].Gen
+	parallel(w.Contenders, func(i int) {
+		if i == winner {
+			Renew(ctx, dir, clock, rec, i, s, pod(i), gen)
+			Validate(ctx, dir, clock, rec, i, s, pod(i), gen)
+			if gen > 1 {
+				Validate(ctx, dir, clock, rec, i, s, pod(i), gen-1)
+			}
+			return
+		}
+		Renew(ctx, dir, clock, rec, i, s, pod(i), gen)
+		Release(ctx, dir, clock, rec, i, s, pod(i), gen)
+		Validate(ctx, dir, clock, rec, i, s, pod(i), gen)
+	})
+	Release(ctx, dir, clock, rec, winner, s, pod(winner), gen)
+	Release(ctx, dir, clock, rec, winner, s, pod(winner), gen)
+	Renew(ctx, dir, clock, rec, winner, s, pod(winner), gen)
+}
+
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(i) }()
+	}
+	wg.Wait()
+}
+
+// Acquire runs and records one acquire by pod i.
+func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session) check.FencingOp {
+	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpAcquire, Owner: pod(i), Call: clock.Now()}
+	res, err := dir.Acquire(ctx, s, op.Owner)
+	op.Return = clock.Now()
+	op.Unknown = err != nil
+	op.OK, op.HolderGen = res.OK, res.Holder.Generation
+	if res.OK {
+		op.Gen = res.Generation
+	}
+	rec.Fencing(op)
+	rec.Outcome("acquire "+s.String(), err)
+	return op
+}
+
+// Renew runs and records one renew.
+func Renew(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
+	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpRenew, Owner: owner, Gen: gen, Call: clock.Now()}
+	ok, err := dir.Renew(ctx, s, owner, gen)
+	op.Return, op.OK, op.Unknown = clock.Now(), ok, err != nil
+	rec.Fencing(op)
+	rec.Outcome("renew "+s.String(), err)
+	return op
+}
+
+// Release runs and records one release.
+func Release(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
+	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpRelease, Owner: owner, Gen: gen, Call: clock.Now()}
+	ok, err := dir.Release(ctx, s, owner, gen)
+	op.Return, op.OK, op.Unknown = clock.Now(), ok, err != nil
+	rec.Fencing(op)
+	rec.Outcome("release "+s.String(), err)
+	return op
+}
+
+// Validate runs and records one validate_fenced_header.
+func Validate(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
+	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpValidate, Owner: owner, Gen: gen, Call: clock.Now()}
+	v, err := dir.ValidateFencedHeader(ctx, s, owner, gen)
+	op.Return, op.Verdict, op.Unknown = clock.Now(), int(v), err != nil
+	rec.Fencing(op)
+	rec.Outcome("validate "+s.String(), err)
+	return op
+}

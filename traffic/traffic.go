@@ -1,0 +1,84 @@
+// Package traffic drives the reference implementation with concurrent,
+// seeded workloads and records what happened as histories the pure checkers
+// in check/ judge. It asserts nothing.
+package traffic
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// Clock gives monotonic offsets from a scenario's start, so histories from
+// concurrent goroutines share one time axis.
+type Clock struct{ start time.Time }
+
+// NewClock starts a scenario clock.
+func NewClock() *Clock { return &Clock{start: time.Now()} }
+
+// Now is the offset since the clock started (monotonic).
+func (c *Clock) Now() time.Duration { return time.Since(c.start) }
+
+// Recorder collects a scenario's history and the loud outcome of every
+// operation. Safe for concurrent use.
+type Recorder struct {
+	mu       sync.Mutex
+	fencing  []check.FencingOp
+	outcomes []check.Outcome
+}
+
+// Fencing records one directory operation.
+func (r *Recorder) Fencing(op check.FencingOp) {
+	r.mu.Lock()
+	r.fencing = append(r.fencing, op)
+	r.mu.Unlock()
+}
+
+// Outcome records one operation's loud result.
+func (r *Recorder) Outcome(op string, err error) {
+	o := check.Outcome{Op: op, ErrKind: ErrKind(err)}
+	if err != nil {
+		o.Err = err.Error()
+		if client.IsRefused(err) {
+			o.Err = "refused by the client library before sending: " + o.Err
+		}
+	}
+	r.mu.Lock()
+	r.outcomes = append(r.outcomes, o)
+	r.mu.Unlock()
+}
+
+// FencingHistory returns a copy of the recorded directory history.
+func (r *Recorder) FencingHistory() []check.FencingOp {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]check.FencingOp(nil), r.fencing...)
+}
+
+// Outcomes returns a copy of the recorded outcomes.
+func (r *Recorder) Outcomes() []check.Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]check.Outcome(nil), r.outcomes...)
+}
+
+// ErrKind classifies err for check.Outcome: the error code (CROSSSLOT,
+// NOSCRIPT, …) whether the server sent it or the client library refused
+// with it, "network" for anything without a reply, "" for success.
+func ErrKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	if k := client.KindOf(err); k != "" {
+		return string(k)
+	}
+	var reply fixtures.ReplyError // an admin command's error reply
+	if errors.As(err, &reply) {
+		return string(client.ParseServerError(string(reply)).Kind)
+	}
+	return "network"
+}
