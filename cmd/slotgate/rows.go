@@ -58,7 +58,9 @@ func rowIDs() string {
 func cmdRows(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("rows", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprintln(stdout, "Usage: slotgate rows\n\nLists every row: id, whether this build implements it, topology, and the spec section it enforces.") }
+	fs.Usage = func() {
+		fmt.Fprintln(stdout, "Usage: slotgate rows\n\nLists every row: id, whether this build implements it, topology, and the spec section it enforces.")
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return errHelp
