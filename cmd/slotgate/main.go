@@ -19,6 +19,9 @@ const (
 	exitSignal   = 130
 )
 
+// version is slotgate's own version, shown in every report.
+const version = "0.1.0"
+
 // errUsage marks input errors: the message says what to do; exit 2.
 var errUsage = errors.New("usage")
 

@@ -254,7 +254,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	}
 	meta := report.Meta{
 		StartedAt: started, Duration: report.Duration(time.Since(started)), Profile: string(p.profile), Seed: p.seed,
-		Rows: p.rows, Provider: "local", GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
+		Rows: p.rows, Provider: "local", Version: version, GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
 		Servers: []string{p.version}, Host: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
 	}
 	card, err := report.FromGinkgo(reports, meta)
@@ -268,6 +268,9 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	fmt.Fprintln(stdout)
 	report.WriteTerminal(stdout, card, isTerminal(stdout))
 	fmt.Fprintf(stdout, "report: %s\n", paths.HTML)
+	// The plain closing line CI runners read: cells passed vs failed or blind.
+	t := card.Tally()
+	fmt.Fprintf(stdout, "scorecard: %d passed, %d failed, %d skipped\n", t.Pass, t.Fail+t.Blind, t.NotRun)
 	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
 		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
 		return exitGateFail, nil
