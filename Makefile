@@ -25,7 +25,7 @@ vet:
 test: deps vet build unit smoke
 
 unit:
-	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./cmd/...
+	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./cmd/...
 
 smoke: build
 	./bin/slotgate run --profile smoke --out $(OUT)-smoke $(ARGS)

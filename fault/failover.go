@@ -1,0 +1,125 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/slotgate/slotgate/fixtures"
+)
+
+// FailoverMode says how a shard loses its primary.
+type FailoverMode string
+
+const (
+	// FailoverGraceful is CLUSTER FAILOVER on the replica: a coordinated
+	// hand-over, no write lost (an operator's planned failover).
+	FailoverGraceful FailoverMode = "graceful"
+	// FailoverKill SIGKILLs the primary and lets the cluster elect the
+	// replica after cluster-node-timeout — the spec's "dead primary halts
+	// dispatch" case (spec 000 §Client Architecture, residual failure mode).
+	FailoverKill FailoverMode = "kill"
+)
+
+// Failover moves a shard's primary role to its first replica. The old
+// primary stays down after FailoverKill; Topology.Reset brings it back.
+type Failover struct {
+	Shard int
+	Mode  FailoverMode
+}
+
+// Name implements Fault.
+func (f Failover) Name() string { return "node/failover-" + string(f.Mode) }
+
+// Available implements Fault: the shard needs a replica to promote.
+func (f Failover) Available(t *fixtures.Topology) error {
+	if _, _, err := shardNodes(t, f.Shard); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Inject implements Fault: it returns once the replica reports itself
+// primary and its cluster view is ok again.
+func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, error) {
+	primary, replica, err := shardNodes(t, f.Shard)
+	if err != nil {
+		return Window{}, err
+	}
+	w := Window{Fault: f.Name(), Target: primary.Name() + "→" + replica.Name(), Start: time.Now()}
+	switch f.Mode {
+	case FailoverGraceful:
+		if _, err := replica.Do(ctx, "CLUSTER", "FAILOVER"); err != nil {
+			return w, fmt.Errorf("cluster failover on %s: %w", replica.Name(), err)
+		}
+	case FailoverKill:
+		if err := primary.Kill(); err != nil {
+			return w, fmt.Errorf("kill %s: %w", primary.Name(), err)
+		}
+	default:
+		return w, fmt.Errorf("unknown failover mode %q", f.Mode)
+	}
+	if err := poll(ctx, 30*time.Second, func() error {
+		role, err := replica.CurrentRole(ctx)
+		if err != nil {
+			return err
+		}
+		if role != fixtures.RolePrimary {
+			return fmt.Errorf("%s is still %s", replica.Name(), role)
+		}
+		info, err := replica.ClusterInfo(ctx)
+		if err != nil {
+			return err
+		}
+		if info["cluster_state"] != "ok" {
+			return fmt.Errorf("%s cluster_state:%s", replica.Name(), info["cluster_state"])
+		}
+		return nil
+	}); err != nil {
+		return w, fmt.Errorf("wait for %s to take over shard %d: %w", replica.Name(), f.Shard, err)
+	}
+	w.End = time.Now()
+	return w, nil
+}
+
+// shardNodes returns a shard's current primary and its first replica, by
+// the roles the nodes report now (a previous failover may have swapped them).
+func shardNodes(t *fixtures.Topology, shard int) (primary, replica *fixtures.Node, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, n := range t.Nodes() {
+		if n.Shard() != shard || n.State() != fixtures.NodeRunning {
+			continue
+		}
+		role, err := n.CurrentRole(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if role == fixtures.RolePrimary && primary == nil {
+			primary = n
+		} else if role == fixtures.RoleReplica && replica == nil {
+			replica = n
+		}
+	}
+	if primary == nil || replica == nil {
+		return nil, nil, fmt.Errorf("shard %d has no running primary with a running replica", shard)
+	}
+	return primary, replica, nil
+}
+
+// poll calls f every 20 ms until it succeeds, ctx ends, or limit passes.
+func poll(ctx context.Context, limit time.Duration, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

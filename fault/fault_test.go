@@ -1,0 +1,88 @@
+package fault_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/slot"
+)
+
+// Every fault runs against a real 3×1 cluster, does what it says, and the
+// topology's Reset undoes it.
+func TestFaultsOnRealCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real servers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	topo, err := fixtures.Run(ctx, fixtures.ClusterSpec(3, 1))
+	if topo != nil {
+		t.Cleanup(func() { _ = topo.Close() })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "fault-test-key"
+	s := slot.Of(key)
+	owner, err := topo.NodeForSlot(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Do(ctx, "SET", key, "v"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("move-slot", func(t *testing.T) {
+		if _, err := fault.Apply(ctx, topo, fault.MoveSlot{Slot: s, To: -1}); err != nil {
+			t.Fatal(err)
+		}
+		now, err := topo.NodeForSlot(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now == owner {
+			t.Fatalf("slot %d still on %s", s, owner.Name())
+		}
+		if v, err := now.Do(ctx, "GET", key); err != nil || v != "v" {
+			t.Fatalf("key after move on %s: %v %v", now.Name(), v, err)
+		}
+	})
+	for _, mode := range []fault.FailoverMode{fault.FailoverGraceful, fault.FailoverKill} {
+		t.Run("failover-"+string(mode), func(t *testing.T) {
+			if err := topo.Reset(ctx); err != nil {
+				t.Fatal(err)
+			}
+			w, err := fault.Apply(ctx, topo, fault.Failover{Shard: 1, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s took %v", w.Target, w.End.Sub(w.Start))
+		})
+	}
+	t.Run("links", func(t *testing.T) {
+		if err := topo.Reset(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []fault.Fault{
+			fault.Latency{Latency: 5 * time.Millisecond},
+			fault.ResetPeer{Nodes: []string{"p0"}, Duration: 50 * time.Millisecond},
+			fault.KillClients{Client: "nobody"},
+			fault.Pause{Node: "p2", Duration: 50 * time.Millisecond},
+			fault.ScriptFlush{},
+			fault.RestartPrimary{Index: 2},
+		} {
+			if _, err := fault.Apply(ctx, topo, f); err != nil {
+				t.Errorf("%s: %v", f.Name(), err)
+			}
+		}
+	})
+	if err := topo.Reset(ctx); err != nil {
+		t.Fatalf("reset after faults: %v", err)
+	}
+	if n, err := topo.NodeForSlot(ctx, s); err != nil || n != owner {
+		t.Errorf("reset did not restore slot %d to %s: %v %v", s, owner.Name(), n, err)
+	}
+}
