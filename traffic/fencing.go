@@ -115,21 +115,22 @@ func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Rec
 
 // Renew runs and records one renew.
 func Renew(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
-	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpRenew, Owner: owner, Gen: gen, Call: clock.Now()}
-	ok, err := dir.Renew(ctx, s, owner, gen)
-	op.Return, op.OK, op.Unknown = clock.Now(), ok, err != nil
-	rec.Fencing(op)
-	rec.Outcome("renew "+s.String(), err)
-	return op
+	return guarded(ctx, check.OpRenew, dir.Renew, clock, rec, i, s, owner, gen)
 }
 
 // Release runs and records one release.
 func Release(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
-	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpRelease, Owner: owner, Gen: gen, Call: clock.Now()}
-	ok, err := dir.Release(ctx, s, owner, gen)
+	return guarded(ctx, check.OpRelease, dir.Release, clock, rec, i, s, owner, gen)
+}
+
+// guarded runs and records one owner+generation guarded operation.
+func guarded(ctx context.Context, kind check.FencingOpKind, do func(context.Context, fencing.Session, string, int64) (bool, error),
+	clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
+	op := check.FencingOp{Client: i, Session: s.String(), Kind: kind, Owner: owner, Gen: gen, Call: clock.Now()}
+	ok, err := do(ctx, s, owner, gen)
 	op.Return, op.OK, op.Unknown = clock.Now(), ok, err != nil
 	rec.Fencing(op)
-	rec.Outcome("release "+s.String(), err)
+	rec.Outcome(string(kind)+" "+s.String(), err)
 	return op
 }
 
