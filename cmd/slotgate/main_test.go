@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +28,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"not a server", []string{"run", "--server", "/bin/true"}, "parse /bin/true --version"},
 		{"stray argument", []string{"run", "extra"}, "unexpected argument"},
 		{"bad flag", []string{"run", "--nope"}, "flag provided but not defined"},
+		{"bad port range", []string{"run", "--ports", "30000-20000"}, "bad port range"},
+		{"port clash", []string{"run", "--ports", occupied(t)}, "port clash"},
 		{"report without --from", []string{"report"}, "--from is required"},
 		{"report from missing file", []string{"report", "--from", "/nonexistent.json"}, "cannot read --from"},
 		{"report from garbage", []string{"report", "--from", writeFile(t, "{not json")}, "not a slotgate results.json"},
@@ -66,6 +70,18 @@ func TestRowsListsCatalogue(t *testing.T) {
 			t.Errorf("rows output lacks %q:\n%s", want, stdout.String())
 		}
 	}
+}
+
+// occupied binds one port for the test's lifetime and returns it as a
+// one-port range: taken, and far too small for any topology.
+func occupied(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	port := l.Addr().(*net.TCPAddr).Port
+	return fmt.Sprintf("%d-%d", port, port)
 }
 
 func writeFile(t *testing.T, content string) string {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -45,14 +46,15 @@ type runFlags struct {
 	timeout    time.Duration
 	requireAll bool
 	quiet      bool
+	ports      string
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.rows, "row", "", "comma list of rows to run (default: every implemented row; see `slotgate rows`)")
-	fs.StringVar(&f.profile, "profile", "full", "smoke (quick, what `make test` runs) or full (sign-off sizes)")
+	fs.StringVar(&f.rows, "row", "", "comma `list` of rows to run (default: every implemented row; slotgate rows lists them)")
+	fs.StringVar(&f.profile, "profile", "full", "smoke (quick, what make test runs) or full (sign-off sizes)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for every scenario's RNG; a failing run prints its seed, pass it here to replay (default: random)")
 	fs.StringVar(&f.server, "server", "valkey-server", "server binary: valkey-server 8, or redis-server >= 7")
 	fs.StringVar(&f.topology, "topology", "cluster:3x1", "multi-shard topology for the cluster rows: cluster:NxR (N primaries, R replicas each)")
@@ -61,6 +63,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
 	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue row is not run (a CI gate before entering cluster mode should set this)")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
+	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,6 +115,11 @@ func validate(f runFlags) (plan, error) {
 	if p.server, p.version, err = serverBinary(f.server); err != nil {
 		return p, err
 	}
+	if f.ports != "" {
+		if err := checkPorts(f.ports, spec.Nodes()+2); err != nil {
+			return p, err
+		}
+	}
 	for _, id := range p.rows {
 		row, _ := report.Lookup(id)
 		for _, need := range row.Needs {
@@ -144,6 +152,37 @@ func serverBinary(name string) (path, version string, err error) {
 		return "", "", fmt.Errorf("%w: %v (or pass --server PATH)", errUsage, err)
 	}
 	return path, version, nil
+}
+
+// checkPorts refuses a --ports range that cannot hold the run: every node
+// binds three ports (server, cluster bus, proxy).
+func checkPorts(spec string, nodes int) error {
+	lo, hi, err := harness.ParsePorts(spec)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	need, free := 3*nodes, 0
+	var taken []string
+	for port := lo; port <= hi; port++ {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			taken = append(taken, strconv.Itoa(port))
+			continue
+		}
+		l.Close()
+		free++
+	}
+	if free < need {
+		return fmt.Errorf("%w: port clash: only %d of the ports in %s are free (in use: %s) and this run binds %d; choose another range or omit --ports", errUsage, free, spec, strings.Join(first(taken, 8), ","), need)
+	}
+	return nil
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "…")
+	}
+	return s
 }
 
 // moduleRoot finds the slotgate source tree the suites are compiled from.
@@ -217,6 +256,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			harness.EnvServer+"="+p.server,
 			harness.EnvBackends+"="+p.backends,
 			harness.EnvTopology+"="+p.topology,
+			harness.EnvPorts+"="+p.ports,
 		)
 		// Own process group: a Ctrl-C reaches slotgate, which forwards exactly
 		// one interrupt so Ginkgo runs its cleanup (a second would skip it).

@@ -35,6 +35,7 @@ const (
 	EnvServer   = "SLOTGATE_SERVER"   // valkey-server binary (default "valkey-server")
 	EnvBackends = "SLOTGATE_BACKENDS" // comma list of go-redis,valkey-go (default both)
 	EnvTopology = "SLOTGATE_TOPOLOGY" // multi-shard topology for cluster rows (default cluster:3x1)
+	EnvPorts    = "SLOTGATE_PORTS"    // LO-HI: confine every port the fixtures bind (default: allocate freely)
 )
 
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).
@@ -48,6 +49,8 @@ type Config struct {
 	Backends []client.Backend
 	// Topology is the multi-shard topology spec for cluster rows.
 	Topology string
+	// PortLo and PortHi confine every bound port when non-zero.
+	PortLo, PortHi int
 }
 
 // ConfigFromEnv reads the run configuration from the environment.
@@ -82,7 +85,25 @@ func ConfigFromEnv() (Config, error) {
 	if v := os.Getenv(EnvTopology); v != "" {
 		c.Topology = v
 	}
+	if v := os.Getenv(EnvPorts); v != "" {
+		lo, hi, err := ParsePorts(v)
+		if err != nil {
+			return c, err
+		}
+		c.PortLo, c.PortHi = lo, hi
+	}
 	return c, nil
+}
+
+// ParsePorts parses a port range "LO-HI".
+func ParsePorts(s string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || lo < 1024 || hi > 65535 || lo > hi {
+		return 0, 0, fmt.Errorf("%w: bad port range %q (want LO-HI with 1024 <= LO <= HI <= 65535, e.g. 20000-20999)", ErrBadConfig, s)
+	}
+	return lo, hi, nil
 }
 
 // ParseProfile parses "smoke" or "full".

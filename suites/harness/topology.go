@@ -23,9 +23,13 @@ func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
 	s, err := fixtures.ParseSpec(spec)
 	Expect(err).NotTo(HaveOccurred())
 	began := time.Now()
-	t, err := fixtures.Run(ctx, s, fixtures.WithServer(cfg.Server), fixtures.WithLogger(func(format string, args ...any) {
+	opts := []fixtures.Option{fixtures.WithServer(cfg.Server), fixtures.WithLogger(func(format string, args ...any) {
 		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
-	}))
+	})}
+	if cfg.PortLo != 0 {
+		opts = append(opts, fixtures.WithPortRange(cfg.PortLo, cfg.PortHi))
+	}
+	t, err := fixtures.Run(ctx, s, opts...)
 	if t != nil {
 		DeferCleanup(t.Close)
 	}
