@@ -19,8 +19,11 @@ const DefaultLeaseTTL = 30 * time.Second
 type Options struct {
 	// Scripts is the script version; zero means PhaseC().
 	Scripts Scripts
-	// Keys is the version-local key rule; nil means NewKeys.
+	// Keys is the version-local key rule; nil means NewKeys, or OldKeys for
+	// phase O. A and B scripts address Legacy(s) then Keys(s).
 	Keys KeyRule
+	// Legacy is the old keyspace's rule for the A/B scripts; nil means OldKeys.
+	Legacy KeyRule
 	// LeaseTTL is the lease TTL; zero means DefaultLeaseTTL. Time-scaled
 	// runs shrink it and keep renew = TTL/3.
 	LeaseTTL time.Duration
@@ -42,6 +45,9 @@ type Directory struct {
 type Stats struct {
 	Calls             atomic.Int64
 	NoScriptFallbacks atomic.Int64
+	// Migrations counts B renews that moved the caller's lease from the old
+	// key to the new one (§The protocol, B's renewer migrates).
+	Migrations atomic.Int64
 }
 
 // New returns a Directory over pool.
@@ -49,8 +55,17 @@ func New(pool client.Pool, opts Options) *Directory {
 	if opts.Scripts.Acquire == nil {
 		opts.Scripts = PhaseC()
 	}
+	if opts.Scripts.Phase == "" {
+		opts.Scripts.Phase = C
+	}
 	if opts.Keys == nil {
 		opts.Keys = NewKeys
+		if opts.Scripts.Phase == O {
+			opts.Keys = OldKeys
+		}
+	}
+	if opts.Legacy == nil {
+		opts.Legacy = OldKeys
 	}
 	if opts.LeaseTTL == 0 {
 		opts.LeaseTTL = DefaultLeaseTTL
@@ -61,8 +76,22 @@ func New(pool client.Pool, opts Options) *Directory {
 // Stats returns the directory's counters.
 func (d *Directory) Stats() *Stats { return &d.stats }
 
-// Keys returns the key pair this directory addresses for s.
+// Keys returns the key pair this directory addresses for s (for A and B,
+// the new pair; KeyList has all four keys).
 func (d *Directory) Keys(s Session) Keys { return d.opts.Keys(s) }
+
+// Phase is the script version this directory runs.
+func (d *Directory) Phase() Phase { return d.opts.Scripts.Phase }
+
+// KeyList is the KEYS array every script of this directory declares for s:
+// the version-local pair for O and C; old pair then new pair for A and B
+// (cross-slot, legal only on a standalone node — spec 000 §The protocol).
+func (d *Directory) KeyList(s Session) []string {
+	if d.opts.Scripts.Phase.Dual() {
+		return append(d.opts.Legacy(s).list(), d.opts.Keys(s).list()...)
+	}
+	return d.opts.Keys(s).list()
+}
 
 // Lease is a live lease as the directory reports it.
 type Lease struct {
@@ -83,13 +112,14 @@ type Acquired struct {
 // know: the script and the directory disagree, which is a bug, never data.
 var ErrBadReply = errors.New("unexpected script reply")
 
-func (d *Directory) run(ctx context.Context, s *client.Script, k Keys, args ...string) (any, error) {
+func (d *Directory) run(ctx context.Context, s *client.Script, session Session, args ...string) (any, error) {
 	d.stats.Calls.Add(1)
+	keys := d.KeyList(session)
 	if d.opts.EvalSHAOnly {
-		cmd := client.Cmd{Prefix: []string{"EVALSHA", s.SHA1, strconv.Itoa(len(k.list()))}, Keys: k.list(), Args: args}
+		cmd := client.Cmd{Prefix: []string{"EVALSHA", s.SHA1, strconv.Itoa(len(keys))}, Keys: keys, Args: args}
 		return d.pool.Do(ctx, cmd)
 	}
-	reply, fellBack, err := client.RunScript(ctx, d.pool, s, k.list(), args...)
+	reply, fellBack, err := client.RunScript(ctx, d.pool, s, keys, args...)
 	if fellBack {
 		d.stats.NoScriptFallbacks.Add(1)
 	}
@@ -101,7 +131,7 @@ func ttlMillis(ttl time.Duration) string { return strconv.FormatInt(ttl.Millisec
 // Acquire tries to take s's lease for owner. Spec 000 §Per-phase operation
 // table, acquire.
 func (d *Directory) Acquire(ctx context.Context, s Session, owner string) (Acquired, error) {
-	reply, err := d.run(ctx, d.opts.Scripts.Acquire, d.opts.Keys(s), owner, ttlMillis(d.opts.LeaseTTL))
+	reply, err := d.run(ctx, d.opts.Scripts.Acquire, s, owner, ttlMillis(d.opts.LeaseTTL))
 	if err != nil {
 		return Acquired{}, fmt.Errorf("acquire %s: %w", s, err)
 	}
@@ -128,7 +158,7 @@ func (d *Directory) Acquire(ctx context.Context, s Session, owner string) (Acqui
 // caller's (lost, expired, or taken over). Spec 000 §Per-phase operation
 // table, renew.
 func (d *Directory) Renew(ctx context.Context, s Session, owner string, gen int64) (bool, error) {
-	reply, err := d.run(ctx, d.opts.Scripts.Renew, d.opts.Keys(s), owner, strconv.FormatInt(gen, 10), ttlMillis(d.opts.LeaseTTL))
+	reply, err := d.run(ctx, d.opts.Scripts.Renew, s, owner, strconv.FormatInt(gen, 10), ttlMillis(d.opts.LeaseTTL))
 	if err != nil {
 		return false, fmt.Errorf("renew %s: %w", s, err)
 	}
@@ -136,13 +166,16 @@ func (d *Directory) Renew(ctx context.Context, s Session, owner string, gen int6
 	if err != nil {
 		return false, fmt.Errorf("renew %s: %w: %w", s, ErrBadReply, err)
 	}
-	return n == 1, nil
+	if n == 2 { // phase B moved the lease from the old key to the new one
+		d.stats.Migrations.Add(1)
+	}
+	return n >= 1, nil
 }
 
 // Release frees owner's lease at gen; a wrong or stale release is a no-op
 // that returns false. Spec 000 §Per-phase operation table, release.
 func (d *Directory) Release(ctx context.Context, s Session, owner string, gen int64) (bool, error) {
-	reply, err := d.run(ctx, d.opts.Scripts.Release, d.opts.Keys(s), owner, strconv.FormatInt(gen, 10))
+	reply, err := d.run(ctx, d.opts.Scripts.Release, s, owner, strconv.FormatInt(gen, 10))
 	if err != nil {
 		return false, fmt.Errorf("release %s: %w", s, err)
 	}
@@ -167,7 +200,7 @@ type Snapshot struct {
 // Lookup reads s's lease and generation counter. Spec 000 §Per-phase
 // operation table, lookup and known_generation.
 func (d *Directory) Lookup(ctx context.Context, s Session) (Snapshot, error) {
-	reply, err := d.run(ctx, d.opts.Scripts.Lookup, d.opts.Keys(s))
+	reply, err := d.run(ctx, d.opts.Scripts.Lookup, s)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("lookup %s: %w", s, err)
 	}
@@ -224,7 +257,7 @@ func (v Verdict) String() string {
 // ValidateFencedHeader is the hop-by-hop fence: is a frame stamped
 // (owner, gen) from the live authority? Spec 000 §Per-phase operation table.
 func (d *Directory) ValidateFencedHeader(ctx context.Context, s Session, owner string, gen int64) (Verdict, error) {
-	reply, err := d.run(ctx, d.opts.Scripts.Validate, d.opts.Keys(s), owner, strconv.FormatInt(gen, 10))
+	reply, err := d.run(ctx, d.opts.Scripts.Validate, s, owner, strconv.FormatInt(gen, 10))
 	if err != nil {
 		return 0, fmt.Errorf("validate %s: %w", s, err)
 	}

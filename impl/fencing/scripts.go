@@ -14,7 +14,10 @@ var luaFiles embed.FS
 // table). lookup and known_generation share one script: both are reads of
 // the same pair.
 type Scripts struct {
-	Name     string
+	Name string
+	// Phase is the script version's phase; zero means C. It fixes the
+	// version-local key rule: O and C address one pair, A and B both.
+	Phase    Phase
 	Acquire  *client.Script
 	Renew    *client.Script
 	Release  *client.Script
@@ -35,6 +38,7 @@ func mustScript(path string) *client.Script {
 func PhaseC() Scripts {
 	return Scripts{
 		Name:     "C",
+		Phase:    C,
 		Acquire:  mustScript("c/acquire.lua"),
 		Renew:    mustScript("c/renew.lua"),
 		Release:  mustScript("c/release.lua"),

@@ -1,0 +1,245 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// MigrationOp is one directory call made by a relay pod during the fencing
+// migration: the FencingOp plus who made it, under which script phase, on
+// which tunnel lane, and how it failed (spec 000 §Conformance, Fencing
+// migration).
+type MigrationOp struct {
+	FencingOp
+	Pod   string
+	Phase string
+	Lane  string
+	// ErrKind/Err: the loud outcome ("" when the call succeeded).
+	ErrKind string
+	Err     string
+	// Abandoned: the call failed because its pod was killed or stopped
+	// while it was in flight (no release, pool closed). Its effect is unknown.
+	Abandoned bool
+}
+
+// KeyspaceSample is one atomic observation of both keyspaces over every
+// session of a scenario (one Lua script on the standalone node), with the
+// fleet's phase mix at that moment.
+type KeyspaceSample struct {
+	At time.Duration
+	// OldLeases, NewLeases count live leases per keyspace.
+	OldLeases, NewLeases int
+	// Forks lists sessions that had a live lease on BOTH keyspaces: two
+	// authorities (T1 broken), with both lease values.
+	Forks []string
+	// Pods counts live pods per reported phase.
+	Pods map[string]int
+}
+
+func (s KeyspaceSample) String() string {
+	return fmt.Sprintf("@%v old=%d new=%d pods=%v", s.At.Round(time.Millisecond), s.OldLeases, s.NewLeases, s.Pods)
+}
+
+// MigrationSingleAuthority is T1 (spec 000 §Safety theorems) judged from the
+// recorded history of a fleet with lease TTLs: a lease is CERTAINLY live from
+// the return of its acquire (or of a successful renew) until that call's
+// start plus ttl, minus slack, and until its owner's release begins. An
+// acquire by anyone else that ran entirely inside such a window created a
+// second live lease. Sound (no false alarm from expiry or in-flight calls);
+// a fork that begins and ends between observations is the observer's job.
+func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) Result {
+	const name = "migration-single-authority"
+	type lease struct {
+		owner string
+		gen   int64
+		live  [][2]time.Duration
+		end   time.Duration
+	}
+	key := func(op MigrationOp) string { return fmt.Sprintf("%s|%s|%d", op.Session, op.Owner, op.Gen) }
+	leases := map[string]*lease{}
+	bySession := map[string][]*lease{}
+	forever := time.Duration(1<<63 - 1)
+	for _, op := range history {
+		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+			continue
+		}
+		l := &lease{owner: op.Owner, gen: op.Gen, end: forever}
+		leases[key(op)] = l
+		bySession[op.Session] = append(bySession[op.Session], l)
+	}
+	for _, op := range history {
+		if op.Unknown || !op.OK {
+			continue
+		}
+		l := leases[key(op)]
+		if l == nil {
+			continue
+		}
+		switch op.Kind {
+		case OpAcquire, OpRenew:
+			l.live = append(l.live, [2]time.Duration{op.Return, op.Call + ttl - slack})
+		case OpRelease:
+			l.end = min(l.end, op.Call)
+		}
+	}
+	acquires := 0
+	var bad []string
+	for _, op := range history {
+		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+			continue
+		}
+		acquires++
+		for _, l := range bySession[op.Session] {
+			if l.owner == op.Owner && l.gen == op.Gen {
+				continue
+			}
+			for _, w := range l.live {
+				if w[0] <= op.Call && op.Return < min(w[1], l.end) {
+					bad = append(bad, fmt.Sprintf("%v [pod %s, phase %s, lane %s]\n  while %s's lease at gen %d was certainly live during [%v, %v)",
+						op.FencingOp, op.Pod, op.Phase, op.Lane, l.owner, l.gen, w[0], min(w[1], l.end)))
+					break
+				}
+			}
+		}
+	}
+	if acquires == 0 {
+		return unknown(name, "no successful acquire in the history")
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(first(bad, 3), "\n"), "%d acquisitions took a session whose other lease was certainly live (two authorities)", len(bad))
+	}
+	return pass(name, "%d acquisitions, none while another lease of the session was certainly live", acquires)
+}
+
+// MigrationGenerations is T2 (spec 000 §Safety theorems) across both
+// counters: per session no generation is issued twice, and an acquire that
+// began after another returned got a strictly higher generation. Real-time
+// order only, so concurrency and unknown outcomes raise no false alarm.
+func MigrationGenerations(history []MigrationOp) Result {
+	const name = "migration-generations"
+	bySession := map[string][]MigrationOp{}
+	n := 0
+	for _, op := range history {
+		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+			continue
+		}
+		n++
+		bySession[op.Session] = append(bySession[op.Session], op)
+	}
+	var bad []string
+	for _, ops := range bySession {
+		sort.Slice(ops, func(i, j int) bool { return ops[i].Return < ops[j].Return })
+		seen := map[int64]MigrationOp{}
+		for i, op := range ops {
+			if prev, dup := seen[op.Gen]; dup {
+				bad = append(bad, fmt.Sprintf("generation %d issued twice:\n  %v [%s/%s]\n  %v [%s/%s]", op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase))
+			}
+			seen[op.Gen] = op
+			// an acquire that returned before op was called must be lower.
+			for _, prev := range ops[:i] {
+				if prev.Return < op.Call && prev.Gen > op.Gen {
+					bad = append(bad, fmt.Sprintf("generation went backwards from %d to %d:\n  %v [%s/%s]\n  %v [%s/%s]", prev.Gen, op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase))
+					break
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return unknown(name, "no successful acquire in the history")
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fail(name, strings.Join(first(bad, 3), "\n"), "%d generation violations in %d acquisitions over %d sessions", len(bad), n, len(bySession))
+	}
+	return pass(name, "%d acquisitions over %d sessions, generations strictly increasing across both counters", n, len(bySession))
+}
+
+// ObservedSingleAuthority is T1 judged by the observer: no atomic snapshot
+// of both keyspaces ever showed a session with two live leases.
+func ObservedSingleAuthority(samples []KeyspaceSample, minSamples int) Result {
+	const name = "observed-single-authority"
+	if len(samples) < minSamples {
+		return unknown(name, "only %d keyspace observations, need %d", len(samples), minSamples)
+	}
+	var bad []string
+	forks := 0
+	for _, s := range samples {
+		if len(s.Forks) == 0 {
+			continue
+		}
+		forks++
+		bad = append(bad, fmt.Sprintf("%v: %s", s, strings.Join(first(s.Forks, 2), "; ")))
+	}
+	if forks > 0 {
+		return fail(name, strings.Join(first(bad, 3), "\n"), "%d of %d atomic observations saw a session leased on both keyspaces", forks, len(samples))
+	}
+	return pass(name, "%d atomic observations of both keyspaces, never two live leases for a session", len(samples))
+}
+
+// OldKeyspaceDrained is the C-gate's fact (spec 000 §The protocol): between
+// since and by, an observation saw old-keyspace leases to drain and then saw
+// the count reach zero. Run on a fixed "wait one TTL" window while renewers
+// are alive it fails: renew is PEXPIRE, renewed leases never expire.
+func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
+	const name = "old-keyspace-drained"
+	var first, zero *KeyspaceSample
+	last := KeyspaceSample{}
+	n := 0
+	for i := range samples {
+		s := samples[i]
+		if s.At < since || s.At > by {
+			continue
+		}
+		n++
+		last = s
+		if first == nil {
+			first = &samples[i]
+		}
+		if s.OldLeases == 0 && zero == nil {
+			zero = &samples[i]
+		}
+	}
+	if n == 0 || first.OldLeases == 0 {
+		return unknown(name, "no old-keyspace lease to drain in [%v, %v]", since.Round(time.Millisecond), by.Round(time.Millisecond))
+	}
+	if zero == nil {
+		return fail(name, fmt.Sprintf("first %v\nlast  %v", *first, last), "old keyspace not drained in [%v, %v]: %d live old-key leases at the start, %d at the end", since.Round(time.Millisecond), by.Round(time.Millisecond), first.OldLeases, last.OldLeases)
+	}
+	return pass(name, "old keyspace drained from %d leases to 0 in %v (observed %v)", first.OldLeases, (zero.At - first.At).Round(time.Millisecond), *zero)
+}
+
+// MigrationErrors is the errors column of the migration row: every failed
+// call is accounted for and classified. A call abandoned by its pod's kill is
+// expected chaos; any other error is a loud failure. minOps guards against a
+// run that never happened.
+func MigrationErrors(history []MigrationOp, minOps int) Result {
+	const name = "migration-errors"
+	if len(history) < minOps {
+		return unknown(name, "only %d operations recorded, need %d", len(history), minOps)
+	}
+	abandoned := 0
+	byKind := map[string]int{}
+	var bad []string
+	for _, op := range history {
+		if op.ErrKind == "" {
+			if op.Unknown {
+				bad = append(bad, fmt.Sprintf("%v: unknown outcome without an error", op.FencingOp))
+				byKind["unclassified"]++
+			}
+			continue
+		}
+		if op.Abandoned {
+			abandoned++
+			continue
+		}
+		byKind[op.ErrKind]++
+		bad = append(bad, fmt.Sprintf("%s %s [pod %s, phase %s]: %s", op.Kind, op.Session, op.Pod, op.Phase, op.Err))
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills)", countKinds(byKind), len(history), abandoned)
+	}
+	r := pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills, 0 other)", len(history), abandoned)
+	return r
+}

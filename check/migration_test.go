@@ -1,0 +1,77 @@
+package check_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+)
+
+func mop(kind check.FencingOpKind, owner string, gen int64, ok bool, call, ret int) check.MigrationOp {
+	return check.MigrationOp{FencingOp: check.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}, Pod: owner}
+}
+
+func TestMigrationSingleAuthority(t *testing.T) {
+	ttl, slack := 100*time.Millisecond, 5*time.Millisecond
+	good := []check.MigrationOp{
+		mop(check.OpAcquire, "p0", 1, true, 0, 2),
+		mop(check.OpRenew, "p0", 1, true, 30, 31),
+		// p0 is killed; its lease expires by 130; p1 acquires after.
+		mop(check.OpAcquire, "p1", 2, true, 140, 141),
+		mop(check.OpRelease, "p1", 2, true, 150, 151),
+		mop(check.OpAcquire, "p2", 3, true, 152, 153),
+	}
+	if r := check.MigrationSingleAuthority(good, ttl, slack); r.Status != check.Pass {
+		t.Fatalf("good history: %v", r)
+	}
+	bad := append(good, mop(check.OpAcquire, "p3", 4, true, 60, 61)) // inside p0's renewed window
+	if r := check.MigrationSingleAuthority(bad, ttl, slack); r.Status != check.Fail {
+		t.Fatalf("fork not caught: %v", r)
+	}
+}
+
+func TestMigrationGenerations(t *testing.T) {
+	good := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 2), mop(check.OpAcquire, "p1", 5, true, 10, 12), mop(check.OpAcquire, "p2", 6, true, 20, 22)}
+	if r := check.MigrationGenerations(good); r.Status != check.Pass {
+		t.Fatalf("good: %v", r)
+	}
+	reuse := append(good, mop(check.OpAcquire, "p3", 5, true, 30, 31))
+	if r := check.MigrationGenerations(reuse); r.Status != check.Fail {
+		t.Fatalf("reuse not caught: %v", r)
+	}
+	back := append(good, mop(check.OpAcquire, "p3", 4, true, 30, 31))
+	if r := check.MigrationGenerations(back); r.Status != check.Fail {
+		t.Fatalf("backwards not caught: %v", r)
+	}
+}
+
+func TestKeyspaceChecks(t *testing.T) {
+	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 5}, {At: ms(10), OldLeases: 2}, {At: ms(20), OldLeases: 0, Forks: []string{"x"}}}
+	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
+		t.Fatalf("drain: %v", r)
+	}
+	if r := check.OldKeyspaceDrained(s, 0, ms(10)); r.Status != check.Fail {
+		t.Fatalf("timer drain: %v", r)
+	}
+	if r := check.ObservedSingleAuthority(s, 1); r.Status != check.Fail {
+		t.Fatalf("fork: %v", r)
+	}
+	if r := check.ObservedSingleAuthority(s[:2], 1); r.Status != check.Pass {
+		t.Fatalf("no fork: %v", r)
+	}
+}
+
+func TestMigrationErrors(t *testing.T) {
+	h := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 1)}
+	killed := mop(check.OpRenew, "p0", 1, false, 2, 3)
+	killed.Unknown, killed.ErrKind, killed.Abandoned = true, "network", true
+	h = append(h, killed)
+	if r := check.MigrationErrors(h, 1); r.Status != check.Pass {
+		t.Fatalf("abandoned: %v", r)
+	}
+	cross := mop(check.OpAcquire, "p1", 0, false, 2, 3)
+	cross.Unknown, cross.ErrKind = true, "CROSSSLOT"
+	if r := check.MigrationErrors(append(h, cross), 1); r.Status != check.Fail {
+		t.Fatalf("crossslot: %v", r)
+	}
+}

@@ -1,0 +1,338 @@
+// Package gate is the Deployment Gate as code (spec 000 §Deployment Gate,
+// rules 2–5): pure decisions over observations, discharging environment
+// assumption E1 — the fleet chases one target phase, a phase advances only
+// when every pod runs it, rollback never skips a phase or overlaps a running
+// downgrade — which Kubernetes' RollingUpdate does not give.
+//
+// The gate does no I/O. A caller observes the fleet (each pod's
+// buzz_fencing_phase gauge, the old/new keyspace lease counts by direct
+// observation) and asks the gate before every step; a refused step comes
+// back as a *Refusal with a typed Reason. Mutants M4 and M6–M9 switch off the
+// rule whose absence they model.
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slotgate/slotgate/impl/fencing"
+)
+
+// Mode is the cluster-mode door position (spec 000 §The protocol, G3/G4).
+type Mode string
+
+const (
+	Disabled   Mode = "disabled"   // cluster mode off: the only mode where A/B run
+	Compatible Mode = "compatible" // slot rules enforced; revert to disabled still possible
+	Enabled    Mode = "enabled"    // the one-way door (A3)
+)
+
+// Observation is what the gate is shown before a step: facts read from the
+// fleet and the node, never from a timer or an image tag.
+type Observation struct {
+	// Pods is each live pod's exported phase (the buzz_fencing_phase gauge),
+	// including pods of older ReplicaSets still running.
+	Pods map[string]fencing.Phase
+	// OldLeases and NewLeases are the live lease counts of each keyspace by
+	// direct observation; negative means not observed.
+	OldLeases, NewLeases int
+}
+
+// Reason says why a step was refused.
+type Reason string
+
+const (
+	ReasonNotAdjacent      Reason = "not-adjacent"           // advance/rollback must move exactly one phase
+	ReasonFleetNotAtTarget Reason = "fleet-not-at-target"    // a live pod reports another phase (rule 2, rule 4)
+	ReasonNoPods           Reason = "no-pods"                // nothing observed: the gate cannot check behaviour
+	ReasonNotBackfilled    Reason = "not-backfilled"         // C-gate: backfill has not run since the last rollback (rule 3)
+	ReasonOldLeasesLive    Reason = "old-leases-live"        // C-gate: observed old-keyspace lease count > 0 (rule 3)
+	ReasonNotObserved      Reason = "lease-count-unobserved" // a lease count was required but not observed
+	ReasonNewLeasesLive    Reason = "new-leases-live"        // rollback into O: new keyspace not drained (rule 4)
+	ReasonNotReverseMerged Reason = "not-reverse-merged"     // rollback into O: reverse max-merge not run (rule 4)
+	ReasonModeNotDisabled  Reason = "mode-not-disabled"      // no phase move outside disabled mode (rule 4)
+	ReasonFleetNotC        Reason = "fleet-not-c"            // mode door needs the whole fleet on C (T3)
+	ReasonWrongPhase       Reason = "wrong-phase"            // the step is not legal at the current target
+	ReasonOneWayDoor       Reason = "one-way-door"           // enabled is never left (A3)
+	ReasonWrongMode        Reason = "wrong-mode"             // the mode door is not adjacent to the current mode
+)
+
+// ErrRefused is the sentinel every Refusal matches with errors.Is.
+var ErrRefused = errors.New("deployment gate refused")
+
+// Refusal is a refused step with its typed reason.
+type Refusal struct {
+	Step   string
+	Reason Reason
+	Detail string
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("deployment gate refused %s: %s (%s)", r.Step, r.Reason, r.Detail)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (r *Refusal) Is(target error) bool { return target == ErrRefused }
+
+// ReasonOf returns the refusal reason of err, or "".
+func ReasonOf(err error) Reason {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	return ""
+}
+
+// Options configures a Gate.
+type Options struct {
+	// Start is the phase the fleet runs when the gate takes over; zero is O.
+	Start fencing.Phase
+	// Mutant switches off one rule (M4, M6, M7, M8, M9); script mutants
+	// and MutantNone leave the gate correct.
+	Mutant fencing.MigrationMutant
+}
+
+// Gate is the deployment state machine: the target phase, the mode, and
+// the facts that must be re-established after a rollback. Not safe for
+// concurrent use; one operator drives it.
+type Gate struct {
+	mutant        fencing.MigrationMutant
+	target        fencing.Phase
+	mode          Mode
+	backfilled    bool
+	reverseMerged bool
+	log           []Decision
+}
+
+// Decision is one step the gate was asked about, as data for the report.
+type Decision struct {
+	Step    string
+	From    fencing.Phase
+	Mode    Mode
+	Allowed bool
+	Reason  Reason
+	// Facts the decision saw.
+	Backfilled bool
+	OldLeases  int
+	NewLeases  int
+	FleetC     bool
+}
+
+// New returns a gate at opts.Start in disabled mode.
+func New(opts Options) *Gate {
+	start := opts.Start
+	if start == "" {
+		start = fencing.O
+	}
+	return &Gate{mutant: opts.Mutant, target: start, mode: Disabled}
+}
+
+// Target is the phase the fleet is chasing.
+func (g *Gate) Target() fencing.Phase { return g.target }
+
+// Mode is the current mode door position.
+func (g *Gate) Mode() Mode { return g.mode }
+
+// Backfilled says whether a backfill has run since the last rollback.
+func (g *Gate) Backfilled() bool { return g.backfilled }
+
+// Log returns every decision taken so far.
+func (g *Gate) Log() []Decision { return append([]Decision(nil), g.log...) }
+
+func (g *Gate) decide(step string, obs Observation, r *Refusal) error {
+	d := Decision{Step: step, From: g.target, Mode: g.mode, Allowed: r == nil, Backfilled: g.backfilled,
+		OldLeases: obs.OldLeases, NewLeases: obs.NewLeases, FleetC: fleetAt(obs, fencing.C) == ""}
+	if r != nil {
+		r.Step = step
+		d.Reason = r.Reason
+		g.log = append(g.log, d)
+		return r
+	}
+	g.log = append(g.log, d)
+	return nil
+}
+
+func refuse(reason Reason, format string, args ...any) *Refusal {
+	return &Refusal{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// fleetAt returns "" when every observed pod reports p, else why not.
+func fleetAt(obs Observation, p fencing.Phase) string {
+	if len(obs.Pods) == 0 {
+		return "no pods observed"
+	}
+	var off []string
+	for name, q := range obs.Pods {
+		if q != p {
+			off = append(off, name+"="+string(q))
+		}
+	}
+	if len(off) > 0 {
+		if len(off) > 3 {
+			off = append(off[:3], "…")
+		}
+		return fmt.Sprintf("pods not on %s: %s", p, strings.Join(off, ", "))
+	}
+	return ""
+}
+
+func fleetRefusal(obs Observation, p fencing.Phase) *Refusal {
+	if len(obs.Pods) == 0 {
+		return refuse(ReasonNoPods, "no pod reports %s", fencing.PhaseGaugeName)
+	}
+	if why := fleetAt(obs, p); why != "" {
+		return refuse(ReasonFleetNotAtTarget, "%s", why)
+	}
+	return nil
+}
+
+// Advance asks to start rolling the fleet to the next phase (rule 2: every
+// live pod reports the current target and no older pod is left; rule 3 for
+// C: backfill complete and observed old-keyspace lease count 0). On success
+// the target moves to to.
+func (g *Gate) Advance(obs Observation, to fencing.Phase) error {
+	step := "advance to " + string(to)
+	if g.mode != Disabled {
+		return g.decide(step, obs, refuse(ReasonModeNotDisabled, "mode is %s", g.mode))
+	}
+	if next, ok := g.target.Next(); !ok || next != to {
+		return g.decide(step, obs, refuse(ReasonNotAdjacent, "target is %s", g.target))
+	}
+	if r := fleetRefusal(obs, g.target); r != nil {
+		return g.decide(step, obs, r)
+	}
+	if to == fencing.C && g.mutant != fencing.M4 {
+		if !g.backfilled {
+			return g.decide(step, obs, refuse(ReasonNotBackfilled, "backfill has not run since the fleet reached B"))
+		}
+		if obs.OldLeases < 0 {
+			return g.decide(step, obs, refuse(ReasonNotObserved, "old-keyspace lease count not observed"))
+		}
+		if obs.OldLeases > 0 {
+			return g.decide(step, obs, refuse(ReasonOldLeasesLive, "%d live old-keyspace leases", obs.OldLeases))
+		}
+	}
+	g.target = to
+	return g.decide(step, obs, nil)
+}
+
+// RecordBackfill asks to run the backfill: only once the whole fleet runs B
+// (an A pod could still write the old counter afterwards). On success the
+// caller runs fencing.Backfill and the gate counts it done.
+func (g *Gate) RecordBackfill(obs Observation) error {
+	const step = "backfill"
+	if g.target != fencing.B {
+		return g.decide(step, obs, refuse(ReasonWrongPhase, "backfill runs after full-B; target is %s", g.target))
+	}
+	if r := fleetRefusal(obs, fencing.B); r != nil {
+		return g.decide(step, obs, r)
+	}
+	g.backfilled = true
+	return g.decide(step, obs, nil)
+}
+
+// RecordReverseMerge asks to run the reverse max-merge before a rollback
+// into O: only with the whole fleet on A (no B writer of the new counter).
+func (g *Gate) RecordReverseMerge(obs Observation) error {
+	const step = "reverse merge"
+	if g.target != fencing.A {
+		return g.decide(step, obs, refuse(ReasonWrongPhase, "reverse merge runs at full-A; target is %s", g.target))
+	}
+	if r := fleetRefusal(obs, fencing.A); r != nil {
+		return g.decide(step, obs, r)
+	}
+	g.reverseMerged = true
+	return g.decide(step, obs, nil)
+}
+
+// Rollback asks to start rolling the fleet back one adjacent phase (rule 4):
+// never past a running downgrade (every pod must report the current target —
+// mutant M8 drops this), never outside disabled mode; it invalidates the
+// backfill; into O it needs the new keyspace drained (M6) and the reverse
+// max-merge run (M7).
+func (g *Gate) Rollback(obs Observation, to fencing.Phase) error {
+	step := "rollback to " + string(to)
+	if g.mode != Disabled {
+		return g.decide(step, obs, refuse(ReasonModeNotDisabled, "revert the mode to disabled first; mode is %s", g.mode))
+	}
+	if prev, ok := g.target.Prev(); !ok || prev != to {
+		return g.decide(step, obs, refuse(ReasonNotAdjacent, "target is %s", g.target))
+	}
+	if g.mutant != fencing.M8 {
+		if r := fleetRefusal(obs, g.target); r != nil {
+			return g.decide(step, obs, r)
+		}
+	}
+	if to == fencing.O {
+		if g.mutant != fencing.M6 {
+			if obs.NewLeases < 0 {
+				return g.decide(step, obs, refuse(ReasonNotObserved, "new-keyspace lease count not observed"))
+			}
+			if obs.NewLeases > 0 {
+				return g.decide(step, obs, refuse(ReasonNewLeasesLive, "%d live new-keyspace leases", obs.NewLeases))
+			}
+		}
+		if g.mutant != fencing.M7 && !g.reverseMerged {
+			return g.decide(step, obs, refuse(ReasonNotReverseMerged, "run the reverse max-merge at full-A first"))
+		}
+	}
+	g.target = to
+	g.backfilled = false
+	g.reverseMerged = false
+	return g.decide(step, obs, nil)
+}
+
+// EnterCompatible opens the G3 door (T3): only with the whole fleet on C,
+// backfilled, and no live old-keyspace lease. Mutant M9 drops the
+// fleet-fully-C requirement.
+func (g *Gate) EnterCompatible(obs Observation) error {
+	const step = "enter compatible"
+	if g.mode != Disabled {
+		return g.decide(step, obs, refuse(ReasonWrongMode, "mode is %s", g.mode))
+	}
+	if g.mutant != fencing.M9 {
+		if g.target != fencing.C {
+			return g.decide(step, obs, refuse(ReasonFleetNotC, "target is %s", g.target))
+		}
+		if why := fleetAt(obs, fencing.C); why != "" {
+			return g.decide(step, obs, refuse(ReasonFleetNotC, "%s", why))
+		}
+		if !g.backfilled {
+			return g.decide(step, obs, refuse(ReasonNotBackfilled, "backfill has not run since the last rollback"))
+		}
+		if obs.OldLeases != 0 {
+			return g.decide(step, obs, refuse(ReasonOldLeasesLive, "old-keyspace lease count %d", obs.OldLeases))
+		}
+	}
+	g.mode = Compatible
+	return g.decide(step, obs, nil)
+}
+
+// RevertMode goes back from compatible to disabled; enabled is one-way.
+func (g *Gate) RevertMode(obs Observation) error {
+	const step = "revert mode"
+	switch g.mode {
+	case Enabled:
+		return g.decide(step, obs, refuse(ReasonOneWayDoor, "enabled is the one-way door (A3)"))
+	case Disabled:
+		return g.decide(step, obs, refuse(ReasonWrongMode, "mode is already disabled"))
+	}
+	g.mode = Disabled
+	return g.decide(step, obs, nil)
+}
+
+// Enable walks through the one-way door compatible → enabled (G4).
+func (g *Gate) Enable(obs Observation) error {
+	const step = "enable"
+	if g.mode != Compatible {
+		return g.decide(step, obs, refuse(ReasonWrongMode, "enable needs compatible; mode is %s", g.mode))
+	}
+	if g.mutant != fencing.M9 {
+		if why := fleetAt(obs, fencing.C); why != "" {
+			return g.decide(step, obs, refuse(ReasonFleetNotC, "%s", why))
+		}
+	}
+	g.mode = Enabled
+	return g.decide(step, obs, nil)
+}

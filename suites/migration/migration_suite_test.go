@@ -1,0 +1,42 @@
+// Package migration_test scores the fencing-migration row (spec 000
+// §Conformance, Fencing migration; §The Fencing Migration; §Deployment
+// Gate): a staged O→A→B→backfill→drain→C deploy of a relay pod fleet under
+// live traffic, pod kills and a rollback, on a STANDALONE node — disabled
+// mode is the only place the cross-slot A/B scripts legally run — plus a
+// single-shard cluster-enabled node where slot rules are on (T3).
+package migration_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/suites/harness"
+)
+
+func TestMigration(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "fencing-migration")
+}
+
+var (
+	cfg        harness.Config
+	standalone *fixtures.Topology // disabled mode: where O/A/B run
+	single     *fixtures.Topology // one cluster-enabled node: slot rules on (compatible/enabled)
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	cfg, err = harness.ConfigFromEnv()
+	Expect(err).NotTo(HaveOccurred())
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		single = harness.Start(ctx, cfg, "single-shard")
+	}()
+	standalone = harness.Start(ctx, cfg, "standalone")
+	<-done
+})

@@ -1,0 +1,173 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/gate"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// Time scale: production renews every 10 s against a 30 s TTL
+// (reliable.rs, audio/join.rs); the suite keeps the 1:3 ratio at 600 ms.
+const (
+	leaseTTL = 600 * time.Millisecond
+	slack    = 20 * time.Millisecond
+)
+
+// size is the suite's scale per profile.
+type size struct {
+	sessions, pods        int // the staged deploy
+	mutantSessions, mPods int // each mutant's run
+	roll, killEvery, hold time.Duration
+}
+
+func scale() size {
+	if cfg.Profile == harness.ProfileFull {
+		return size{sessions: 1200, pods: 12, mutantSessions: 240, mPods: 8, roll: 60 * time.Millisecond, killEvery: 300 * time.Millisecond, hold: 900 * time.Millisecond}
+	}
+	return size{sessions: 240, pods: 6, mutantSessions: 160, mPods: 6, roll: 50 * time.Millisecond, killEvery: 350 * time.Millisecond, hold: 500 * time.Millisecond}
+}
+
+// run is one staged deployment as data: its fleet, gate, and plan.
+type run struct {
+	name     string
+	mutant   fencing.MigrationMutant
+	sessions int
+	pods     int
+	cap      int // held sessions per pod lane; 0 = enough for the population
+	kills    bool
+	plan     func(ctx context.Context, r *staged) error
+}
+
+// staged is a run in progress and, afterwards, its record.
+type staged struct {
+	run
+	rng      *rand.Rand
+	sz       size
+	op       *traffic.Operator
+	fleet    *traffic.Fleet
+	clock    *traffic.Clock
+	history  []check.MigrationOp
+	samples  []check.KeyspaceSample
+	obsErrs  int
+	elapsed  time.Duration
+	backend  client.Backend
+	sessions []fencing.Session
+}
+
+func (r *staged) hold(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// wait blocks until a rollout finished (every pod runs the phase).
+func wait(ctx context.Context, done <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-done:
+	}
+}
+
+func (r *staged) advance(ctx context.Context, to fencing.Phase) error {
+	done, err := r.op.Advance(ctx, to)
+	if err == nil {
+		wait(ctx, done)
+		r.op.Marks["full-"+string(to)] = r.clock.Now()
+	}
+	return err
+}
+
+func (r *staged) rollback(ctx context.Context, to fencing.Phase) error {
+	done, err := r.op.Rollback(ctx, to)
+	if err == nil {
+		wait(ctx, done)
+		r.op.Marks["full-"+string(to)] = r.clock.Now()
+	}
+	return err
+}
+
+// stage runs r on the standalone node: a fleet at O, the observer, a seeded
+// kill schedule, and the plan driven through the Deployment Gate.
+func stage(ctx context.Context, in run) *staged {
+	GinkgoHelper()
+	Expect(standalone.Reset(ctx)).To(Succeed())
+	sz := scale()
+	r := &staged{run: in, rng: cfg.Rand(in.name), sz: sz, clock: traffic.NewClock(), backend: cfg.Backends[0]}
+	reliable := harness.Sessions(r.rng, "tunnel", in.sessions/2)
+	huddle := harness.Sessions(r.rng, "huddle", in.sessions-in.sessions/2)
+	r.sessions = append(append([]fencing.Session(nil), reliable...), huddle...)
+	admin := harness.Pool(ctx, r.backend, standalone)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
+		Addr: standalone.Addrs()[0], Backend: r.backend, Pods: in.pods, Reliable: reliable, Huddle: huddle,
+		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, Seed: r.rng.Uint64(),
+	}, r.clock, fencing.O)
+	Expect(err).NotTo(HaveOccurred())
+	r.fleet = fleet
+	obs := traffic.StartObserver(runCtx, admin, fleet, r.clock, r.sessions, 10*time.Millisecond)
+	r.op = &traffic.Operator{Fleet: fleet, Gate: gate.New(gate.Options{Mutant: in.mutant}), Admin: admin, Clock: r.clock,
+		Roll: sz.roll, Poll: 20 * time.Millisecond, Timeout: 15 * time.Second,
+		Log: func(f string, a ...any) { fmt.Fprintf(GinkgoWriter, in.name+": "+f+"\n", a...) }}
+	killsDone := make(chan struct{})
+	killCtx, stopKills := context.WithCancel(runCtx)
+	go func() {
+		defer close(killsDone)
+		if !in.kills {
+			return
+		}
+		krng := cfg.Rand(in.name + "/kills")
+		for {
+			select {
+			case <-killCtx.Done():
+				return
+			case <-time.After(sz.killEvery/2 + time.Duration(krng.Int64N(int64(sz.killEvery)))):
+			}
+			if err := fleet.Kill(krng.IntN(fleet.Size())); err != nil && killCtx.Err() == nil {
+				fmt.Fprintf(GinkgoWriter, "%s: kill: %v\n", in.name, err)
+			}
+		}
+	}()
+	began := time.Now()
+	planErr := in.plan(runCtx, r)
+	stopKills()
+	<-killsDone
+	fleet.Stop()
+	r.samples, r.obsErrs = obs.Stop()
+	r.elapsed = time.Since(began)
+	r.history = fleet.History()
+	Expect(planErr).NotTo(HaveOccurred(), "%s: the plan could not complete through the gate", in.name)
+	return r
+}
+
+// invariants is the silently-wrong checker of the row: T1 from the
+// recorded history and from the atomic observer, T2 across both counters.
+func invariants(r *staged) check.Result {
+	return check.All("fencing-migration-invariants",
+		check.MigrationSingleAuthority(r.history, leaseTTL, slack),
+		check.ObservedSingleAuthority(r.samples, 20),
+		check.MigrationGenerations(r.history),
+	)
+}
+
+func (r *staged) count(kind check.FencingOpKind, ok bool) int {
+	n := 0
+	for _, op := range r.history {
+		if op.Kind == kind && op.OK == ok && !op.Unknown {
+			n++
+		}
+	}
+	return n
+}

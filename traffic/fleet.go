@@ -1,0 +1,394 @@
+package traffic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+)
+
+// Lane is one of the relay's two tunnel lanes; both run the same renewer
+// against the same directory (spec 000 §The protocol: reliable.rs and
+// audio/join.rs, 10 s renew against a 30 s TTL).
+type Lane string
+
+const (
+	LaneReliable Lane = "reliable"
+	LaneHuddle   Lane = "huddle"
+)
+
+// FleetOptions configures a relay pod fleet.
+type FleetOptions struct {
+	// Addr is the standalone node every pod's pool talks to (ModeSingle).
+	Addr    string
+	Backend client.Backend
+	// Pods is the fleet size (the relay runs 15, HPA to 25).
+	Pods int
+	// Reliable and Huddle are each lane's session population; every pod
+	// contends for every session of a lane.
+	Reliable, Huddle []fencing.Session
+	// TTL is the lease TTL; pods renew every TTL/3 (production 30 s / 10 s,
+	// time-scaled keeping the ratio).
+	TTL time.Duration
+	// Acquires is how many random sessions a lane tries to take per tick.
+	Acquires int
+	// ReleaseP is the chance per tick that a lane releases one held session.
+	ReleaseP float64
+	// Cap bounds the sessions one lane of one pod holds; zero sizes it so
+	// the fleet can hold the whole population.
+	Cap int
+	// Mutant is applied to every pod's scripts (script mutants only).
+	Mutant fencing.MigrationMutant
+	Seed   uint64
+}
+
+// Fleet is a set of simulated relay pods running the fencing directory
+// under the phase each was rolled to, recording every call.
+type Fleet struct {
+	opts  FleetOptions
+	clock *Clock
+
+	mu      sync.Mutex
+	pods    map[string]*Pod
+	slots   []string // slot i's current pod name (a Deployment's replica)
+	history []check.MigrationOp
+	seq     int
+	kills   int
+
+	template   fencing.Phase // the Deployment's current pod template
+	rollMu     sync.Mutex
+	rollCancel context.CancelFunc
+	rollDone   chan struct{}
+	ctx        context.Context
+}
+
+// Pod is one relay pod: its own command pool, its current script phase
+// (exported as the buzz_fencing_phase gauge) and two lanes of sessions.
+type Pod struct {
+	Name    string
+	Metrics *fencing.PodMetrics
+	pool    client.Pool
+	dir     atomic.Pointer[fencing.Directory]
+	cancel  context.CancelFunc
+	dead    atomic.Bool
+	wg      sync.WaitGroup
+}
+
+// Phase is the phase the pod's gauge reports.
+func (p *Pod) Phase() fencing.Phase {
+	ph, _ := p.Metrics.ReadPhase()
+	return ph
+}
+
+// NewFleet starts opts.Pods pods at phase; clock is the scenario clock.
+func NewFleet(ctx context.Context, opts FleetOptions, clock *Clock, phase fencing.Phase) (*Fleet, error) {
+	f := &Fleet{opts: opts, clock: clock, pods: map[string]*Pod{}, ctx: ctx, template: phase}
+	f.slots = make([]string, opts.Pods)
+	for i := range f.slots {
+		f.slots[i] = fmt.Sprintf("pod%d.none", i)
+	}
+	for i := range opts.Pods {
+		if err := f.start(i, phase); err != nil {
+			f.Stop()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func (f *Fleet) directory(p *Pod, phase fencing.Phase) *fencing.Directory {
+	return fencing.New(p.pool, fencing.Options{Scripts: fencing.ForPhaseMutant(phase, f.opts.Mutant), LeaseTTL: f.opts.TTL})
+}
+
+// start launches a fresh pod into slot i at phase.
+func (f *Fleet) start(i int, phase fencing.Phase) error {
+	f.mu.Lock()
+	f.seq++
+	name := fmt.Sprintf("pod%d.%d", i, f.seq)
+	f.mu.Unlock()
+	pool, err := client.NewPool(f.ctx, client.Options{Backend: f.opts.Backend, Mode: client.ModeSingle, Addrs: []string{f.opts.Addr}, ClientName: "relay-" + name})
+	if err != nil {
+		return fmt.Errorf("start pod %s: %w", name, err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	p := &Pod{Name: name, Metrics: fencing.NewPodMetrics(name), pool: pool, cancel: cancel}
+	p.dir.Store(f.directory(p, phase))
+	p.Metrics.SetPhase(phase)
+	f.mu.Lock()
+	delete(f.pods, f.slots[i])
+	f.pods[name] = p
+	f.slots[i] = name
+	seed := f.opts.Seed + uint64(f.seq)*7919
+	f.mu.Unlock()
+	for li, lane := range []Lane{LaneReliable, LaneHuddle} {
+		sessions := f.opts.Reliable
+		if lane == LaneHuddle {
+			sessions = f.opts.Huddle
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			f.runLane(ctx, p, lane, sessions, rand.New(rand.NewPCG(seed, uint64(li))))
+		}()
+	}
+	return nil
+}
+
+// Upgrade switches pod name's script phase in place (the pod keeps its
+// leases and identity: the spec model's per-pod upgrade) and its gauge.
+func (f *Fleet) Upgrade(name string, phase fencing.Phase) {
+	f.mu.Lock()
+	p := f.pods[name]
+	f.mu.Unlock()
+	if p == nil {
+		return
+	}
+	p.dir.Store(f.directory(p, phase))
+	p.Metrics.SetPhase(phase)
+}
+
+// Kill kills slot i's pod abruptly — no release, pool closed, in-flight
+// calls abandoned — and its Deployment replaces it with a fresh pod (new
+// identity, no leases) from the current template phase (the last RollTo).
+func (f *Fleet) Kill(i int) error {
+	f.mu.Lock()
+	old := f.pods[f.slots[i]]
+	phase := f.template
+	f.kills++
+	f.mu.Unlock()
+	if old != nil {
+		old.dead.Store(true)
+		old.cancel()
+		_ = old.pool.Close()
+	}
+	err := f.start(i, phase) // swaps the slot's pod atomically: the gate never sees a gap
+	if old != nil {
+		old.wg.Wait()
+	}
+	return err
+}
+
+func (p *Pod) stop() {
+	p.dead.Store(true)
+	p.cancel()
+	_ = p.pool.Close()
+	p.wg.Wait()
+}
+
+// Kills is how many pods were killed.
+func (f *Fleet) Kills() int { f.mu.Lock(); defer f.mu.Unlock(); return f.kills }
+
+// Size is the number of pod slots.
+func (f *Fleet) Size() int { return len(f.slots) }
+
+// Phases scrapes every live pod's gauge: the gate's observation of the
+// fleet's behaviour (spec 000 §Deployment Gate rule 2).
+func (f *Fleet) Phases() map[string]fencing.Phase {
+	f.mu.Lock()
+	pods := make([]*Pod, 0, len(f.pods))
+	for _, p := range f.pods {
+		pods = append(pods, p)
+	}
+	f.mu.Unlock()
+	out := map[string]fencing.Phase{}
+	for _, p := range pods {
+		out[p.Name] = p.Phase()
+	}
+	return out
+}
+
+// PhaseCounts is Phases as counts per phase.
+func (f *Fleet) PhaseCounts() map[string]int {
+	out := map[string]int{}
+	for _, ph := range f.Phases() {
+		out[string(ph)]++
+	}
+	return out
+}
+
+// RollTo starts a rolling update of the fleet to phase, one pod per
+// interval (maxSurge 1). A new RollTo supersedes a running one, as a new
+// Deployment spec supersedes the rollout in progress — which is exactly how
+// two rollouts overlap when nothing gates them. done is closed when every
+// pod runs phase.
+func (f *Fleet) RollTo(phase fencing.Phase, interval time.Duration) (done <-chan struct{}) {
+	f.rollMu.Lock()
+	defer f.rollMu.Unlock()
+	if f.rollCancel != nil {
+		f.rollCancel()
+		<-f.rollDone
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	ch := make(chan struct{})
+	f.rollCancel, f.rollDone = cancel, ch
+	f.mu.Lock()
+	f.template = phase
+	f.mu.Unlock()
+	finished := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			var next *Pod
+			f.mu.Lock()
+			for _, name := range f.slots {
+				if p := f.pods[name]; p != nil && p.Phase() != phase {
+					next = p
+					break
+				}
+			}
+			f.mu.Unlock()
+			if next == nil {
+				close(finished)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(interval):
+			}
+			f.Upgrade(next.Name, phase)
+		}
+	}()
+	return finished
+}
+
+// Stop stops every pod (as a scenario ends: abandoned, not released).
+func (f *Fleet) Stop() {
+	f.rollMu.Lock()
+	if f.rollCancel != nil {
+		f.rollCancel()
+		<-f.rollDone
+	}
+	f.rollMu.Unlock()
+	f.mu.Lock()
+	pods := make([]*Pod, 0, len(f.pods))
+	for _, p := range f.pods {
+		pods = append(pods, p)
+	}
+	f.mu.Unlock()
+	for _, p := range pods {
+		p.stop()
+	}
+}
+
+// History returns every recorded call, sorted by call time.
+func (f *Fleet) History() []check.MigrationOp {
+	f.mu.Lock()
+	out := append([]check.MigrationOp(nil), f.history...)
+	f.mu.Unlock()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Call < out[j].Call })
+	return out
+}
+
+func (f *Fleet) record(op check.MigrationOp) {
+	f.mu.Lock()
+	f.history = append(f.history, op)
+	f.mu.Unlock()
+}
+
+// call runs one directory call and records it with its loud outcome.
+func (f *Fleet) call(p *Pod, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
+	d := p.dir.Load()
+	op := check.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}
+	call := f.clock.Now()
+	res, err := do(d)
+	op.FencingOp = res
+	op.Session, op.Kind, op.Owner, op.Call, op.Return = s.String(), kind, owner, call, f.clock.Now()
+	if op.Gen == 0 {
+		op.Gen = gen
+	}
+	if err != nil {
+		op.Unknown, op.OK = true, false
+		op.ErrKind, op.Err = ErrKind(err), err.Error()
+		op.Abandoned = p.dead.Load() || errors.Is(err, context.Canceled)
+	}
+	f.record(op)
+	return op
+}
+
+func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fencing.Session, rng *rand.Rand) {
+	if len(sessions) == 0 {
+		return
+	}
+	renewEvery := f.opts.TTL / 3
+	held := map[fencing.Session]int64{}
+	capHeld := max(2, len(sessions)*5/(4*max(1, f.opts.Pods)))
+	if f.opts.Cap > 0 {
+		capHeld = f.opts.Cap
+	}
+	owner := p.Name
+	// stagger the pods' ticks.
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Duration(rng.Int64N(int64(renewEvery)))):
+	}
+	tick := time.NewTicker(renewEvery)
+	defer tick.Stop()
+	for {
+		for s, gen := range held {
+			if ctx.Err() != nil {
+				return
+			}
+			op := f.call(p, lane, check.OpRenew, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+				ok, err := d.Renew(ctx, s, owner, gen)
+				return check.FencingOp{OK: ok}, err
+			})
+			if !op.OK {
+				delete(held, s)
+			}
+		}
+		if len(held) > 0 && rng.Float64() < f.opts.ReleaseP {
+			for s, gen := range held {
+				if ctx.Err() != nil {
+					return
+				}
+				f.call(p, lane, check.OpRelease, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+					ok, err := d.Release(ctx, s, owner, gen)
+					return check.FencingOp{OK: ok}, err
+				})
+				delete(held, s)
+				break
+			}
+		}
+		for range f.opts.Acquires {
+			if ctx.Err() != nil || len(held) >= capHeld {
+				break
+			}
+			s := sessions[rng.IntN(len(sessions))]
+			if _, mine := held[s]; mine {
+				continue
+			}
+			op := f.call(p, lane, check.OpAcquire, s, owner, 0, func(d *fencing.Directory) (check.FencingOp, error) {
+				res, err := d.Acquire(ctx, s, owner)
+				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation}, err
+			})
+			if op.OK {
+				held[s] = op.Gen
+			}
+		}
+		for s, gen := range held { // the hop-by-hop fence on one own frame
+			if ctx.Err() != nil {
+				return
+			}
+			f.call(p, lane, check.OpValidate, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+				v, err := d.ValidateFencedHeader(ctx, s, owner, gen)
+				return check.FencingOp{Verdict: int(v)}, err
+			})
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

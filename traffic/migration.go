@@ -1,0 +1,224 @@
+package traffic
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/gate"
+)
+
+// observeScript reads the lease of every session on BOTH keyspaces in one
+// atomic step (legal: one standalone node). KEYS are pairs (old lease, new
+// lease). Returns {old count, new count, {fork key, old value, new value}...}.
+var observeScript = client.NewScript("migration/observe", `
+local old, new, forks = 0, 0, {}
+for i = 1, #KEYS, 2 do
+  local o = redis.call('GET', KEYS[i])
+  local n = redis.call('GET', KEYS[i + 1])
+  if o then old = old + 1 end
+  if n then new = new + 1 end
+  if o and n then
+    forks[#forks + 1] = KEYS[i + 1] .. ' old=' .. o .. ' new=' .. n
+  end
+end
+return {old, new, forks}
+`)
+
+// Observer samples both keyspaces atomically at a high rate, independent of
+// the pods' own histories: the T1 witness a history cannot give (a fork
+// between two recorded calls), and the drain curve.
+type Observer struct {
+	pool     client.Pool
+	fleet    *Fleet
+	clock    *Clock
+	keys     []string
+	mu       sync.Mutex
+	samples  []check.KeyspaceSample
+	errs     int
+	stop     context.CancelFunc
+	finished chan struct{}
+}
+
+// StartObserver starts sampling sessions every interval until Stop.
+func StartObserver(ctx context.Context, pool client.Pool, fleet *Fleet, clock *Clock, sessions []fencing.Session, interval time.Duration) *Observer {
+	o := &Observer{pool: pool, fleet: fleet, clock: clock, finished: make(chan struct{})}
+	for _, s := range sessions {
+		o.keys = append(o.keys, fencing.OldKeys(s).Lease, fencing.NewKeys(s).Lease)
+	}
+	ctx, o.stop = context.WithCancel(ctx)
+	go func() {
+		defer close(o.finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			o.Sample(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return o
+}
+
+// Sample takes one observation now and returns it.
+func (o *Observer) Sample(ctx context.Context) (check.KeyspaceSample, error) {
+	at := o.clock.Now()
+	reply, _, err := client.RunScript(ctx, o.pool, observeScript, o.keys)
+	if err != nil {
+		if ctx.Err() == nil {
+			o.mu.Lock()
+			o.errs++
+			o.mu.Unlock()
+		}
+		return check.KeyspaceSample{}, fmt.Errorf("observe keyspaces: %w", err)
+	}
+	vals, _ := reply.([]any)
+	if len(vals) != 3 {
+		return check.KeyspaceSample{}, fmt.Errorf("observe keyspaces: %w: %v", fencing.ErrBadReply, reply)
+	}
+	oldN, _ := client.AsInt64(vals[0])
+	newN, _ := client.AsInt64(vals[1])
+	forks, _, _ := client.AsStrings(vals[2])
+	s := check.KeyspaceSample{At: at, OldLeases: int(oldN), NewLeases: int(newN), Forks: forks}
+	if o.fleet != nil {
+		s.Pods = o.fleet.PhaseCounts()
+	}
+	o.mu.Lock()
+	o.samples = append(o.samples, s)
+	o.mu.Unlock()
+	return s, nil
+}
+
+// Stop ends sampling and returns the samples and how many observations failed.
+func (o *Observer) Stop() ([]check.KeyspaceSample, int) {
+	o.stop()
+	<-o.finished
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]check.KeyspaceSample(nil), o.samples...), o.errs
+}
+
+// Operator drives a staged deployment through the Deployment Gate: before
+// every step it observes the fleet (gauges) and the node (lease counts by
+// SCAN) and asks the gate; it rolls the fleet only when the gate allows.
+type Operator struct {
+	Fleet *Fleet
+	Gate  *gate.Gate
+	// Admin is a pool on the standalone node for SCAN counts, backfill and
+	// reverse merge.
+	Admin client.Pool
+	// Roll is the per-pod interval of a rolling update; Poll how often a
+	// refused step is retried; Timeout bounds a wait for the gate.
+	Roll, Poll, Timeout time.Duration
+	Clock               *Clock
+	// Log narrates steps (may be nil).
+	Log func(format string, args ...any)
+
+	// Marks records when each step was taken, by step name.
+	Marks map[string]time.Duration
+	// Refusals counts refusals seen while waiting, by reason.
+	Refusals map[gate.Reason]int
+}
+
+// Observe builds the gate's observation.
+func (o *Operator) Observe(ctx context.Context) (gate.Observation, error) {
+	obs := gate.Observation{Pods: o.Fleet.Phases(), OldLeases: -1, NewLeases: -1}
+	var err error
+	if obs.OldLeases, err = fencing.CountLeases(ctx, o.Admin, fencing.KeyspaceOld); err != nil {
+		return obs, err
+	}
+	if obs.NewLeases, err = fencing.CountLeases(ctx, o.Admin, fencing.KeyspaceNew); err != nil {
+		return obs, err
+	}
+	return obs, nil
+}
+
+func (o *Operator) logf(format string, args ...any) {
+	if o.Log != nil {
+		o.Log(format, args...)
+	}
+}
+
+// await retries ask until the gate allows it, then records the mark.
+func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observation) error) error {
+	if o.Marks == nil {
+		o.Marks = map[string]time.Duration{}
+		o.Refusals = map[gate.Reason]int{}
+	}
+	deadline := time.Now().Add(o.Timeout)
+	for {
+		obs, err := o.Observe(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", step, err)
+		}
+		err = ask(obs)
+		if err == nil {
+			o.Marks[step] = o.Clock.Now()
+			o.logf("gate allowed %s at %v (old=%d new=%d pods=%v)", step, o.Marks[step].Round(time.Millisecond), obs.OldLeases, obs.NewLeases, o.Fleet.PhaseCounts())
+			return nil
+		}
+		o.Refusals[gate.ReasonOf(err)]++
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: still refused after %v: %w", step, o.Timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(o.Poll):
+		}
+	}
+}
+
+// Advance waits for the gate to allow advancing to to, then starts rolling.
+func (o *Operator) Advance(ctx context.Context, to fencing.Phase) (<-chan struct{}, error) {
+	if err := o.await(ctx, "advance to "+string(to), func(obs gate.Observation) error { return o.Gate.Advance(obs, to) }); err != nil {
+		return nil, err
+	}
+	return o.Fleet.RollTo(to, o.Roll), nil
+}
+
+// Rollback waits for the gate to allow rolling back to to, then starts rolling.
+func (o *Operator) Rollback(ctx context.Context, to fencing.Phase) (<-chan struct{}, error) {
+	if err := o.await(ctx, "rollback to "+string(to), func(obs gate.Observation) error { return o.Gate.Rollback(obs, to) }); err != nil {
+		return nil, err
+	}
+	return o.Fleet.RollTo(to, o.Roll), nil
+}
+
+// Backfill waits for the gate to allow the backfill, then max-merges every
+// old counter into the new one.
+func (o *Operator) Backfill(ctx context.Context) (int, error) {
+	if err := o.await(ctx, "backfill", o.Gate.RecordBackfill); err != nil {
+		return 0, err
+	}
+	sessions, err := fencing.Sessions(ctx, o.Admin, fencing.KeyspaceOld)
+	if err != nil {
+		return 0, err
+	}
+	return fencing.Backfill(ctx, o.Admin, sessions)
+}
+
+// ReverseMerge waits for the gate to allow the reverse max-merge, then
+// folds every new counter into the old one.
+func (o *Operator) ReverseMerge(ctx context.Context) (int, error) {
+	if err := o.await(ctx, "reverse merge", o.Gate.RecordReverseMerge); err != nil {
+		return 0, err
+	}
+	sessions, err := fencing.Sessions(ctx, o.Admin, fencing.KeyspaceNew)
+	if err != nil {
+		return 0, err
+	}
+	return fencing.ReverseMerge(ctx, o.Admin, sessions)
+}
+
+// EnterCompatible waits for the gate to open the G3 door.
+func (o *Operator) EnterCompatible(ctx context.Context) error {
+	return o.await(ctx, "enter compatible", o.Gate.EnterCompatible)
+}
