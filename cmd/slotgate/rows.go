@@ -17,6 +17,8 @@ var suiteOf = map[report.RowID]string{
 	report.RowAxioms:           "./suites/axioms",
 	report.RowFencingScripts:   "./suites/fencing",
 	report.RowFencingMigration: "./suites/migration",
+	report.RowPresenceMGet:     "./suites/presence",
+	report.RowRegistry:         "./suites/registry",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

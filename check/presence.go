@@ -1,0 +1,105 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// PresenceWant is what a presence key must read as, from acknowledged
+// writes only: Present with Value, absent, or Unknown when its last write
+// failed (it may or may not have landed; either answer is accepted).
+type PresenceWant struct {
+	Present bool
+	Value   string
+	Unknown bool
+}
+
+// PresenceGot is one position of a bulk read's answer.
+type PresenceGot struct {
+	Present bool
+	Value   string
+}
+
+// PresenceRead is one recorded bulk read: the keys asked, in order (with
+// duplicates), and the answer, or the error.
+type PresenceRead struct {
+	Keys    []string
+	Got     []PresenceGot
+	ErrKind string
+	Err     string
+	Call    time.Duration
+	Return  time.Duration
+}
+
+// PresencePositional is the silently-wrong checker of the presence-mget row
+// (spec 000 §Conformance, Presence MGET: "nil/order preservation when split
+// per node"): every successful bulk read answered exactly one value per key,
+// at the key's position — the value where the key is present, nil where it
+// is absent. Failed reads are the errors column's business; minPositions
+// guards against a run whose reads all failed.
+func PresencePositional(want map[string]PresenceWant, reads []PresenceRead, minPositions int) Result {
+	const name = "presence-positional"
+	judged, wrongReads, failed := 0, 0, 0
+	var bad []string
+	for i, r := range reads {
+		if r.ErrKind != "" {
+			failed++
+			continue
+		}
+		if len(r.Got) != len(r.Keys) {
+			wrongReads++
+			bad = append(bad, fmt.Sprintf("read %d: %d answers for %d keys", i, len(r.Got), len(r.Keys)))
+			continue
+		}
+		wrong := 0
+		for p, k := range r.Keys {
+			w, ok := want[k]
+			if !ok || w.Unknown {
+				continue
+			}
+			judged++
+			g := r.Got[p]
+			if g.Present == w.Present && (!w.Present || g.Value == w.Value) {
+				continue
+			}
+			wrong++
+			if wrong <= 2 {
+				bad = append(bad, fmt.Sprintf("read %d @%v position %d %s: want %s, got %s", i, r.Call.Round(time.Millisecond), p, k, showWant(w), showGot(g)))
+			}
+		}
+		if wrong > 0 {
+			wrongReads++
+		}
+	}
+	if judged < minPositions {
+		return unknown(name, "only %d positions judged (%d of %d reads failed), need %d", judged, failed, len(reads), minPositions)
+	}
+	if wrongReads > 0 {
+		return fail(name, strings.Join(first(bad, 6), "\n"), "%d of %d successful reads answered wrong values or nils at some position", wrongReads, len(reads)-failed)
+	}
+	return pass(name, "%d reads, %d positions: every value and nil at its position", len(reads)-failed, judged)
+}
+
+// PresenceOutcomes turns reads into loud outcomes for NoErrors/RefusedWith.
+func PresenceOutcomes(reads []PresenceRead) []Outcome {
+	out := make([]Outcome, len(reads))
+	for i, r := range reads {
+		out[i] = Outcome{Op: fmt.Sprintf("bulk read of %d keys @%v", len(r.Keys), r.Call.Round(time.Millisecond)), ErrKind: r.ErrKind, Err: r.Err}
+	}
+	return out
+}
+
+func showWant(w PresenceWant) string {
+	if w.Present {
+		return fmt.Sprintf("%q", w.Value)
+	}
+	return "nil"
+}
+
+func showGot(g PresenceGot) string {
+	if g.Present {
+		return fmt.Sprintf("%q", g.Value)
+	}
+	return "nil"
+}

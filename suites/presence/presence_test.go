@@ -1,0 +1,249 @@
+package presence_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/presence"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+const row = report.RowPresenceMGet
+
+var _ = Describe("presence-mget", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(
+			harness.Scenario{
+				Name: "presence-mget/positional/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
+				Spec: "a bulk read split per slot answers every value and nil at its caller's position, also while a slot moves mid-read (000 §Conformance, Presence MGET)",
+				Run:  func(ctx SpecContext) report.Check { return positional(ctx, b) },
+			},
+			harness.Scenario{
+				Name: "presence-mget/bulk-ops/" + string(b), Row: row, Column: report.ColumnErrors,
+				Spec: "the per-slot bulk read never crosses slots and rides out a slot migration (TRYAGAIN retried) without an error (000 §Conformance, Presence MGET; §System Model, Presence)",
+				Run:  func(ctx SpecContext) report.Check { return bulkOps(ctx, b) },
+			},
+		)
+	}
+})
+
+// presenceScale sizes the row. Presence lives 90 s in production; the run
+// keeps a long TTL for the present keys (they must not expire mid-scenario)
+// and gives the expiring subset a short one that elapses before any read.
+type presenceScale struct {
+	Keys, FullReads, SampleReads, SampleSize int
+	TTL, ShortTTL, Hold                      time.Duration
+}
+
+func scaleOf() presenceScale {
+	if cfg.Profile == harness.ProfileFull {
+		return presenceScale{Keys: 10_000, FullReads: 5, SampleReads: 200, SampleSize: 1000, TTL: presence.DefaultTTL, ShortTTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond}
+	}
+	return presenceScale{Keys: 2_000, FullReads: 3, SampleReads: 30, SampleSize: 200, TTL: presence.DefaultTTL / 3, ShortTTL: 300 * time.Millisecond, Hold: time.Second}
+}
+
+// pinnedPerSlot keys are forced into the slot that moves: half present,
+// half never written, so the moving slot holds a mixed group — the case
+// where a migrating slot answers TRYAGAIN for the group.
+const pinnedPerSlot = 6
+
+// setup writes the pattern and returns it with the slot that will move and
+// the pinned keys in that slot.
+func setup(ctx context.Context, store *presence.Store, rng *rand.Rand, s presenceScale, community string) (traffic.PresencePattern, int, []string) {
+	GinkgoHelper()
+	moving := rng.IntN(slot.Count)
+	By(fmt.Sprintf("writing %d presence keys over every slot (present / never / cleared / expired) plus %d pinned in slot %d", s.Keys, pinnedPerSlot, moving))
+	p := traffic.WritePresence(ctx, store, rng, traffic.PresenceLayout{Community: community, Keys: s.Keys, ShortTTL: s.ShortTTL, Pinned: map[int]int{moving: pinnedPerSlot}, Workers: 8})
+	Expect(check.NoErrors(p.Outcomes, s.Keys/2).Status).To(Equal(check.Pass), "the pattern's writes must succeed before reads are judged")
+	var pinned []string
+	for _, k := range p.Keys {
+		if slot.Of(k) == moving {
+			pinned = append(pinned, k)
+		}
+	}
+	return p, moving, pinned
+}
+
+// shardSpread says how many pattern keys each primary owns, so the
+// evidence shows every shard took part.
+func shardSpread(ctx context.Context, keys []string) ([]string, bool) {
+	GinkgoHelper()
+	perSlot := map[int]int{}
+	for _, k := range keys {
+		perSlot[slot.Of(k)]++
+	}
+	count := map[string]int{}
+	for s, n := range perSlot {
+		node, err := cluster.NodeForSlot(ctx, s)
+		Expect(err).NotTo(HaveOccurred())
+		count[node.Name()] += n
+	}
+	var out []string
+	every := true
+	for _, p := range cluster.Primaries() {
+		out = append(out, fmt.Sprintf("%s owns %d of %d keys", p.Name(), count[p.Name()], len(keys)))
+		every = every && count[p.Name()] > 0
+	}
+	return out, every
+}
+
+// moveWhileReading moves slot s to the next shard (holding it MIGRATING for
+// hold) while every reader keeps reading samples that include must, and
+// returns the fault window on clock.
+func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand, keys, must []string, size int, hold time.Duration, readers ...*traffic.PresenceReader) (report.FaultWindow, check.Span) {
+	GinkgoHelper()
+	By(fmt.Sprintf("fault: slot %d moves to the next shard, held MIGRATING for %v, while %d readers read", slot.Of(must[0]), hold, len(readers)))
+	samples := make([][]string, 64)
+	for i := range samples {
+		samples[i] = traffic.Sample(rng, keys, size, must)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, r := range readers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				r.Read(ctx, samples[i%len(samples)])
+			}
+		})
+	}
+	start := clock.Now()
+	w, err := fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(must[0]), To: -1, Hold: hold})
+	span := check.Span{Start: start, End: clock.Now()}
+	close(done)
+	wg.Wait()
+	Expect(err).NotTo(HaveOccurred())
+	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}, span
+}
+
+func during(reads []check.PresenceRead, w check.Span) int {
+	n := 0
+	for _, r := range reads {
+		if r.Call <= w.End && r.Return >= w.Start {
+			n++
+		}
+	}
+	return n
+}
+
+func positional(ctx SpecContext, b client.Backend) report.Check {
+	s := scaleOf()
+	rng := cfg.Rand("presence-mget/positional/" + string(b))
+	pool := harness.Pool(ctx, b, cluster)
+	ev := harness.Evidence(cfg, cluster, pool)
+	clock := traffic.NewClock()
+	store := presence.New(pool, presence.Options{TTL: s.TTL})
+	p, _, pinned := setup(ctx, store, rng, s, "pos-"+string(b))
+	spread, every := shardSpread(ctx, p.Keys)
+	ev.Observed = append(ev.Observed, spread...)
+
+	var retries, redirects atomic.Int64
+	store = presence.New(pool, presence.Options{TTL: s.TTL, Read: presence.ReadOptions{Retries: &retries, Redirects: &redirects}})
+	reader := &traffic.PresenceReader{Store: store, Clock: clock}
+	concat := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadConcatenated}}), Clock: clock}
+	By(fmt.Sprintf("%d full reads (shuffled, with duplicates) and %d samples of %d", s.FullReads, s.SampleReads, s.SampleSize))
+	for range s.FullReads {
+		reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
+	}
+	for range s.SampleReads {
+		k := traffic.Sample(rng, p.Keys, s.SampleSize, nil)
+		reader.Read(ctx, k)
+		concat.Read(ctx, k)
+	}
+	nilOnFailure := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNilOnFailure}}), Clock: clock}
+	fw, span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, nilOnFailure)
+	ev.Faults = append(ev.Faults, fw)
+	By("after the move: one more full read")
+	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
+
+	reads := reader.Reads()
+	result := check.PresencePositional(p.Want, reads, s.Keys)
+	if !every {
+		result = check.All("presence-positional", result, check.Result{Status: check.Unknown, Message: "the pattern missed a shard"})
+	}
+	positions := 0
+	for _, r := range reads {
+		positions += len(r.Keys)
+	}
+	failed := 0
+	for _, o := range check.PresenceOutcomes(reads) {
+		if o.ErrKind != "" {
+			failed++
+		}
+	}
+	ev.Metrics = map[string]float64{
+		"keys": float64(len(p.Keys)), "present": float64(p.States[traffic.PresenceSet]), "never_written": float64(p.States[traffic.PresenceNever]),
+		"cleared": float64(p.States[traffic.PresenceCleared]), "expired": float64(p.States[traffic.PresenceExpired]),
+		"reads": float64(len(reads)), "positions_read": float64(positions), "reads_during_move": float64(during(reads, span)), "failed_reads": float64(failed), "tryagain_retries": float64(retries.Load()), "redirects_handed_back": float64(redirects.Load()),
+	}
+	nofReads := nilOnFailure.Reads()
+	ev.Observed = append(ev.Observed, fmt.Sprintf("%d of the per-slot reader's reads overlapped the move; %d nil-on-failure reads overlapped it", during(reads, span), during(nofReads, span)))
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
+		harness.Control(string(presence.ReadNilOnFailure), "a split that answers nil for a part that failed (TRYAGAIN on the migrating slot) and reports no error: present users read as absent",
+			check.PresencePositional(p.Want, nofReads, 1)),
+		harness.Control(string(presence.ReadConcatenated), "a split that appends the per-slot answers in slot order instead of scattering them back to the caller's positions",
+			check.PresencePositional(p.Want, concat.Reads(), 1)),
+	)
+}
+
+func bulkOps(ctx SpecContext, b client.Backend) report.Check {
+	s := scaleOf()
+	rng := cfg.Rand("presence-mget/bulk-ops/" + string(b))
+	pool := harness.Pool(ctx, b, cluster)
+	ev := harness.Evidence(cfg, cluster, pool)
+	clock := traffic.NewClock()
+	var retries, redirects atomic.Int64
+	store := presence.New(pool, presence.Options{TTL: s.TTL, Read: presence.ReadOptions{Retries: &retries, Redirects: &redirects}})
+	p, _, pinned := setup(ctx, store, rng, s, "ops-"+string(b))
+
+	reader := &traffic.PresenceReader{Store: store, Clock: clock}
+	for range s.FullReads {
+		reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
+	}
+	noRetry := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNoRetry}}), Clock: clock}
+	fw, span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, noRetry)
+	ev.Faults = append(ev.Faults, fw)
+	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
+
+	By("negative control: one MGET of keys in many slots")
+	single := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadSingleMGet}}), Clock: clock}
+	for range 4 {
+		single.Read(ctx, traffic.Sample(rng, p.Keys, 50, nil))
+	}
+	reads := reader.Reads()
+	outcomes := append(append([]check.Outcome(nil), p.Outcomes...), check.PresenceOutcomes(reads)...)
+	result := check.NoErrors(outcomes, s.Keys/2)
+	if retries.Load() == 0 {
+		result = check.All("bulk-ops", result, check.Result{Status: check.Unknown, Message: "no read met TRYAGAIN: the migration path was never exercised"})
+	}
+	ev.Metrics = map[string]float64{"writes": float64(len(p.Outcomes)), "reads": float64(len(reads)), "reads_during_move": float64(during(reads, span)), "tryagain_retries": float64(retries.Load()), "redirects_handed_back": float64(redirects.Load())}
+	if n := redirects.Load(); n > 0 {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("%s handed %d MOVED/ASK back to the caller during the migration instead of following it; the per-slot read re-sent the part", pool.Version(), n))
+	}
+
+	singleOut := check.PresenceOutcomes(single.Reads())
+	crossSlot := harness.Control(string(presence.ReadSingleMGet), "one MGET over keys of many slots: CROSSSLOT from the server (go-redis sends it) or a refusal before sending (valkey-go)", check.NoErrors(singleOut, 1))
+	refused := check.RefusedWith(singleOut, string(client.KindCrossSlot))
+	crossSlot.Caught = crossSlot.Caught && refused.Status == check.Pass
+	crossSlot.Observed = refused.Message + ": " + singleOut[0].Err
+	nr := check.PresenceOutcomes(noRetry.Reads())
+	noRetryCtl := harness.Control(string(presence.ReadNoRetry), "a per-slot split that hands TRYAGAIN (a slot mid-migration holding part of a group) straight to the caller", check.NoErrors(nr, 1))
+	return harness.Check(row, report.ColumnErrors, "", result, ev, crossSlot, noRetryCtl)
+}

@@ -1,0 +1,274 @@
+package registry_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/registry"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+const row = report.RowRegistry
+
+var _ = Describe("registry", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(
+			harness.Scenario{
+				Name: "registry/completeness/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
+				Spec: "every live runtime discoverable within one heartbeat; no dead runtime past expiry; no unattested record — against the known population, under churn, latency and a failover (000 §Mesh Registry Discovery)",
+				Run:  func(ctx SpecContext) report.Check { return completeness(ctx, b) },
+			},
+			harness.Scenario{
+				Name: "registry/ops/" + string(b), Row: row, Column: report.ColumnErrors,
+				Spec: "heartbeat, deregister and discovery error-free outside fault windows; the index read and the per-slot record MGET never cross slots (000 §Mesh Registry Discovery)",
+				Run:  func(ctx SpecContext) report.Check { return ops(ctx, b) },
+			},
+		)
+	}
+})
+
+// meshScale is the row's time scale: production heartbeats every 15 s with
+// a 45 s TTL; the scaled runs keep the 3× ratio. The intervals are generous
+// enough for a loaded 2-core runner: the checker only requires a runtime
+// whose acknowledged heartbeat outlives the discovery, so a late heartbeat
+// makes a runtime exempt, never a false failure.
+type meshScale struct {
+	Interval                      time.Duration
+	Steady, UnderLatency, After   time.Duration
+	ChurnEvery, ControlFor        time.Duration
+	Min, Max, Initial, Observers  int
+	OpsSteady, OpsFault, OpsAfter time.Duration
+}
+
+func scaleOf() meshScale {
+	s := meshScale{
+		Interval: 300 * time.Millisecond, Steady: 2500 * time.Millisecond, UnderLatency: 2500 * time.Millisecond, After: 3 * time.Second,
+		ChurnEvery: 150 * time.Millisecond, ControlFor: 2500 * time.Millisecond, Min: 15, Max: 25, Initial: 20, Observers: 3,
+		OpsSteady: 1500 * time.Millisecond, OpsFault: 1500 * time.Millisecond, OpsAfter: 2500 * time.Millisecond,
+	}
+	if cfg.Profile == harness.ProfileFull {
+		// NOTE: ≥ 500 churn events including a failover: ~60 s at one
+		// event every 90 ms.
+		s.Interval, s.Steady, s.UnderLatency, s.After = 500*time.Millisecond, 20*time.Second, 15*time.Second, 20*time.Second
+		s.ChurnEvery, s.ControlFor = 90*time.Millisecond, 6*time.Second
+		s.OpsSteady, s.OpsFault, s.OpsAfter = 5*time.Second, 5*time.Second, 8*time.Second
+	}
+	return s
+}
+
+func (s meshScale) bounds(minDiscoveries int) check.RegistryBounds {
+	return check.RegistryBounds{Interval: s.Interval, TTL: 3 * s.Interval, Grace: s.Interval, MinDiscoveries: minDiscoveries, MinRequired: 10 * minDiscoveries}
+}
+
+// attestKey is the mesh's shared attestation key for the run.
+var attestKey = []byte("slotgate-mesh-attestation-key")
+
+func newRegistry(pool client.Pool, s meshScale, ns string, m registry.Mutant) *registry.Registry {
+	GinkgoHelper()
+	opts := registry.Options{Interval: s.Interval, Key: attestKey, Mutant: m}
+	if ns != "" {
+		opts.Prefix, opts.Index = ns+":"+registry.DefaultPrefix, ns+":"+registry.DefaultIndex
+	}
+	r, err := registry.New(pool, opts)
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
+
+func newMesh(r *registry.Registry, s meshScale, name string, discover traffic.Discoverer) *traffic.Mesh {
+	return &traffic.Mesh{
+		Registry: r, Discover: discover, Min: s.Min, Max: s.Max, Initial: s.Initial,
+		ChurnEvery: s.ChurnEvery, Observers: s.Observers, DiscoverEvery: s.Interval / 2,
+		Rand: cfg.Rand("registry/mesh/" + name), Name: name,
+	}
+}
+
+// forge injects the forged records of every kind (traffic.ForgeKinds).
+func forge(ctx context.Context, pool client.Pool, r *registry.Registry, name string) int {
+	GinkgoHelper()
+	ids, err := traffic.Forge(ctx, pool, r, cfg.Rand("registry/forge/"+name), 3, 10*time.Minute)
+	Expect(err).NotTo(HaveOccurred())
+	return len(ids)
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
+
+// inject applies f and returns its window on the scenario clock.
+func inject(ctx context.Context, clock *traffic.Clock, ev *report.Evidence, f fault.Fault) check.Span {
+	GinkgoHelper()
+	start := clock.Now()
+	w, err := fault.Apply(ctx, cluster, f)
+	Expect(err).NotTo(HaveOccurred())
+	ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+	return check.Span{Start: start, End: clock.Now()}
+}
+
+// indexShard is the shard owning the index slot: the failover that matters
+// most (every discovery and heartbeat touches it).
+func indexShard(ctx context.Context) int {
+	GinkgoHelper()
+	n, err := cluster.NodeForSlot(ctx, slot.Of(registry.DefaultIndex))
+	Expect(err).NotTo(HaveOccurred())
+	return n.Shard()
+}
+
+func healLatency(ctx context.Context) {
+	GinkgoHelper()
+	for _, n := range cluster.Nodes() {
+		Expect(n.RemoveToxics(ctx)).To(Succeed())
+	}
+}
+
+func completeness(ctx SpecContext, b client.Backend) report.Check {
+	s := scaleOf()
+	pool := harness.Pool(ctx, b, cluster)
+	ev := harness.Evidence(cfg, cluster, pool)
+	clock := traffic.NewClock()
+	reg := newRegistry(pool, s, "", registry.MutantNone)
+	mesh := newMesh(reg, s, "main-"+string(b), reg.Discover)
+
+	By(fmt.Sprintf("%d runtimes join %s, heartbeat every %v (TTL %v), churn every %v, %d observers", s.Initial, cluster.Spec, s.Interval, 3*s.Interval, s.ChurnEvery, s.Observers))
+	mesh.Start(ctx, clock)
+	forged := forge(ctx, pool, reg, "main-"+string(b))
+	pause(ctx, s.Steady)
+
+	By("fault: latency 15 ms ± 5 ms on every link")
+	lat := inject(ctx, clock, &ev, fault.Latency{Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond})
+	pause(ctx, s.UnderLatency)
+	healLatency(ctx)
+	lat.End = clock.Now()
+
+	shard := indexShard(ctx)
+	By(fmt.Sprintf("fault: graceful failover of shard %d (owns the index slot)", shard))
+	fo := inject(ctx, clock, &ev, fault.Failover{Shard: shard, Mode: fault.FailoverGraceful})
+	pause(ctx, s.After)
+	mesh.Stop(true)
+	h := mesh.History()
+
+	bounds := s.bounds(int(s.Steady/s.Interval) * s.Observers)
+	result := check.RegistryBounded(h, bounds)
+	cov := check.Coverage(h, bounds)
+	outside := check.RegistryErrorsOutside(h, []check.Span{fo}, 2*time.Second, 1)
+	ev.Metrics = map[string]float64{
+		"population": float64(len(h.Population)), "churn_events": float64(mesh.ChurnEvents()), "discoveries": float64(cov.Discoveries),
+		"completeness_pct": cov.Percent(), "required_pairs": float64(cov.Required), "forged_records": float64(forged),
+		"unattested_skipped": float64(mesh.Skipped.Unattested.Load()), "undecodable_skipped": float64(mesh.Skipped.Undecodable.Load()),
+		"operations": float64(len(h.Ops)),
+	}
+	ev.Observed = append(ev.Observed,
+		fmt.Sprintf("latency window %v–%v, failover window %v–%v on the scenario clock", lat.Start.Round(time.Millisecond), lat.End.Round(time.Millisecond), fo.Start.Round(time.Millisecond), fo.End.Round(time.Millisecond)),
+		fmt.Sprintf("errors (scored in registry/ops): %v; outside the failover window: %s", check.RegistryErrKinds(h), outside.Message))
+
+	By("negative controls: legacy SCAN on the cluster and on a standalone node; trust-records; no-expiry")
+	controls := registryControls(ctx, b, s)
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+// registryControls runs the known-bad variants side by side, each in its
+// own key namespace, with the same checker.
+func registryControls(ctx context.Context, b client.Backend, s meshScale) []report.Control {
+	pool := harness.Pool(ctx, b, cluster)
+	single := harness.Pool(ctx, b, standalone)
+	bounds := s.bounds(int(s.ControlFor/s.Interval) * s.Observers / 2)
+	type run struct {
+		h       check.RegistryHistory
+		skipped int64
+	}
+	runs := make([]run, 4)
+	var wg sync.WaitGroup
+	variant := func(i int, p client.Pool, ns string, m registry.Mutant, scan bool, crash int) {
+		defer GinkgoRecover()
+		defer wg.Done()
+		r := newRegistry(p, s, ns, m)
+		discover := r.Discover
+		if scan {
+			discover = r.ScanReady
+		}
+		mesh := newMesh(r, s, ns+"-"+string(b), discover)
+		mesh.Start(ctx, traffic.NewClock())
+		forge(ctx, p, r, ns+"-"+string(b))
+		mesh.Crash(crash)
+		pause(ctx, s.ControlFor)
+		mesh.Stop(true)
+		runs[i] = run{h: mesh.History(), skipped: mesh.Skipped.Unattested.Load() + mesh.Skipped.Undecodable.Load()}
+	}
+	wg.Add(4)
+	go variant(0, pool, "scan", registry.MutantNone, true, 0)
+	go variant(1, single, "scan", registry.MutantNone, true, 0)
+	go variant(2, pool, "trust", registry.MutantTrustRecords, false, 0)
+	go variant(3, pool, "noexp", registry.MutantNoExpiry, false, 5)
+	wg.Wait()
+
+	scanCluster := check.RegistryBounded(runs[0].h, bounds)
+	scanSingle := check.RegistryBounded(runs[1].h, bounds)
+	errs := check.RegistryErrorsOutside(runs[0].h, nil, 0, 1)
+	scan := harness.Control("scan-ready/"+cluster.Spec.String(),
+		"legacy scan_ready(): SCAN has no key, the client sends it to one node and the cursor ends there — a per-call subset, no error",
+		scanCluster)
+	// Caught only when it is silent (no error at all) and the same checker
+	// passes SCAN on a standalone node: the check is about the cluster.
+	scan.Caught = scan.Caught && errs.Status == check.Pass && scanSingle.Status == check.Pass
+	scan.Observed = fmt.Sprintf("on %s: %s (completeness %.1f%%; %s) | on standalone: %s (completeness %.1f%%)",
+		cluster.Spec, scanCluster.Message, check.Coverage(runs[0].h, bounds).Percent(), errs.Message, scanSingle.Message, check.Coverage(runs[1].h, bounds).Percent())
+	return []report.Control{
+		scan,
+		harness.Control(string(registry.MutantTrustRecords), "discovery believes any record: forged, unsigned and replayed records are returned", check.RegistryBounded(runs[2].h, bounds)),
+		harness.Control(string(registry.MutantNoExpiry), "records without TTL and index scores of +inf: crashed runtimes stay discoverable forever", check.RegistryBounded(runs[3].h, bounds)),
+	}
+}
+
+func ops(ctx SpecContext, b client.Backend) report.Check {
+	s := scaleOf()
+	pool := harness.Pool(ctx, b, cluster)
+	ev := harness.Evidence(cfg, cluster, pool)
+	clock := traffic.NewClock()
+	reg := newRegistry(pool, s, "", registry.MutantNone)
+	mesh := newMesh(reg, s, "ops-"+string(b), reg.Discover)
+	mesh.Start(ctx, clock)
+	forge(ctx, pool, reg, "ops-"+string(b))
+	pause(ctx, s.OpsSteady)
+
+	By("fault: latency 15 ms ± 5 ms on every link (not an excuse for errors)")
+	inject(ctx, clock, &ev, fault.Latency{Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond})
+	pause(ctx, s.OpsFault)
+	healLatency(ctx)
+
+	shard := indexShard(ctx)
+	By(fmt.Sprintf("fault: graceful failover of shard %d (owns the index slot)", shard))
+	fo := inject(ctx, clock, &ev, fault.Failover{Shard: shard, Mode: fault.FailoverGraceful})
+	pause(ctx, s.OpsAfter)
+	mesh.Stop(true)
+	h := mesh.History()
+	const settle = 2 * time.Second
+	result := check.RegistryErrorsOutside(h, []check.Span{fo}, settle, 100)
+	ev.Metrics = map[string]float64{"operations": float64(len(h.Ops)), "population": float64(len(h.Population)), "churn_events": float64(mesh.ChurnEvents())}
+	ev.Observed = append(ev.Observed, fmt.Sprintf("error kinds over the whole run: %v", check.RegistryErrKinds(h)))
+
+	By("negative control: discovery that MGETs every record in one command")
+	bad := newRegistry(pool, s, "xslot", registry.MutantCrossSlotMGet)
+	bm := newMesh(bad, s, "xslot-"+string(b), bad.Discover)
+	bm.Start(ctx, traffic.NewClock())
+	pause(ctx, s.Interval*3)
+	bm.Stop(true)
+	bh := bm.History()
+	ctl := harness.Control(string(registry.MutantCrossSlotMGet), "records live in every slot: one MGET of all of them is CROSSSLOT (server) or refused (valkey-go) on a cluster", check.RegistryErrorsOutside(bh, nil, 0, 1))
+	kinds := check.RegistryErrKinds(bh)
+	ctl.Caught = ctl.Caught && kinds[string(client.KindCrossSlot)] > 0 && len(kinds) == 1
+	ctl.Observed += fmt.Sprintf(" (error kinds %v)", kinds)
+	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)
+}
