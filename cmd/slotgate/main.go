@@ -37,6 +37,7 @@ Usage:
   slotgate run    [flags]   run the suites, print the scorecard, write the report
   slotgate report [flags]   re-render the report from a stored results.json
   slotgate rows             list the rows, the spec section each enforces, and its topology
+  slotgate model  [flags]   check the explicit-state model of the fencing migration and kill mutants M1–M9
   slotgate help [command]   this text, or a command's flags
 
 Every row is scored in two columns: errors (something failed loudly) and
@@ -70,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(args[1:], stdout, stderr)
 	case "rows":
 		err = cmdRows(args[1:], stdout)
+	case "model":
+		err = cmdModel(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 {
 			return run([]string{args[1], "--help"}, stdout, stderr)
@@ -77,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topHelp)
 		return exitPass
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want run, report, rows or help)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want run, report, rows, model or help)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

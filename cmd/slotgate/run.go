@@ -282,6 +282,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 				break wait
 			}
 		}
+		awaitGroup(cmd.Process.Pid, stderr)
 	}
 
 	var reports []types.Report
@@ -326,6 +327,48 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		return exitGateFail, nil
 	}
 	return exitPass, nil
+}
+
+// awaitGroup waits until every process of the suites' process group is gone,
+// so slotgate never exits while a suite is still tearing its servers down
+// (Ginkgo may return before an interrupted suite process finished its
+// cleanup). A group still alive after a minute is killed: its servers then
+// die of their parent-death signal, and `fixtures.Leftovers` below reports
+// any directory left behind.
+func awaitGroup(pgid int, stderr io.Writer) {
+	deadline := time.Now().Add(time.Minute)
+	for groupAlive(pgid) {
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "slotgate: suite processes still running a minute after the suites ended; killing them\n")
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// groupAlive reports a live (non-zombie) process in process group pgid.
+func groupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces, so split after ')'.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 func labelFilter(rows []report.RowID) string {

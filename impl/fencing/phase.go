@@ -105,6 +105,20 @@ var MigrationMutants = []MigrationMutant{M1, M2, M3, M4, M5, M6, M7, M8, M9}
 // Script says the mutant is a script variant (the rest are gate variants).
 func (m MigrationMutant) Script() bool { return m == M1 || m == M2 || m == M3 || m == M5 }
 
+// ScriptPhase is the phase whose acquire script the mutant replaces — B for
+// M1 and M3, A for M2 and M5 — and "" for the gate mutants. ForPhaseMutant
+// (the real scripts) and the explicit-state model (model/) share this one
+// switch, so a mutant means the same thing to both.
+func (m MigrationMutant) ScriptPhase() Phase {
+	switch m {
+	case M1, M3:
+		return B
+	case M2, M5:
+		return A
+	}
+	return ""
+}
+
 // Trips is the invariant the spec says the mutant violates.
 func (m MigrationMutant) Trips() string {
 	switch m {
@@ -124,7 +138,7 @@ func (m MigrationMutant) Trips() string {
 func ForPhaseMutant(p Phase, m MigrationMutant) Scripts {
 	s := ForPhase(p)
 	file := map[MigrationMutant]string{M1: "m1_acquire_b.lua", M2: "m2_acquire_a.lua", M3: "m3_acquire_b.lua", M5: "m5_acquire_a.lua"}[m]
-	if file == "" || (p == B) != (m == M1 || m == M3) || !p.Dual() {
+	if file == "" || m.ScriptPhase() != p {
 		return s
 	}
 	s.Name = string(p) + "+" + string(m)

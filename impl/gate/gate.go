@@ -128,6 +128,34 @@ func New(opts Options) *Gate {
 	return &Gate{mutant: opts.Mutant, target: start, mode: Disabled}
 }
 
+// State is the gate's decision-relevant state as a value: the target, the
+// mode, and the facts a rollback invalidates. It exists so the explicit-state
+// model (model/) can explore the gate's own decisions exhaustively instead of
+// re-encoding its rules; it is comparable, so a model checker can hash it.
+type State struct {
+	Target        fencing.Phase
+	Mode          Mode
+	Backfilled    bool
+	ReverseMerged bool
+}
+
+// State returns the gate's current state (the decision log is not part of it).
+func (g *Gate) State() State {
+	return State{Target: g.target, Mode: g.mode, Backfilled: g.backfilled, ReverseMerged: g.reverseMerged}
+}
+
+// Restore returns a gate in state s with opts.Mutant and an empty decision
+// log (opts.Start is ignored: s.Target is the target). A zero s.Target is O
+// and a zero s.Mode is disabled, as for New.
+func Restore(opts Options, s State) *Gate {
+	g := New(Options{Start: s.Target, Mutant: opts.Mutant})
+	if s.Mode != "" {
+		g.mode = s.Mode
+	}
+	g.backfilled, g.reverseMerged = s.Backfilled, s.ReverseMerged
+	return g
+}
+
 // Target is the phase the fleet is chasing.
 func (g *Gate) Target() fencing.Phase { return g.target }
 

@@ -23,6 +23,9 @@ func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
 	s, err := fixtures.ParseSpec(spec)
 	Expect(err).NotTo(HaveOccurred())
 	began := time.Now()
+	// Registered before Run: an interrupt that abandons Run half-way still
+	// closes whatever it had started (Close is idempotent).
+	DeferCleanup(fixtures.CleanupAll)
 	opts := []fixtures.Option{fixtures.WithServer(cfg.Server), fixtures.WithLogger(func(format string, args ...any) {
 		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
 	})}

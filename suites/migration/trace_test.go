@@ -1,0 +1,465 @@
+package migration_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/model"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+)
+
+var _ = Describe("fencing-migration trace conformance", func() {
+	harness.Emit(harness.Scenario{
+		Name: "fencing-migration/trace-conformance", Row: row, Column: report.ColumnSilentlyWrong,
+		Spec: "the explicit-state model (model/, the TLA+ model's Go counterpart) and the real O/A/B/C scripts, backfill and reverse merge agree step by step: both lease keys and both counters after every action (000 §Mechanized verification, §Per-phase operation table)",
+		Run:  traceConformance,
+	})
+})
+
+// traceSize is the replay's scale per profile.
+type traceSize struct {
+	depth        int // every action sequence of this length from Init
+	walks, steps int // seeded random walks × steps each
+	minSteps     int // below this the check is blind
+}
+
+func traceScale() traceSize {
+	if cfg.Profile == harness.ProfileFull {
+		return traceSize{depth: 6, walks: 40, steps: 250, minSteps: 10_000}
+	}
+	return traceSize{depth: 5, walks: 10, steps: 100, minSteps: 2_000}
+}
+
+// walkMaxGen lifts the model's finiteness bound for the long random walks;
+// the real counters have none.
+const walkMaxGen = 1 << 20
+
+// traceConformance replays model behaviours against the real scripts on
+// the standalone node (disabled mode, where A/B legally run) and compares
+// the real keyspace with the model after every step:
+//
+//   - every action sequence of a small depth from Init;
+//   - seeded random long walks (held acquires included);
+//   - every distinct keyspace transition of the reachable state space, each
+//     from the model state loaded into a fresh session (so a divergence
+//     comes with a shortest trace, BFS order);
+//   - for the script mutants M1–M3 and M5, the mutant model against the
+//     mutant scripts (the model and fencing.ForPhaseMutant share one
+//     switch, MigrationMutant.ScriptPhase).
+//
+// Negative controls: the correct model against each mutant script set must
+// diverge.
+func traceConformance(ctx SpecContext) report.Check {
+	Expect(standalone.Reset(ctx)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) { Expect(standalone.Reset(ctx)).To(Succeed()) })
+	pool := harness.Pool(ctx, cfg.Backends[0], standalone)
+	name := "fencing-migration/trace-conformance"
+	rng := cfg.Rand(name)
+	sz := traceScale()
+	ev := harness.Evidence(cfg, standalone, pool)
+	began := time.Now()
+
+	correct, err := model.New(model.Config{})
+	Expect(err).NotTo(HaveOccurred())
+	walker, err := model.New(model.Config{MaxGen: walkMaxGen})
+	Expect(err).NotTo(HaveOccurred())
+	replay := newReplayer(pool, fencing.MutantNone, fmt.Sprintf("tc%x", rng.Uint32()))
+
+	By(fmt.Sprintf("every action sequence of length %d from Init, compared after every step", sz.depth))
+	seqs, seqDiv := replay.sequences(ctx, correct, sz.depth)
+	seqSteps := replay.steps
+	By(fmt.Sprintf("%d seeded random walks of %d steps", sz.walks, sz.steps))
+	walkDiv := replay.walks(ctx, walker, rng, sz.walks, sz.steps)
+	walkSteps := replay.steps - seqSteps
+	By("every distinct keyspace transition of the reachable state space (BFS order)")
+	reachable := correct.Reachable()
+	edges, edgeDiv := replay.transitions(ctx, correct, reachable, true)
+
+	var div *traceDivergence
+	for _, d := range []*traceDivergence{edgeDiv, seqDiv, walkDiv} {
+		if d != nil && (div == nil || len(d.trace.Steps) < len(div.trace.Steps)) {
+			div = d
+		}
+	}
+	divModel := correct
+	if div == walkDiv && div != nil {
+		divModel = walker
+	}
+
+	By("the mutant models against the mutant scripts (one mutant switch), and the controls")
+	var controls []report.Control
+	var sameSwitch []string
+	for _, mu := range fencing.MigrationMutants {
+		if !mu.Script() {
+			continue
+		}
+		mm, err := model.New(model.Config{Mutant: mu})
+		Expect(err).NotTo(HaveOccurred())
+		bad := newReplayer(pool, mu, fmt.Sprintf("tc%s%x", mu, rng.Uint32()))
+		n, d := bad.transitions(ctx, mm, mm.Reachable(), true)
+		if d != nil && div == nil {
+			div, divModel = d, mm
+		}
+		sameSwitch = append(sameSwitch, fmt.Sprintf("%s model = %s scripts over %d transitions (%s)", mu, mu, n, verdictOf(d)))
+
+		_, d = bad.transitions(ctx, correct, reachable, false)
+		r := check.Result{Status: check.Pass, Message: "the correct model and the " + string(mu) + " scripts agree on every transition"}
+		if d != nil {
+			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged after %d steps: %s", len(d.trace.Steps), d.summary()), Counterexample: d.format(correct)}
+		}
+		if mu == fencing.M3 {
+			walkBad := newReplayer(pool, mu, fmt.Sprintf("tcw%x", rng.Uint32()))
+			if wd := walkBad.walks(ctx, walker, cfg.Rand(name+"/M3"), sz.walks, sz.steps); wd != nil {
+				r.Message += fmt.Sprintf("; the random walks caught it too, after %d steps", len(wd.trace.Steps))
+			} else {
+				r.Message += "; the random walks did not reach it"
+			}
+		}
+		ctl := harness.Control(string(mu)+"-scripts", fmt.Sprintf("real scripts ForPhaseMutant(·, %s) against the correct model: the replay must diverge (the spec's %s)", mu, mu.Trips()), r)
+		if r.Counterexample != "" {
+			ctl.Observed += "; shortest divergent trace:\n" + r.Counterexample
+		}
+		controls = append(controls, ctl)
+	}
+
+	total := seqSteps + walkSteps
+	ev.Observed = append(ev.Observed,
+		fmt.Sprintf("%d action sequences of length %d (%d steps), %d random walks (%d steps), %d distinct keyspace transitions of %d reachable states", seqs, sz.depth, seqSteps, sz.walks, walkSteps, edges, len(reachable.States)),
+		strings.Join(sameSwitch, "; "),
+		fmt.Sprintf("replay wall time %v", time.Since(began).Round(time.Millisecond)))
+	result := check.Result{Status: check.Pass, Message: fmt.Sprintf("model and real scripts agreed after every one of %d replayed steps and %d transition checks", total, edges)}
+	switch {
+	case div != nil:
+		result = check.Result{Status: check.Fail, Message: fmt.Sprintf("the real keyspace diverged from the model after %d steps: %s", len(div.trace.Steps), div.summary()), Counterexample: div.format(divModel)}
+	case total < sz.minSteps:
+		result = check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d steps replayed, want at least %d", total, sz.minSteps)}
+	}
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+func verdictOf(d *traceDivergence) string {
+	if d == nil {
+		return "agree"
+	}
+	return "DIVERGED: " + d.summary()
+}
+
+// replayer runs model actions against the real scripts of one script
+// mutant (MutantNone: the correct scripts), one fresh session per behaviour.
+type replayer struct {
+	pool   client.Pool
+	dirs   map[fencing.Phase]*fencing.Directory
+	prefix string
+	n      int
+	steps  int
+}
+
+func newReplayer(pool client.Pool, mu fencing.MigrationMutant, prefix string) *replayer {
+	r := &replayer{pool: pool, dirs: map[fencing.Phase]*fencing.Directory{}, prefix: prefix}
+	for _, p := range fencing.Phases {
+		// An hour-long TTL: expiry is the model's explicit Expire (a DEL),
+		// never the clock, so the replay is deterministic.
+		r.dirs[p] = fencing.New(pool, fencing.Options{Scripts: fencing.ForPhaseMutant(p, mu), LeaseTTL: time.Hour})
+	}
+	return r
+}
+
+func (r *replayer) fresh() fencing.Session {
+	r.n++
+	return fencing.Session{Community: "trace", ID: r.prefix + "-" + strconv.Itoa(r.n)}
+}
+
+// traceDivergence is the first step where the real node and the model
+// disagree, with the model's trace up to and including that step.
+type traceDivergence struct {
+	trace     model.Trace
+	want, got model.Keyspace
+	wantEff   model.Effect
+	gotEff    model.Effect
+	err       error
+}
+
+func (d *traceDivergence) summary() string {
+	last := d.trace.Steps[len(d.trace.Steps)-1]
+	if d.err != nil {
+		return fmt.Sprintf("%s failed: %v", last.Action, d.err)
+	}
+	if d.want != d.got {
+		return fmt.Sprintf("after %s the model has %s, the node %s", last.Action, d.want, d.got)
+	}
+	return fmt.Sprintf("%s replied %+v, the model %+v", last.Action, d.gotEff, d.wantEff)
+}
+
+func (d *traceDivergence) format(m *model.Model) string {
+	return m.FormatTrace(d.trace) + "diverged: " + d.summary() + "\n"
+}
+
+// step replays one model transition on session s and compares.
+func (r *replayer) step(ctx context.Context, s fencing.Session, pre model.State, a model.Action) (model.Effect, model.Keyspace, error) {
+	r.steps++
+	got, err := r.apply(ctx, s, pre, a)
+	if err != nil {
+		return got, model.Keyspace{}, err
+	}
+	ks, err := r.read(ctx, s)
+	return got, ks, err
+}
+
+func sameEffect(a model.Action, want, got model.Effect) bool {
+	switch a.Kind {
+	case model.Acquire:
+		return want.Acquired == got.Acquired && want.Held == got.Held && want.Gen == got.Gen
+	case model.MigrateB:
+		return want.Migrated == got.Migrated
+	}
+	return true
+}
+
+// behaviour replays transitions one after another on a fresh session and
+// returns the first divergence.
+func (r *replayer) behaviour(ctx context.Context, init model.State, ts []model.Transition) *traceDivergence {
+	s := r.fresh()
+	pre := init
+	for i, t := range ts {
+		eff, ks, err := r.step(ctx, s, pre, t.Action)
+		if err != nil || ks != t.Next.Keyspace() || !sameEffect(t.Action, t.Effect, eff) {
+			return &traceDivergence{trace: traceOf(init, ts[:i+1]), want: t.Next.Keyspace(), got: ks, wantEff: t.Effect, gotEff: eff, err: err}
+		}
+		pre = t.Next
+	}
+	return nil
+}
+
+func traceOf(init model.State, ts []model.Transition) model.Trace {
+	tr := model.Trace{Init: init}
+	for _, t := range ts {
+		tr.Steps = append(tr.Steps, model.Step{Action: t.Action, Effect: t.Effect, State: t.Next})
+	}
+	return tr
+}
+
+// sequences replays every behaviour of exactly depth actions from Init (or
+// shorter where nothing is enabled), keeping the shortest divergence.
+func (r *replayer) sequences(ctx context.Context, m *model.Model, depth int) (int, *traceDivergence) {
+	var best *traceDivergence
+	n := 0
+	var walk func(s model.State, path []model.Transition)
+	walk = func(s model.State, path []model.Transition) {
+		succ := m.Successors(s)
+		if len(path) == depth || len(succ) == 0 {
+			n++
+			if d := r.behaviour(ctx, m.Init(), path); d != nil && (best == nil || len(d.trace.Steps) < len(best.trace.Steps)) {
+				best = d
+			}
+			return
+		}
+		for _, t := range succ {
+			walk(t.Next, append(path[:len(path):len(path)], t))
+		}
+	}
+	walk(m.Init(), nil)
+	return n, best
+}
+
+// walks replays seeded random behaviours; one in eight steps is an acquire
+// by a random pod whatever the lease (so the scripts' "held" reply is
+// compared too). It returns the first divergence.
+func (r *replayer) walks(ctx context.Context, m *model.Model, rng *rand.Rand, walks, steps int) *traceDivergence {
+	for w := 0; w < walks; w++ {
+		s := m.Init()
+		var path []model.Transition
+		for len(path) < steps {
+			var t model.Transition
+			if rng.IntN(8) == 0 {
+				a := model.Action{Kind: model.Acquire, Pod: 1 + rng.IntN(m.Config().Pods)}
+				next, eff, ok := m.Apply(s, a)
+				if !ok {
+					continue
+				}
+				t = model.Transition{Action: a, Effect: eff, Next: next}
+			} else {
+				succ := m.Successors(s)
+				if len(succ) == 0 {
+					break
+				}
+				t = succ[rng.IntN(len(succ))]
+			}
+			path = append(path, t)
+			s = t.Next
+		}
+		if d := r.behaviour(ctx, m.Init(), path); d != nil {
+			return d
+		}
+	}
+	return nil
+}
+
+// transitions checks every distinct keyspace transition of m's reachable
+// state space: what the real node sees is the keyspace, the script (the
+// actor's phase) and the owner, so one check per distinct (keyspace,
+// action, actor phase) covers every state sharing them. Each is run from
+// the model state loaded into a fresh session; BFS order makes the first
+// divergence a shortest one. With all false it stops at the first.
+func (r *replayer) transitions(ctx context.Context, m *model.Model, reachable *model.Graph, all bool) (int, *traceDivergence) {
+	type key struct {
+		ks    model.Keyspace
+		a     model.Action
+		phase fencing.Phase
+	}
+	seen := map[key]bool{}
+	var first *traceDivergence
+	for i, pre := range reachable.States {
+		for _, a := range m.Actions() {
+			if !a.Writes() {
+				continue
+			}
+			next, eff, ok := m.Apply(pre, a)
+			if !ok {
+				continue
+			}
+			k := key{ks: pre.Keyspace(), a: a}
+			if a.Pod > 0 {
+				k.phase = pre.Pods[a.Pod-1]
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			s := r.fresh()
+			err := r.load(ctx, s, pre.Keyspace())
+			var got model.Effect
+			var ks model.Keyspace
+			if err == nil {
+				got, ks, err = r.step(ctx, s, pre, a)
+			}
+			if err != nil || ks != next.Keyspace() || !sameEffect(a, eff, got) {
+				d := &traceDivergence{trace: reachable.Trace(i), want: next.Keyspace(), got: ks, wantEff: eff, gotEff: got, err: err}
+				d.trace.Steps = append(d.trace.Steps, model.Step{Action: a, Effect: eff, State: next})
+				if first == nil {
+					first = d
+				}
+				if !all {
+					return len(seen), first
+				}
+			}
+		}
+	}
+	return len(seen), first
+}
+
+// apply runs action a of the model on the real node: the actor's phase
+// script for Acquire, B's renew for MigrateB, a DEL for lease loss, the
+// real backfill and reverse merge. Fleet, gate and mode steps touch no key.
+func (r *replayer) apply(ctx context.Context, s fencing.Session, pre model.State, a model.Action) (model.Effect, error) {
+	owner := model.PodName(a.Pod)
+	switch a.Kind {
+	case model.Acquire:
+		got, err := r.dirs[pre.Pods[a.Pod-1]].Acquire(ctx, s, owner)
+		if err != nil {
+			return model.Effect{}, err
+		}
+		if got.OK {
+			return model.Effect{Acquired: true, Gen: int(got.Generation)}, nil
+		}
+		return model.Effect{Held: true, Gen: int(got.Holder.Generation)}, nil
+	case model.MigrateB:
+		d := r.dirs[fencing.B]
+		before := d.Stats().Migrations.Load()
+		ok, err := d.Renew(ctx, s, owner, int64(pre.Old.Gen))
+		return model.Effect{Migrated: ok && d.Stats().Migrations.Load() > before, Gen: pre.Old.Gen}, err
+	case model.ExpireOld:
+		_, err := r.pool.Do(ctx, client.NewCmd("DEL", []string{fencing.OldKeys(s).Lease}))
+		return model.Effect{}, err
+	case model.ExpireNew:
+		_, err := r.pool.Do(ctx, client.NewCmd("DEL", []string{fencing.NewKeys(s).Lease}))
+		return model.Effect{}, err
+	case model.Backfill:
+		_, err := fencing.Backfill(ctx, r.pool, []fencing.Session{s})
+		return model.Effect{}, err
+	case model.ReverseMerge:
+		_, err := fencing.ReverseMerge(ctx, r.pool, []fencing.Session{s})
+		return model.Effect{}, err
+	}
+	return model.Effect{}, nil
+}
+
+func traceKeys(s fencing.Session) []string {
+	o, n := fencing.OldKeys(s), fencing.NewKeys(s)
+	return []string{o.Lease, o.Generation, n.Lease, n.Generation}
+}
+
+// load writes a model keyspace into a fresh session (one MSET; the
+// session's keys are all absent before).
+func (r *replayer) load(ctx context.Context, s fencing.Session, ks model.Keyspace) error {
+	keys := traceKeys(s)
+	vals := []string{leaseValue(ks.Old), strconv.Itoa(ks.OldCtr), leaseValue(ks.New), strconv.Itoa(ks.NewCtr)}
+	var args []string
+	for i, v := range vals {
+		if v != "" && v != "0" {
+			args = append(args, keys[i], v)
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	_, err := r.pool.Do(ctx, client.Cmd{Prefix: append([]string{"MSET"}, args...)})
+	return err
+}
+
+func leaseValue(l model.Lease) string {
+	if !l.Live() {
+		return ""
+	}
+	return l.String()
+}
+
+var errTraceValue = errors.New("unexpected value in a fencing key")
+
+// read returns the session's real keyspace (one MGET of all four keys).
+func (r *replayer) read(ctx context.Context, s fencing.Session) (model.Keyspace, error) {
+	reply, err := r.pool.Do(ctx, client.NewCmd("MGET", traceKeys(s)))
+	if err != nil {
+		return model.Keyspace{}, err
+	}
+	vals, isNil, err := client.AsStrings(reply)
+	if err != nil || len(vals) != 4 {
+		return model.Keyspace{}, fmt.Errorf("read keyspace of %s: %w: %v", s, errTraceValue, reply)
+	}
+	lease := func(i int) (model.Lease, error) {
+		if isNil[i] {
+			return model.Lease{}, nil
+		}
+		gen, owner, ok := strings.Cut(vals[i], ":")
+		g, err1 := strconv.Atoi(gen)
+		p, err2 := strconv.Atoi(strings.TrimPrefix(owner, "p"))
+		if !ok || err1 != nil || err2 != nil || !strings.HasPrefix(owner, "p") || p < 1 {
+			return model.Lease{}, fmt.Errorf("%w: lease %q", errTraceValue, vals[i])
+		}
+		return model.Lease{Owner: p, Gen: g}, nil
+	}
+	ctr := func(i int) (int, error) {
+		if isNil[i] {
+			return 0, nil
+		}
+		return strconv.Atoi(vals[i])
+	}
+	var ks model.Keyspace
+	var e [4]error
+	ks.Old, e[0] = lease(0)
+	ks.OldCtr, e[1] = ctr(1)
+	ks.New, e[2] = lease(2)
+	ks.NewCtr, e[3] = ctr(3)
+	return ks, errors.Join(e[:]...)
+}
