@@ -62,6 +62,13 @@ import (
 //     ClusterStateReloadInterval (60 s) or on a MOVED seen by a command. A
 //     MOVED reply to SSUBSCRIBE fails the call and triggers ReloadState, so a
 //     retry by the caller goes to the new owner.
+//   - A broken connection gives no MOVED: the reconnect dials the node the
+//     cached slot map names. After a primary died and its replica took over
+//     (a kill failover), that is the dead node, again and again, until the
+//     60 s reload — the auto-resubscribe silently never happens (measured
+//     by suites/subscriptions, failover). So a ModeCluster session's receive
+//     loop reloads the slot map on every network error, and the next
+//     reconnect reaches the new owner.
 type goRedisSubscriber struct {
 	*hub
 	cluster *redis.ClusterClient // ModeCluster
@@ -115,6 +122,7 @@ func (s *goRedisSubscriber) classicSession(ctx context.Context, create bool) *gr
 	defer s.mu.Unlock()
 	if s.classic == nil && create && !s.closing() {
 		s.classic = newGRSession(s.hub, s.newPubSub(ctx), false, false, nil)
+		s.classic.reload = s.reloadFunc()
 	}
 	return s.classic
 }
@@ -133,9 +141,19 @@ func (s *goRedisSubscriber) shardSession(ctx context.Context, k int, create bool
 			}
 			s.mu.Unlock()
 		})
+		g.reload = s.reloadFunc()
 		s.sharded[k] = g
 	}
 	return g
+}
+
+// reloadFunc returns a session's slot-map refresh: a lazy reload in
+// ModeCluster (go-redis coalesces concurrent ones), nil in ModeSingle.
+func (s *goRedisSubscriber) reloadFunc() func() {
+	if s.cluster == nil {
+		return nil
+	}
+	return func() { s.cluster.ReloadState(context.Background()) }
 }
 
 func (s *goRedisSubscriber) Subscribe(ctx context.Context, channels ...string) error {
@@ -313,6 +331,9 @@ type grSession struct {
 	// retired when the server drops all their channels.
 	slotBound bool
 	onRetire  func(*grSession)
+	// reload refreshes the client's slot map after a broken connection
+	// (nil in ModeSingle).
+	reload func()
 
 	opMu sync.Mutex // one operation at a time, so an error reply is its own
 
@@ -400,7 +421,11 @@ func (g *grSession) loop() {
 				continue
 			}
 			// The connection broke; the next Receive redials and
-			// resubscribes (pubsub.go releaseConn → reconnect).
+			// resubscribes (pubsub.go releaseConn → reconnect), routed by
+			// the slot map, which may name a dead primary: refresh it.
+			if g.reload != nil {
+				g.reload()
+			}
 			select {
 			case <-time.After(reconnectPause):
 			case <-g.h.done:
