@@ -15,6 +15,13 @@ const (
 	// FailoverGraceful is CLUSTER FAILOVER on the replica: a coordinated
 	// hand-over, no write lost (an operator's planned failover).
 	FailoverGraceful FailoverMode = "graceful"
+	// FailoverTakeover is CLUSTER FAILOVER TAKEOVER on the replica: no
+	// handshake with the primary and no election, so it works when the other
+	// primaries refuse to vote (NOTE: a primary votes for a shard at most once
+	// per 2 × cluster-node-timeout, so a second graceful failover of one shard
+	// within that time — e.g. right after Reset took the shard back — waits
+	// until it passes).
+	FailoverTakeover FailoverMode = "takeover"
 	// FailoverKill SIGKILLs the primary and lets the cluster elect the
 	// replica after cluster-node-timeout — the spec's "dead primary halts
 	// dispatch" case (spec 000 §Client Architecture, residual failure mode).
@@ -51,6 +58,10 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 	case FailoverGraceful:
 		if _, err := replica.Do(ctx, "CLUSTER", "FAILOVER"); err != nil {
 			return w, fmt.Errorf("cluster failover on %s: %w", replica.Name(), err)
+		}
+	case FailoverTakeover:
+		if _, err := replica.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
+			return w, fmt.Errorf("cluster failover takeover on %s: %w", replica.Name(), err)
 		}
 	case FailoverKill:
 		if err := primary.Kill(); err != nil {

@@ -50,7 +50,7 @@ func TestFaultsOnRealCluster(t *testing.T) {
 			t.Fatalf("key after move on %s: %v %v", now.Name(), v, err)
 		}
 	})
-	for _, mode := range []fault.FailoverMode{fault.FailoverGraceful, fault.FailoverKill} {
+	for _, mode := range []fault.FailoverMode{fault.FailoverTakeover, fault.FailoverGraceful, fault.FailoverKill} {
 		t.Run("failover-"+string(mode), func(t *testing.T) {
 			if err := topo.Reset(ctx); err != nil {
 				t.Fatal(err)

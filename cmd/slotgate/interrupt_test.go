@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,11 +45,19 @@ func TestInterruptedRunLeavesNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = run.Process.Kill() })
 
-	// Wait until the run holds live servers in directories it created.
+	// Wait until the run holds live servers in directories it created. Other
+	// harnesses may be running on this machine (go test runs packages in
+	// parallel), so a directory is ours only if its owner pid — in its name —
+	// descends from this run.
 	var ours []string
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		ours = newDirs(before, slotgateDirs(t))
+		ours = ours[:0]
+		for _, d := range newDirs(before, slotgateDirs(t)) {
+			if owner, ok := dirOwner(d); ok && descendsFrom(owner, run.Process.Pid) {
+				ours = append(ours, d)
+			}
+		}
 		if len(ours) > 0 && len(processesUsing(ours)) >= 6 {
 			break
 		}
@@ -106,6 +115,35 @@ func newDirs(before, now map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// dirOwner reads the owner pid from a slotgate-<pid>-* directory name.
+func dirOwner(dir string) (int, bool) {
+	rest := strings.TrimPrefix(filepath.Base(dir), "slotgate-")
+	pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+	return pid, err == nil
+}
+
+// descendsFrom reports whether pid is ancestor or one of its descendants.
+func descendsFrom(pid, ancestor int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == ancestor {
+			return true
+		}
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		j := strings.LastIndexByte(string(stat), ')')
+		f := strings.Fields(string(stat[j+1:]))
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // processesUsing lists live processes whose command line or working

@@ -19,6 +19,7 @@ var suiteOf = map[report.RowID]string{
 	report.RowFencingMigration: "./suites/migration",
 	report.RowPresenceMGet:     "./suites/presence",
 	report.RowRegistry:         "./suites/registry",
+	report.RowSubscriptions:    "./suites/subscriptions",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

@@ -1,0 +1,541 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SubPublish is one published message of a subscriptions history. Seq is
+// unique per Publisher, so (Publisher, Seq) names the message.
+type SubPublish struct {
+	Publisher int
+	Seq       int64
+	// Channel is where it was published; Sub is the subscription that must
+	// deliver it (the topic itself, or the pattern matching Channel).
+	Channel, Sub string
+	// Sent and Done bracket the publish call.
+	Sent, Done time.Duration
+	// ErrKind is "" when the publish was acknowledged; only acknowledged
+	// messages are expected (house style: count only acknowledged writes).
+	// "stopped" is a publish the scenario itself cut short: unknown
+	// outcome, not a failure.
+	ErrKind, Err string
+	// Receivers is the server's receiver count (SPUBLISH/PUBLISH reply).
+	Receivers int64
+}
+
+// SubDelivery is one message the application received.
+type SubDelivery struct {
+	Publisher int
+	Seq       int64
+	// Channel is where it was published, Sub the subscription it came
+	// through.
+	Channel, Sub string
+	At           time.Duration
+}
+
+// SubEvent is one entry of the subscription client's own log: the kinds of
+// impl/pubsub.EventKind ("subscribed", "dropped", "recovered",
+// "resubscribed", "retry-failed", "unsubscribed").
+type SubEvent struct {
+	At   time.Duration
+	Sub  string
+	Kind string
+	Err  string
+}
+
+// SubInterval is a span during which the application held Sub: from its
+// subscribe confirmation to its unsubscribe request (To 0: still held).
+type SubInterval struct {
+	Sub      string
+	From, To time.Duration
+}
+
+// SubFault is one injected fault window.
+type SubFault struct {
+	Name, Target string
+	Start, End   time.Duration
+}
+
+// SubscriptionHistory is what a subscriptions scenario recorded.
+type SubscriptionHistory struct {
+	Publishes  []SubPublish
+	Deliveries []SubDelivery
+	Events     []SubEvent
+	Held       []SubInterval
+	Faults     []SubFault
+	// SubscribeErrors are application subscribe/unsubscribe calls that
+	// failed after the client's own retries: loud.
+	SubscribeErrors []Outcome
+	// Recovering lists subscriptions the client still reported recovering
+	// when the scenario ended: loud (it knows it is broken).
+	Recovering []string
+	// Patterns names the subscriptions that are classic patterns (D2).
+	Patterns []string
+	End      time.Duration
+}
+
+// healEvent reports an event after which the client reports Sub healthy.
+func healEvent(kind string) bool {
+	return kind == "recovered" || kind == "resubscribed" || kind == "subscribed"
+}
+
+// span is a closed time interval.
+type span struct{ from, to time.Duration }
+
+func (s span) overlaps(from, to time.Duration) bool { return from <= s.to && to >= s.from }
+
+// forever closes a window the client never reported healed.
+const forever = time.Duration(1<<63 - 1)
+
+// SubFaultStats is the evidence for one fault.
+type SubFaultStats struct {
+	Fault SubFault
+	// Healthy is when the client last reported an affected subscription
+	// healthy again after the fault (relative to its start), 0 if none was
+	// affected as far as the client knew.
+	Healthy time.Duration
+	// Gap is the longest silence between deliveries on one subscription
+	// across the fault window (the outage the application saw), and GapSub
+	// names that subscription.
+	Gap    time.Duration
+	GapSub string
+	// LostInside counts acknowledged messages lost inside this fault's loss
+	// window.
+	LostInside int
+	// DeliveredAfter counts deliveries of messages sent after the window
+	// closed, over all subscriptions: delivery asserted, never inferred.
+	DeliveredAfter int
+	// Affected counts subscriptions the client reported dropped or
+	// restored after the fault; Unproven lists the subscriptions held across
+	// the fault with no delivery of a message sent after their window
+	// closed.
+	Affected int
+	Unproven []string
+}
+
+// SubscriptionStats is what SubscriptionAnalysis counted.
+type SubscriptionStats struct {
+	Published, Acked, Expected, Delivered int
+	LostInside, LostOutside               int
+	// LostPatternOutside counts missed pattern messages (cache-invalidate,
+	// conn-control) outside any window: silently wrong by D2.
+	LostPatternOutside int
+	Duplicates         int
+	Reordered          int
+	// PatternAnomaliesInside counts duplicates and reorderings of classic
+	// pattern messages inside an outage window: a classic subscriber that
+	// reconnects to another node can see a message again (or late) from the
+	// cluster bus. The client reported the gap, so the application can
+	// treat it as one; exact topics get no such allowance.
+	PatternAnomaliesInside int
+	// Unexpected counts deliveries of messages never published.
+	Unexpected int
+	// InFlightSlack is the longest acknowledgement→delivery latency
+	// observed: a message acknowledged this long before a fault may still be
+	// lost in it.
+	InFlightSlack                             time.Duration
+	PublishErrorsInside, PublishErrorsOutside int
+	Faults                                    []SubFaultStats
+	// Silent lists the first problems found (loss outside windows,
+	// duplicates, reordering), for the counterexample.
+	Silent []string
+	// Loud lists the first loud problems.
+	Loud []string
+}
+
+// AnalyzeSubscriptions counts loss, duplication and reordering per
+// subscription, splitting loss into inside and outside the measured outage
+// windows. A subscription's loss window for a fault runs from the fault's
+// start (less the in-flight slack) to the later of the fault's end and the
+// last time the client reported that subscription healthy again before the
+// next fault; while the client reports a subscription dropped and not yet
+// recovered, its window stays open. Outside those windows the client claims
+// health, so every acknowledged message sent while the subscription was held
+// must be delivered exactly once, in order.
+func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
+	var st SubscriptionStats
+	type id struct {
+		p int
+		s int64
+	}
+	pubs := make(map[id]SubPublish, len(h.Publishes))
+	isPattern := map[string]bool{}
+	for _, p := range h.Patterns {
+		isPattern[p] = true
+	}
+	for _, p := range h.Publishes {
+		pubs[id{p.Publisher, p.Seq}] = p
+	}
+	delivered := map[id]int{}
+	lastSeq := map[string]int64{} // publisher|channel → highest seq delivered
+	bySub := map[string][]time.Duration{}
+	type anomaly struct {
+		dup  bool
+		d    SubDelivery
+		last int64
+	}
+	var anomalies []anomaly
+	for _, d := range h.Deliveries {
+		k := id{d.Publisher, d.Seq}
+		p, ok := pubs[k]
+		if !ok {
+			st.Unexpected++
+			st.Silent = appendCapped(st.Silent, fmt.Sprintf("delivered p%d#%d on %s, never published", d.Publisher, d.Seq, d.Sub))
+			continue
+		}
+		delivered[k]++
+		if delivered[k] > 1 {
+			anomalies = append(anomalies, anomaly{dup: true, d: d})
+			continue
+		}
+		st.Delivered++
+		st.InFlightSlack = max(st.InFlightSlack, d.At-p.Done)
+		lk := fmt.Sprintf("%d|%s", d.Publisher, d.Channel)
+		if last, ok := lastSeq[lk]; ok && d.Seq < last {
+			anomalies = append(anomalies, anomaly{d: d, last: last})
+		} else {
+			lastSeq[lk] = d.Seq
+		}
+		bySub[d.Sub] = append(bySub[d.Sub], d.At)
+	}
+
+	faults := slices.Clone(h.Faults)
+	sort.Slice(faults, func(i, j int) bool { return faults[i].Start < faults[j].Start })
+	events := slices.Clone(h.Events)
+	sort.SliceStable(events, func(i, j int) bool { return events[i].At < events[j].At })
+	end := h.End
+	if end == 0 {
+		end = forever
+	}
+
+	// Loss windows per subscription, and per fault the healing report.
+	windows := map[string][]span{}
+	perFault := make([]map[string]span, len(faults)) // every held subscription's window
+	affectedBy := make([]int, len(faults))
+	st.Faults = make([]SubFaultStats, len(faults))
+	subs := map[string]bool{}
+	for _, iv := range h.Held {
+		subs[iv.Sub] = true
+	}
+	for i, f := range faults {
+		st.Faults[i].Fault = f
+		next := end
+		if i+1 < len(faults) {
+			next = faults[i+1].Start
+		}
+		perFault[i] = map[string]span{}
+		for sub := range subs {
+			w := span{f.Start - st.InFlightSlack, f.End}
+			open, affected := false, false
+			for _, e := range events {
+				if e.Sub != sub || e.At < f.Start || e.At >= next {
+					continue
+				}
+				switch {
+				case e.Kind == "dropped":
+					open, affected = true, true
+				case healEvent(e.Kind) && e.Kind != "subscribed":
+					open, affected = false, true
+					w.to = max(w.to, e.At)
+					st.Faults[i].Healthy = max(st.Faults[i].Healthy, e.At-f.Start)
+				}
+			}
+			if open {
+				w.to = forever
+			}
+			windows[sub] = append(windows[sub], w)
+			if affected {
+				affectedBy[i]++
+			}
+			if heldAt(h.Held, sub, f.End) && heldAt(h.Held, sub, next-1) {
+				perFault[i][sub] = w
+			}
+		}
+	}
+	// Drops outside any fault (nobody injected one): the window is the
+	// client's own recovering span.
+	for _, e := range events {
+		if e.Kind != "dropped" || inFault(faults, e.At) {
+			continue
+		}
+		w := span{e.At - st.InFlightSlack, forever}
+		for _, e2 := range events {
+			if e2.Sub == e.Sub && e2.At >= e.At && (e2.Kind == "recovered" || e2.Kind == "resubscribed") {
+				w.to = e2.At
+				break
+			}
+		}
+		windows[e.Sub] = append(windows[e.Sub], w)
+	}
+
+	held := map[string][]SubInterval{}
+	for _, iv := range h.Held {
+		held[iv.Sub] = append(held[iv.Sub], iv)
+	}
+	for _, a := range anomalies {
+		inside := false
+		for _, w := range windows[a.d.Sub] {
+			// Bus messages still in flight when the client healed may
+			// reach the new connection too.
+			w.to = min(w.to, forever-busAllowance(st.InFlightSlack)) + busAllowance(st.InFlightSlack)
+			if isPattern[a.d.Sub] && w.overlaps(a.d.At, a.d.At) {
+				inside = true
+			}
+		}
+		switch {
+		case inside:
+			st.PatternAnomaliesInside++
+		case a.dup:
+			st.Duplicates++
+			st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s delivered twice (again at %v)", a.d.Publisher, a.d.Seq, a.d.Channel, a.d.At))
+		default:
+			st.Reordered++
+			st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s delivered after #%d", a.d.Publisher, a.d.Seq, a.d.Channel, a.last))
+		}
+	}
+	for _, p := range h.Publishes {
+		st.Published++
+		inWindow := func() bool {
+			for _, w := range windows[p.Sub] {
+				if w.overlaps(p.Sent, p.Done) {
+					return true
+				}
+			}
+			return false
+		}
+		if p.ErrKind != "" {
+			continue
+		}
+		st.Acked++
+		if !heldThrough(held[p.Sub], p.Sent, p.Done) {
+			continue
+		}
+		st.Expected++
+		k := id{p.Publisher, p.Seq}
+		if delivered[k] > 0 {
+			continue
+		}
+		if inWindow() {
+			st.LostInside++
+			for i, f := range faults {
+				if (span{f.Start - st.InFlightSlack, forever}).overlaps(p.Sent, p.Done) && (i+1 == len(faults) || p.Done < faults[i+1].Start) {
+					st.Faults[i].LostInside++
+					break
+				}
+			}
+			continue
+		}
+		st.LostOutside++
+		if isPattern[p.Sub] {
+			st.LostPatternOutside++
+		}
+		st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s (sent %v, acked with %d receivers) lost while the client reported %s healthy",
+			p.Publisher, p.Seq, p.Channel, p.Sent, p.Receivers, p.Sub))
+	}
+
+	// Publish errors: inside a fault's window for that subscription's
+	// traffic, which closes at the first acknowledged publish on it after
+	// the fault ended (the pool's own measured recovery).
+	for _, p := range h.Publishes {
+		if p.ErrKind == "" || p.ErrKind == "stopped" {
+			continue
+		}
+		inside := false
+		for _, f := range faults {
+			to := forever
+			for _, q := range h.Publishes {
+				if q.Sub == p.Sub && q.ErrKind == "" && q.Sent >= f.End && q.Done < to {
+					to = q.Done
+				}
+			}
+			if (span{f.Start, to}).overlaps(p.Sent, p.Done) {
+				inside = true
+				break
+			}
+		}
+		if inside {
+			st.PublishErrorsInside++
+			continue
+		}
+		st.PublishErrorsOutside++
+		st.Loud = appendCapped(st.Loud, fmt.Sprintf("publish p%d#%d on %s at %v: %s", p.Publisher, p.Seq, p.Channel, p.Sent, p.Err))
+	}
+	for _, o := range h.SubscribeErrors {
+		st.Loud = appendCapped(st.Loud, fmt.Sprintf("%s: %s", o.Op, o.Err))
+	}
+	for _, r := range h.Recovering {
+		st.Loud = appendCapped(st.Loud, r+": still recovering when the scenario ended")
+	}
+
+	// Gaps and delivery after each window.
+	for i, f := range faults {
+		fs := &st.Faults[i]
+		closeAt := f.End
+		if fs.Healthy > 0 {
+			closeAt = max(closeAt, f.Start+fs.Healthy)
+		}
+		for sub, ats := range bySub {
+			for j := 1; j < len(ats); j++ {
+				prev, at := ats[j-1], ats[j]
+				if (span{f.Start, closeAt}).overlaps(prev, at) && at-prev > fs.Gap {
+					fs.Gap, fs.GapSub = at-prev, sub
+				}
+			}
+		}
+		fresh := map[string]bool{}
+		for _, p := range h.Publishes {
+			if p.ErrKind != "" || delivered[id{p.Publisher, p.Seq}] == 0 || (i+1 < len(faults) && p.Sent >= faults[i+1].Start) {
+				continue
+			}
+			if p.Sent > closeAt {
+				fs.DeliveredAfter++
+			}
+			if w, ok := perFault[i][p.Sub]; ok && p.Sent > w.to {
+				fresh[p.Sub] = true
+			}
+		}
+		fs.Affected = affectedBy[i]
+		for sub := range perFault[i] {
+			if !fresh[sub] {
+				fs.Unproven = append(fs.Unproven, sub)
+			}
+		}
+		sort.Strings(fs.Unproven)
+	}
+	return st
+}
+
+// busAllowance is how long after a classic subscription healed its
+// duplicates and reorderings still count as part of the outage: the
+// observed in-flight slack, at least 50 ms of cluster-bus delivery.
+func busAllowance(slack time.Duration) time.Duration { return max(slack, 50*time.Millisecond) }
+
+// heldAt: sub was held at instant at.
+func heldAt(ivs []SubInterval, sub string, at time.Duration) bool {
+	for _, iv := range ivs {
+		if iv.Sub == sub && iv.From <= at && (iv.To == 0 || at <= iv.To) {
+			return true
+		}
+	}
+	return false
+}
+
+func inFault(faults []SubFault, at time.Duration) bool {
+	for _, f := range faults {
+		if at >= f.Start && at <= f.End {
+			return true
+		}
+	}
+	return false
+}
+
+// heldThrough: the subscription was held over the whole of [from, to].
+func heldThrough(ivs []SubInterval, from, to time.Duration) bool {
+	for _, iv := range ivs {
+		end := iv.To
+		if end == 0 {
+			end = forever
+		}
+		if iv.From <= from && to <= end {
+			return true
+		}
+	}
+	return false
+}
+
+func appendCapped(s []string, v string) []string {
+	if len(s) < 5 {
+		return append(s, v)
+	}
+	return s
+}
+
+// SubscriptionsDelivered is the subscriptions row's silently-wrong checker
+// (spec 000 §Conformance, Subscriptions; §Failure Modes: a subscription
+// client that fails to resubscribe, a missed cache-invalidate or
+// conn-control message): every acknowledged message sent while the client
+// reported its subscription healthy was delivered, exactly once, in
+// publisher order; loss is allowed only inside a measured outage window.
+// Its own assumptions come first: at least minExpected messages were
+// expected, and after every fault at least one message sent after its
+// window closed was delivered — resubscription plus delivery asserted,
+// never inferred.
+func SubscriptionsDelivered(h SubscriptionHistory, minExpected int) Result {
+	const name = "subscriptions-delivered"
+	st := AnalyzeSubscriptions(h)
+	r := subscriptionsVerdict(name, st, minExpected)
+	r.Observed = subscriptionObserved(st)
+	return r
+}
+
+func subscriptionsVerdict(name string, st SubscriptionStats, minExpected int) Result {
+	if st.LostOutside > 0 || st.Duplicates > 0 || st.Reordered > 0 || st.Unexpected > 0 {
+		return fail(name, strings.Join(st.Silent, "\n"),
+			"%d of %d expected messages lost while the client reported healthy (%d of them pattern messages), %d duplicated, %d reordered, %d never published",
+			st.LostOutside, st.Expected, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Unexpected)
+	}
+	if st.Expected < minExpected {
+		return unknown(name, "only %d messages expected, need %d", st.Expected, minExpected)
+	}
+	for _, f := range st.Faults {
+		if f.DeliveredAfter == 0 {
+			return unknown(name, "no message sent after fault %s (%s) closed was delivered: recovery not observed", f.Fault.Name, f.Fault.Target)
+		}
+		if len(f.Unproven) > 0 {
+			return unknown(name, "after fault %s (%s), no delivery proves %d held subscriptions work (%s)", f.Fault.Name, f.Fault.Target, len(f.Unproven), strings.Join(first(f.Unproven, 3), ", "))
+		}
+	}
+	return pass(name, "%d expected messages: %d delivered once and in order, %d lost inside %d outage windows, none outside",
+		st.Expected, st.Delivered, st.LostInside, len(st.Faults))
+}
+
+// SubscriptionErrors is the subscriptions row's errors checker: no
+// application subscribe failed after the client's retries, no subscription
+// was left recovering, and no publish failed outside its measured outage
+// window (fault start → first acknowledged publish on that subscription
+// after the fault ended).
+func SubscriptionErrors(h SubscriptionHistory, minPublishes int) Result {
+	const name = "subscriptions-loud"
+	st := AnalyzeSubscriptions(h)
+	var r Result
+	switch {
+	case len(h.SubscribeErrors) > 0 || len(h.Recovering) > 0 || st.PublishErrorsOutside > 0:
+		r = fail(name, strings.Join(st.Loud, "\n"), "%d subscribe calls failed, %d subscriptions left recovering, %d publishes failed outside outage windows",
+			len(h.SubscribeErrors), len(h.Recovering), st.PublishErrorsOutside)
+	case st.Published < minPublishes:
+		r = unknown(name, "only %d publishes, need %d", st.Published, minPublishes)
+	default:
+		r = pass(name, "%d publishes (%d failed inside outage windows), every subscription confirmed and healthy at the end", st.Published, st.PublishErrorsInside)
+	}
+	r.Observed = subscriptionObserved(st)
+	return r
+}
+
+// SilentOnly is the verdict for a negative control that must be silently
+// wrong: it fails only when silent failed while loud passed (the bad
+// variant looked fine to an error-only harness).
+func SilentOnly(silent, loud Result) Result {
+	if silent.Status == Fail && loud.Status == Pass {
+		return silent
+	}
+	return unknown("silent-only", "silently-wrong checker said %s (%s); errors checker said %s (%s)", silent.Status, silent.Message, loud.Status, loud.Message)
+}
+
+func subscriptionObserved(st SubscriptionStats) []string {
+	out := []string{fmt.Sprintf("published %d, acknowledged %d, expected %d, delivered %d; lost inside windows %d, outside %d (pattern %d); duplicates %d; reordered %d; pattern duplicates/reorders inside windows %d; publish errors inside %d, outside %d; in-flight slack %v",
+		st.Published, st.Acked, st.Expected, st.Delivered, st.LostInside, st.LostOutside, st.LostPatternOutside, st.Duplicates, st.Reordered, st.PatternAnomaliesInside,
+		st.PublishErrorsInside, st.PublishErrorsOutside, st.InFlightSlack.Round(time.Millisecond))}
+	for _, f := range st.Faults {
+		healthy := "no subscription affected as far as the client knew"
+		if f.Healthy > 0 {
+			healthy = fmt.Sprintf("client healthy again +%v", f.Healthy.Round(time.Millisecond))
+		}
+		out = append(out, fmt.Sprintf("%s (%s): window %v, %s, longest delivery gap %v on %s, lost inside %d, delivered after %d, %d subscriptions restored by the client, %d unproven",
+			f.Fault.Name, f.Fault.Target, (f.Fault.End-f.Fault.Start).Round(time.Millisecond), healthy, f.Gap.Round(time.Millisecond), f.GapSub, f.LostInside, f.DeliveredAfter, f.Affected, len(f.Unproven)))
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package check
+
+import (
+	"testing"
+	"time"
+)
+
+// subHistory publishes n messages on topic t every 10 ms, all delivered 1 ms
+// later, with one fault at [300 ms, 350 ms] that the client reports healed
+// at 400 ms.
+func subHistory(n int) SubscriptionHistory {
+	const t = "buzz:a:global"
+	ms := time.Millisecond
+	h := SubscriptionHistory{
+		Held:   []SubInterval{{Sub: t, From: 0}},
+		Faults: []SubFault{{Name: "kill", Start: 300 * ms, End: 350 * ms}},
+		Events: []SubEvent{{At: 400 * ms, Sub: t, Kind: "resubscribed"}},
+		End:    time.Duration(n+10) * 10 * ms,
+	}
+	for i := range n {
+		sent := time.Duration(i+1) * 10 * ms
+		h.Publishes = append(h.Publishes, SubPublish{Publisher: 0, Seq: int64(i + 1), Channel: t, Sub: t, Sent: sent, Done: sent + ms/2, Receivers: 1})
+		if sent >= 300*ms && sent < 400*ms { // lost in the outage
+			continue
+		}
+		h.Deliveries = append(h.Deliveries, SubDelivery{Publisher: 0, Seq: int64(i + 1), Channel: t, Sub: t, At: sent + ms})
+	}
+	return h
+}
+
+func TestSubscriptionsDelivered(t *testing.T) {
+	h := subHistory(100)
+	if r := SubscriptionsDelivered(h, 50); r.Status != Pass {
+		t.Fatalf("loss inside the window: %s %s", r.Status, r.Message)
+	}
+	if st := AnalyzeSubscriptions(h); st.LostInside != 10 || st.LostOutside != 0 {
+		t.Errorf("lost inside %d outside %d, want 10 and 0", st.LostInside, st.LostOutside)
+	}
+
+	lossAfter := subHistory(100)
+	lossAfter.Deliveries = lossAfter.Deliveries[:len(lossAfter.Deliveries)-1]
+	if r := SubscriptionsDelivered(lossAfter, 50); r.Status != Fail {
+		t.Errorf("loss after healthy: %s %s", r.Status, r.Message)
+	}
+
+	neverHealed := subHistory(100) // dropped, never recovered: open window, not silent
+	neverHealed.Events = []SubEvent{{At: 320 * time.Millisecond, Sub: "buzz:a:global", Kind: "dropped"}}
+	neverHealed.Deliveries = neverHealed.Deliveries[:29]
+	if st := AnalyzeSubscriptions(neverHealed); st.LostOutside != 0 {
+		t.Errorf("a subscription the client reports recovering lost %d outside windows", st.LostOutside)
+	}
+	neverHealed.Recovering = []string{"buzz:a:global"}
+	if r := SubscriptionErrors(neverHealed, 1); r.Status != Fail {
+		t.Errorf("left recovering: errors checker said %s", r.Status)
+	}
+
+	dup := subHistory(100)
+	dup.Deliveries = append(dup.Deliveries, dup.Deliveries[3])
+	if r := SubscriptionsDelivered(dup, 50); r.Status != Fail {
+		t.Errorf("duplicate: %s %s", r.Status, r.Message)
+	}
+
+	noRecovery := subHistory(35) // nothing sent after the window closed
+	if r := SubscriptionsDelivered(noRecovery, 1); r.Status != Unknown {
+		t.Errorf("no delivery after the fault: %s %s", r.Status, r.Message)
+	}
+}
+
+func TestSilentOnly(t *testing.T) {
+	f, p := Result{Status: Fail}, Result{Status: Pass}
+	if SilentOnly(f, p).Status != Fail || SilentOnly(f, f).Status != Unknown || SilentOnly(p, p).Status != Unknown {
+		t.Error("SilentOnly: fails only when silent failed and loud passed")
+	}
+}

@@ -1,0 +1,512 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// Options configures a Relay. Zero values take the defaults below.
+type Options struct {
+	// Naive models the relay that ignores a server-dropped subscription: it
+	// neither re-subscribes nor reports itself unhealthy after
+	// client.MsgDropped. It is the negative control of the subscriptions
+	// row (spec 000 §Failure Modes, "Subscription client fails to
+	// resubscribe": silent, missed events). Never set it in production.
+	Naive bool
+	// MinBackoff and MaxBackoff bound the pause between re-subscription
+	// attempts (doubling from MinBackoff); defaults 25 ms and 1 s.
+	MinBackoff, MaxBackoff time.Duration
+	// AttemptTimeout bounds one subscribe attempt; default 3 s.
+	AttemptTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 25 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = time.Second
+	}
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = o.MinBackoff
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = 3 * time.Second
+	}
+	return o
+}
+
+// EventKind names a change in one subscription as the relay saw it.
+type EventKind string
+
+const (
+	// EventSubscribed: an application Subscribe was confirmed by the server.
+	EventSubscribed EventKind = "subscribed"
+	// EventUnsubscribed: the application unsubscribed (logged when asked).
+	EventUnsubscribed EventKind = "unsubscribed"
+	// EventDropped: the server ended the subscription (slot moved away); the
+	// relay is recovering it and messages are being missed.
+	EventDropped EventKind = "dropped"
+	// EventRetryFailed: one re-subscription attempt failed; Err says why.
+	EventRetryFailed EventKind = "retry-failed"
+	// EventRecovered: the relay's re-subscription after EventDropped was
+	// confirmed; the subscription is healthy again.
+	EventRecovered EventKind = "recovered"
+	// EventResubscribed: the client library re-sent the subscription after a
+	// reconnect and it was confirmed; healthy again, and messages published
+	// while the connection was down are lost (for a pattern, the
+	// application must treat it as a gap: flush what it caches).
+	EventResubscribed EventKind = "resubscribed"
+)
+
+// Heals reports an event after which the relay reports the subscription
+// healthy.
+func (k EventKind) Heals() bool {
+	return k == EventRecovered || k == EventResubscribed || k == EventSubscribed
+}
+
+// Event is one entry of the relay's log.
+type Event struct {
+	At   time.Time
+	Name string // topic or pattern
+	Kind EventKind
+	Err  string
+}
+
+// Delivery is one message handed to the application.
+type Delivery struct {
+	// Topic is the channel the message was published on.
+	Topic string
+	// Pattern is the subscription pattern it matched ("" for exact topics).
+	Pattern string
+	Payload string
+	// At is when the relay received it.
+	At time.Time
+}
+
+// Health is the relay's own view of its subscriptions.
+type Health struct {
+	// Healthy is false while any subscription is being recovered.
+	Healthy bool
+	// Since is when Healthy last changed (the relay's start at first).
+	Since time.Time
+	// Recovering lists the subscriptions being recovered, sorted.
+	Recovering []string
+}
+
+// Stats counts what the relay did.
+type Stats struct {
+	Delivered, Stray   int64 // Stray: messages for names no longer wanted
+	Dropped, Recovered int64
+	Resubscribed       int64
+	// IgnoredDrops counts MsgDropped notices a Naive relay ignored.
+	IgnoredDrops int64
+}
+
+// subState is one wanted subscription.
+type subState struct {
+	pattern    bool
+	gen        int // bumped on Unsubscribe, ending recovery
+	recovering bool
+	dirty      bool // dropped again while a recovery attempt ran
+}
+
+// Relay is the relay's subscription layer: exact topics on SSUBSCRIBE,
+// patterns on PSUBSCRIBE, publishing through the command pool, and recovery
+// of subscriptions the client library does not restore by itself.
+type Relay struct {
+	sub  client.Subscriber
+	pool client.Pool
+	o    Options
+
+	out  chan Delivery
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	mu          sync.Mutex
+	subs        map[string]*subState
+	gen         int
+	events      []Event
+	healthy     bool
+	since       time.Time
+	stats       Stats
+	closed      bool
+	closeOnce   sync.Once
+	closeResult error
+}
+
+// deliveryBuffer is Deliveries' capacity.
+const deliveryBuffer = 4096
+
+// New starts a relay over sub (which it now owns and closes) publishing
+// through pool (which it does not close).
+func New(sub client.Subscriber, pool client.Pool, o Options) *Relay {
+	r := &Relay{
+		sub: sub, pool: pool, o: o.withDefaults(),
+		out: make(chan Delivery, deliveryBuffer), done: make(chan struct{}),
+		subs: make(map[string]*subState), healthy: true, since: time.Now(),
+	}
+	r.wg.Add(1)
+	go r.loop()
+	return r
+}
+
+// Deliveries carries every message for a wanted subscription; it is closed
+// after Close. A consumer that stops reading stalls delivery.
+func (r *Relay) Deliveries() <-chan Delivery { return r.out }
+
+// Subscribe adds exact topics (SSUBSCRIBE) and returns once the server
+// confirmed all of them. Errors the cluster answers while it reconfigures
+// (MOVED, TRYAGAIN, CLUSTERDOWN, a broken connection) are retried with
+// backoff until ctx ends; topics already held are confirmed again, which
+// the relay tolerates.
+func (r *Relay) Subscribe(ctx context.Context, topics ...string) error {
+	return r.subscribe(ctx, false, topics)
+}
+
+// SubscribePatterns adds classic pattern subscriptions (PSUBSCRIBE, D2), as
+// Subscribe does for topics.
+func (r *Relay) SubscribePatterns(ctx context.Context, patterns ...string) error {
+	return r.subscribe(ctx, true, patterns)
+}
+
+func (r *Relay) subscribe(ctx context.Context, pattern bool, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return client.ErrClosed
+	}
+	for _, n := range names {
+		st := r.subs[n]
+		if st == nil {
+			r.gen++
+			st = &subState{pattern: pattern, gen: r.gen}
+			r.subs[n] = st
+		}
+	}
+	r.mu.Unlock()
+
+	backoff := r.o.MinBackoff
+	for {
+		err := r.attempt(ctx, pattern, names)
+		if err == nil {
+			r.mu.Lock()
+			for _, n := range names {
+				r.logLocked(n, EventSubscribed, "")
+			}
+			r.mu.Unlock()
+			return nil
+		}
+		if !retryable(err) || r.isClosed() {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %w)", ctx.Err(), err)
+		case <-r.done:
+			return client.ErrClosed
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, r.o.MaxBackoff)
+	}
+}
+
+// attempt sends one (P|S)SUBSCRIBE for names, bounded by AttemptTimeout.
+func (r *Relay) attempt(ctx context.Context, pattern bool, names []string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.o.AttemptTimeout)
+	defer cancel()
+	if pattern {
+		return r.sub.PSubscribe(ctx, names...)
+	}
+	return r.sub.SSubscribe(ctx, names...)
+}
+
+// retryable: an error a cluster answers while it reconfigures, or no reply
+// at all. A refusal for any other reason (NOPERM, CROSSSLOT) is final.
+func retryable(err error) bool {
+	if errors.Is(err, client.ErrClosed) {
+		return false
+	}
+	switch client.KindOf(err) {
+	case "", client.KindMoved, client.KindAsk, client.KindTryAgain, client.KindClusterDown, client.KindLoading:
+		return true
+	}
+	return false
+}
+
+// Unsubscribe removes exact topics (SUNSUBSCRIBE); a recovery in progress
+// for them stops.
+func (r *Relay) Unsubscribe(ctx context.Context, topics ...string) error {
+	return r.unsubscribe(ctx, false, topics)
+}
+
+// UnsubscribePatterns removes pattern subscriptions (PUNSUBSCRIBE).
+func (r *Relay) UnsubscribePatterns(ctx context.Context, patterns ...string) error {
+	return r.unsubscribe(ctx, true, patterns)
+}
+
+func (r *Relay) unsubscribe(ctx context.Context, pattern bool, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	for _, n := range names {
+		if st := r.subs[n]; st != nil {
+			delete(r.subs, n)
+			r.logLocked(n, EventUnsubscribed, "")
+		}
+	}
+	r.updateHealthLocked()
+	r.mu.Unlock()
+	var err error
+	if pattern {
+		err = r.sub.PUnsubscribe(ctx, names...)
+	} else {
+		err = r.sub.SUnsubscribe(ctx, names...)
+	}
+	if err != nil {
+		return fmt.Errorf("unsubscribe %v: %w", names, err)
+	}
+	return nil
+}
+
+// Publish sends payload on an exact topic through the command pool
+// (SPUBLISH, the channel declared as the key so the pool routes it to the
+// slot owner) and returns the receiver count the server reported.
+func (r *Relay) Publish(ctx context.Context, topic, payload string) (int64, error) {
+	v, err := r.pool.Do(ctx, client.NewCmd("SPUBLISH", []string{topic}, payload))
+	if err != nil {
+		return 0, fmt.Errorf("spublish %s: %w", topic, err)
+	}
+	return client.AsInt64(v)
+}
+
+// PublishClassic sends payload on a pattern-matched channel with classic
+// PUBLISH (broadcast to every node, spec 000 A4 and D2). The channel is
+// declared as the key, so the pool sends one channel's messages to one
+// node (its slot owner) and the cluster bus keeps them in order; a keyless
+// PUBLISH goes to an arbitrary node per call, and two messages entering the
+// bus at different nodes can reach a subscriber out of order.
+func (r *Relay) PublishClassic(ctx context.Context, channel, payload string) (int64, error) {
+	v, err := r.pool.Do(ctx, client.NewCmd("PUBLISH", []string{channel}, payload))
+	if err != nil {
+		return 0, fmt.Errorf("publish %s: %w", channel, err)
+	}
+	return client.AsInt64(v)
+}
+
+// Health reports whether every wanted subscription is healthy.
+func (r *Relay) Health() Health {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := Health{Healthy: r.healthy, Since: r.since}
+	for n, st := range r.subs {
+		if st.recovering {
+			h.Recovering = append(h.Recovering, n)
+		}
+	}
+	slices.Sort(h.Recovering)
+	return h
+}
+
+// Events returns a copy of the relay's log, in order.
+func (r *Relay) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// Stats returns the relay's counters.
+func (r *Relay) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// Close stops recovery, closes the subscriber and, once the receive loop
+// ended, Deliveries.
+func (r *Relay) Close() error {
+	r.closeOnce.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		close(r.done)
+		r.closeResult = r.sub.Close()
+		r.wg.Wait()
+		close(r.out)
+	})
+	return r.closeResult
+}
+
+func (r *Relay) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+// loop reads the subscriber until it closes: messages go to the
+// application, notices change subscription state.
+func (r *Relay) loop() {
+	defer r.wg.Done()
+	for m := range r.sub.Messages() {
+		switch m.Kind {
+		case client.MsgMessage, client.MsgSMessage, client.MsgPMessage:
+			r.deliver(m)
+		case client.MsgResubscribed:
+			r.resubscribed(nameOf(m))
+		case client.MsgDropped:
+			r.dropped(nameOf(m))
+		}
+	}
+}
+
+func nameOf(m client.Message) string {
+	if m.Pattern != "" {
+		return m.Pattern
+	}
+	return m.Channel
+}
+
+func (r *Relay) deliver(m client.Message) {
+	name := nameOf(m)
+	r.mu.Lock()
+	_, wanted := r.subs[name]
+	if wanted {
+		r.stats.Delivered++
+	} else {
+		r.stats.Stray++
+	}
+	r.mu.Unlock()
+	if !wanted {
+		return
+	}
+	select {
+	case r.out <- Delivery{Topic: m.Channel, Pattern: m.Pattern, Payload: m.Payload, At: time.Now()}:
+	case <-r.done:
+	}
+}
+
+// resubscribed: the library restored a subscription after a reconnect.
+// Duplicate confirmations are harmless: the name is simply healthy.
+func (r *Relay) resubscribed(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.subs[name]
+	if st == nil {
+		return
+	}
+	r.stats.Resubscribed++
+	r.logLocked(name, EventResubscribed, "")
+}
+
+// dropped: the server ended a subscription the relay still wants.
+func (r *Relay) dropped(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.subs[name]
+	if st == nil {
+		return
+	}
+	if r.o.Naive {
+		r.stats.IgnoredDrops++
+		return
+	}
+	r.stats.Dropped++
+	r.logLocked(name, EventDropped, "")
+	if st.recovering {
+		st.dirty = true
+		return
+	}
+	st.recovering = true
+	r.updateHealthLocked()
+	r.wg.Add(1)
+	go r.recover(name, st.pattern, st.gen)
+}
+
+// recover re-subscribes name with backoff until the server confirms, the
+// application unsubscribes it, or the relay closes.
+func (r *Relay) recover(name string, pattern bool, gen int) {
+	defer r.wg.Done()
+	backoff := r.o.MinBackoff
+	for {
+		if !r.current(name, gen, true) {
+			return
+		}
+		err := r.attempt(context.Background(), pattern, []string{name})
+		r.mu.Lock()
+		st := r.subs[name]
+		if st == nil || st.gen != gen || r.closed {
+			r.mu.Unlock()
+			if err == nil && !r.isClosed() {
+				// Unsubscribed while the attempt ran: undo it.
+				ctx, cancel := context.WithTimeout(context.Background(), r.o.AttemptTimeout)
+				if pattern {
+					_ = r.sub.PUnsubscribe(ctx, name)
+				} else {
+					_ = r.sub.SUnsubscribe(ctx, name)
+				}
+				cancel()
+			}
+			return
+		}
+		if err == nil && !st.dirty {
+			st.recovering = false
+			r.stats.Recovered++
+			r.logLocked(name, EventRecovered, "")
+			r.updateHealthLocked()
+			r.mu.Unlock()
+			return
+		}
+		if err != nil {
+			r.logLocked(name, EventRetryFailed, err.Error())
+		}
+		st.dirty = false
+		r.mu.Unlock()
+		if err == nil {
+			continue // dropped again while the attempt ran: subscribe again now
+		}
+		select {
+		case <-r.done:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, r.o.MaxBackoff)
+	}
+}
+
+// current reports that name is still wanted under gen (and, if recovering
+// is set, still being recovered) and the relay is open.
+func (r *Relay) current(name string, gen int, recovering bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.subs[name]
+	return !r.closed && st != nil && st.gen == gen && st.recovering == recovering
+}
+
+// logLocked appends an event. r.mu must be held.
+func (r *Relay) logLocked(name string, kind EventKind, err string) {
+	r.events = append(r.events, Event{At: time.Now(), Name: name, Kind: kind, Err: err})
+}
+
+// updateHealthLocked recomputes Healthy. r.mu must be held.
+func (r *Relay) updateHealthLocked() {
+	healthy := true
+	for _, st := range r.subs {
+		if st.recovering {
+			healthy = false
+			break
+		}
+	}
+	if healthy != r.healthy {
+		r.healthy, r.since = healthy, time.Now()
+	}
+}

@@ -1,0 +1,109 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// fakeSub is a Subscriber whose SSubscribe fails the first failN calls
+// after a drop with MOVED, as a stale slot map does after a migration.
+type fakeSub struct {
+	mu    sync.Mutex
+	calls map[string]int
+	failN int
+	out   chan client.Message
+	once  sync.Once
+}
+
+func newFake(failN int) *fakeSub {
+	return &fakeSub{calls: map[string]int{}, failN: failN, out: make(chan client.Message, 16)}
+}
+
+func (f *fakeSub) SSubscribe(_ context.Context, chs ...string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range chs {
+		f.calls[c]++
+		if f.calls[c] > 1 && f.calls[c] <= 1+f.failN {
+			return &client.ServerError{Kind: client.KindMoved, Msg: "MOVED 1 127.0.0.1:1"}
+		}
+	}
+	return nil
+}
+func (f *fakeSub) n(c string) int                                { f.mu.Lock(); defer f.mu.Unlock(); return f.calls[c] }
+func (f *fakeSub) Subscribe(context.Context, ...string) error    { return nil }
+func (f *fakeSub) PSubscribe(context.Context, ...string) error   { return nil }
+func (f *fakeSub) Unsubscribe(context.Context, ...string) error  { return nil }
+func (f *fakeSub) SUnsubscribe(context.Context, ...string) error { return nil }
+func (f *fakeSub) PUnsubscribe(context.Context, ...string) error { return nil }
+func (f *fakeSub) Messages() <-chan client.Message               { return f.out }
+func (f *fakeSub) Backend() client.Backend                       { return client.BackendGoRedis }
+func (f *fakeSub) Close() error                                  { f.once.Do(func() { close(f.out) }); return nil }
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestRelayRecoversDroppedTopic(t *testing.T) {
+	const topic = "buzz:a:global"
+	f := newFake(2)
+	r := New(f, nil, Options{MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
+	defer r.Close()
+	if err := r.Subscribe(t.Context(), topic); err != nil {
+		t.Fatal(err)
+	}
+	f.out <- client.Message{Kind: client.MsgResubscribed, Channel: topic} // duplicate confirmation: harmless
+	f.out <- client.Message{Kind: client.MsgDropped, Channel: topic, Payload: "sunsubscribe"}
+	waitUntil(t, "recovery", func() bool { return f.n(topic) == 4 && r.Health().Healthy })
+	var kinds []EventKind
+	for _, e := range r.Events() {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []EventKind{EventSubscribed, EventResubscribed, EventDropped, EventRetryFailed, EventRetryFailed, EventRecovered}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+	if !r.Health().Since.After(r.Events()[2].At) {
+		t.Error("Health.Since not updated by the recovery")
+	}
+}
+
+func TestNaiveRelayIgnoresDrop(t *testing.T) {
+	const topic = "buzz:a:global"
+	f := newFake(0)
+	r := New(f, nil, Options{Naive: true})
+	defer r.Close()
+	if err := r.Subscribe(t.Context(), topic); err != nil {
+		t.Fatal(err)
+	}
+	f.out <- client.Message{Kind: client.MsgDropped, Channel: topic}
+	waitUntil(t, "the drop", func() bool { return r.Stats().IgnoredDrops == 1 })
+	if f.n(topic) != 1 || !r.Health().Healthy {
+		t.Errorf("naive relay resubscribed (%d calls) or reported unhealthy (%+v)", f.n(topic), r.Health())
+	}
+}
+
+func TestSubscribeGivesUpOnFinalRefusal(t *testing.T) {
+	if retryable(&client.ServerError{Kind: client.KindOther, Msg: "NOPERM"}) || retryable(client.ErrClosed) {
+		t.Error("a final refusal is retried")
+	}
+	if !retryable(errors.New("connection reset")) || !retryable(&client.ServerError{Kind: client.KindMoved}) {
+		t.Error("a reconfiguration error is not retried")
+	}
+}

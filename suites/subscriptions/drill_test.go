@@ -1,0 +1,282 @@
+package subscriptions_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/pubsub"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// Publishing pace: three publishers, each pausing between messages, so the
+// three-shard cluster sees a steady few hundred messages a second without
+// starving two shared cores.
+const (
+	publishers     = 3
+	publishPause   = 3 * time.Millisecond
+	publishTimeout = 3 * time.Second
+	// freshTimeout bounds the wait, after each fault, for every held
+	// subscription to deliver a message sent after the fault; a kill
+	// failover takes ~3 s (two node timeouts plus the election).
+	freshTimeout = 20 * time.Second
+)
+
+// drill is one subscriptions scenario's shape: which subscriptions, which
+// faults, and how the relay is configured.
+type drill struct {
+	name string
+	// perShard exact topics owned by each primary, plus each community's
+	// global topic.
+	perShard int
+	// patterns subscribes and publishes the two D2 pattern channels.
+	patterns bool
+	// faults builds the faults once the topics are known.
+	faults func(d *drillRun) []fault.Fault
+	// churn runs dynamic subscribe/unsubscribe rounds instead of faults.
+	churn int
+	// steady is how long to publish when there are no faults or churn.
+	steady time.Duration
+	opts   pubsub.Options
+	// fresh overrides freshTimeout (the naive control never recovers).
+	fresh time.Duration
+}
+
+// drillRun is a drill in progress.
+type drillRun struct {
+	backend client.Backend
+	rng     *rand.Rand
+	pool    client.Pool
+	subName string
+	rec     *traffic.Subscriptions
+	topics  []string
+	targets []traffic.SubTarget
+	windows []fault.Window
+}
+
+var communities = []string{"alpha", "bravo", "charlie", "delta"}
+
+// topicsOnEveryShard returns perShard seeded channel topics owned by each
+// primary, in primary order.
+func topicsOnEveryShard(ctx context.Context, rng *rand.Rand, t *fixtures.Topology, perShard int) []string {
+	GinkgoHelper()
+	want := map[int]int{} // by shard: a failover may have moved a primary role
+	for _, p := range t.Primaries() {
+		want[p.Shard()] = perShard
+	}
+	var out []string
+	for left, tries := perShard*len(want), 0; left > 0; tries++ {
+		Expect(tries).To(BeNumerically("<", 10_000), "find %d topics per shard", perShard)
+		topic := pubsub.ChannelTopic(communities[rng.IntN(len(communities))], fmt.Sprintf("%08x-%04x", rng.Uint32(), rng.Uint32()&0xffff))
+		owner, err := t.NodeForSlot(ctx, slot.Of(topic))
+		Expect(err).NotTo(HaveOccurred())
+		if want[owner.Shard()] > 0 {
+			want[owner.Shard()]--
+			left--
+			out = append(out, topic)
+		}
+	}
+	return out
+}
+
+// openRelay opens the relay's two clients on backend: the command pool and
+// a subscription client with its own name, so faults can kill exactly it.
+func openRelay(ctx context.Context, backend client.Backend, mode client.Mode, addrs []string, subName string, o pubsub.Options) (client.Pool, *pubsub.Relay) {
+	GinkgoHelper()
+	pool, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: mode, Addrs: addrs, ClientName: subName + "-pool"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(pool.Close)
+	sub, err := client.NewSubscriber(ctx, client.Options{Backend: backend, Mode: mode, Addrs: addrs, ClientName: subName})
+	Expect(err).NotTo(HaveOccurred())
+	relay := pubsub.New(sub, pool, o)
+	DeferCleanup(relay.Close)
+	return pool, relay
+}
+
+// run drives the drill on backend and returns its history.
+func (d drill) run(ctx context.Context, backend client.Backend, scenario string) (check.SubscriptionHistory, *drillRun) {
+	GinkgoHelper()
+	r := &drillRun{backend: backend, rng: cfg.Rand(scenario), subName: "slotgate-sub-" + string(backend)}
+	var relay *pubsub.Relay
+	r.pool, relay = openRelay(ctx, backend, client.ModeCluster, cluster.Addrs(), r.subName, d.opts)
+	r.rec = traffic.NewSubscriptions(relay, traffic.NewClock())
+
+	universe := topicsOnEveryShard(ctx, r.rng, cluster, d.perShard)
+	for _, c := range communities[:2] {
+		universe = append(universe, pubsub.GlobalTopic(c))
+	}
+	r.topics = universe
+	for _, t := range universe {
+		r.targets = append(r.targets, traffic.TopicTarget(t))
+	}
+	held := universe
+	if d.churn > 0 {
+		held = universe[:len(universe)/2]
+	}
+	By(fmt.Sprintf("SSUBSCRIBE %d exact topics across %d shards", len(held), len(cluster.Primaries())))
+	Expect(r.rec.Subscribe(ctx, held...)).To(Succeed())
+	if d.patterns {
+		By("PSUBSCRIBE " + pubsub.CacheInvalidatePattern + ", " + pubsub.ConnControlPattern)
+		Expect(r.rec.SubscribePatterns(ctx, pubsub.Patterns...)).To(Succeed())
+		for _, c := range communities {
+			r.targets = append(r.targets,
+				traffic.SubTarget{Channel: pubsub.CacheInvalidateChannel(c), Sub: pubsub.CacheInvalidatePattern},
+				traffic.SubTarget{Channel: pubsub.ConnControlChannel(c), Sub: pubsub.ConnControlPattern})
+		}
+	}
+	stop := r.rec.Publishers(ctx, publishers, r.targets, publishPause, publishTimeout)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	r.rec.WaitFresh(ctx, r.rec.Now(), 5*time.Second) // every subscription delivers before the first fault
+
+	var faults []fault.Fault
+	if d.faults != nil {
+		faults = d.faults(r)
+	}
+	fresh := freshTimeout
+	if d.fresh > 0 {
+		fresh = d.fresh
+	}
+	for _, f := range faults {
+		By("fault " + f.Name())
+		fo, isFailover := f.(fault.Failover)
+		if isFailover {
+			voteQuarantine(fo.Shard)
+		}
+		w, err := fault.Apply(ctx, cluster, f)
+		if isFailover {
+			lastFailover[fo.Shard] = time.Now()
+		}
+		Expect(err).NotTo(HaveOccurred())
+		r.windows = append(r.windows, w)
+		r.rec.Fault(w.Fault, w.Target, w.Start, w.End)
+		// Twice: the second round proves delivery after every restoration
+		// the client reported during the first.
+		for range 2 {
+			if waiting := r.rec.WaitFresh(ctx, r.rec.Now(), fresh); len(waiting) > 0 {
+				fmt.Fprintf(GinkgoWriter, "after %s, %d subscriptions delivered nothing new within %v: %v\n", f.Name(), len(waiting), fresh, waiting)
+				break
+			}
+		}
+	}
+	for i := range d.churn {
+		r.churnRound(ctx, i, universe)
+	}
+	if d.steady > 0 {
+		time.Sleep(d.steady)
+	}
+	time.Sleep(200 * time.Millisecond) // traffic after the last fault or change
+	stop()
+	stopped = true
+	return r.rec.History(), r
+}
+
+// churnRound unsubscribes a few held topics, subscribes a few others, and
+// subscribes one held topic again (a duplicate confirmation the relay must
+// tolerate).
+func (r *drillRun) churnRound(ctx context.Context, round int, universe []string) {
+	GinkgoHelper()
+	// The held half rotates by 3 topics a round.
+	shift := (3 * (round + 1)) % len(universe)
+	var next []string
+	for i := range len(universe) / 2 {
+		next = append(next, universe[(i+shift)%len(universe)])
+	}
+	prev := map[string]bool{}
+	prevShift := (3 * round) % len(universe)
+	for i := range len(universe) / 2 {
+		prev[universe[(i+prevShift)%len(universe)]] = true
+	}
+	nextSet := map[string]bool{}
+	for _, t := range next {
+		nextSet[t] = true
+	}
+	var drop, add []string
+	for t := range prev {
+		if !nextSet[t] {
+			drop = append(drop, t)
+		}
+	}
+	for _, t := range next {
+		if !prev[t] {
+			add = append(add, t)
+		}
+	}
+	Expect(r.rec.Unsubscribe(ctx, drop...)).To(Succeed())
+	Expect(r.rec.Subscribe(ctx, add...)).To(Succeed())
+	Expect(r.rec.Subscribe(ctx, next[r.rng.IntN(len(next))])).To(Succeed()) // duplicate confirmation
+	time.Sleep(150 * time.Millisecond)
+}
+
+// lastFailover is when this process last failed over each shard. Specs run
+// one at a time in a suite process, so it needs no lock.
+var lastFailover = map[int]time.Time{}
+
+// voteQuarantine waits until a shard's last failover is two node timeouts
+// old: a primary will not vote for a replica of the same shard again within
+// that time (Valkey cluster spec, "Replica election and promotion"), so a
+// manual CLUSTER FAILOVER right after Reset took the role back is silently
+// never performed. NOTE: measured — graceful failover of shard 0 in the
+// spec after another spec's failover of shard 0 timed out every time.
+func voteQuarantine(shard int) {
+	wait := time.Until(lastFailover[shard].Add(2*fixtures.DefaultNodeTimeout + 500*time.Millisecond))
+	if wait > 0 {
+		By(fmt.Sprintf("waiting %v: shard %d failed over moments ago and its primaries will not vote again yet", wait.Round(time.Millisecond), shard))
+		time.Sleep(wait)
+	}
+}
+
+// evidence is the check's evidence: fault windows, and the numbers the
+// issue asks for per backend.
+func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
+	ev := harness.Evidence(cfg, cluster, r.pool)
+	for _, w := range r.windows {
+		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+	}
+	st := check.AnalyzeSubscriptions(h)
+	for _, o := range check.SubscriptionsDelivered(h, 0).Observed {
+		fmt.Fprintln(GinkgoWriter, "  ", o)
+	}
+	loud := check.SubscriptionErrors(h, 0)
+	fmt.Fprintf(GinkgoWriter, "   loud: %s %s\n%s\n", loud.Status, loud.Message, loud.Counterexample)
+	for _, e := range h.Events {
+		if e.Kind != "subscribed" {
+			fmt.Fprintf(GinkgoWriter, "   event %v %s %s %s\n", e.At.Round(time.Millisecond), e.Sub, e.Kind, e.Err)
+		}
+	}
+	var maxGap, maxHealthy time.Duration
+	for _, f := range st.Faults {
+		maxGap, maxHealthy = max(maxGap, f.Gap), max(maxHealthy, f.Healthy)
+	}
+	ev.Metrics = map[string]float64{
+		"published":           float64(st.Published),
+		"expected":            float64(st.Expected),
+		"delivered":           float64(st.Delivered),
+		"faults":              float64(len(st.Faults)),
+		"lost_inside_windows": float64(st.LostInside),
+		"lost_outside":        float64(st.LostOutside),
+		"duplicates":          float64(st.Duplicates),
+		"reordered":           float64(st.Reordered),
+		"max_gap_ms":          ms(maxGap),
+		"max_healthy_ms":      ms(maxHealthy),
+	}
+	fmt.Fprintf(GinkgoWriter, "metrics: %v\n", ev.Metrics)
+	return ev
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

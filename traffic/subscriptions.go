@@ -1,0 +1,321 @@
+package traffic
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/pubsub"
+)
+
+// SubTarget is one place a publisher sends to: Channel, delivered through
+// subscription Sub (the channel itself, or the pattern that matches it).
+// Sharded targets use SPUBLISH, the others classic PUBLISH (D2).
+type SubTarget struct {
+	Channel, Sub string
+	Sharded      bool
+}
+
+// TopicTarget is an exact topic published with SPUBLISH.
+func TopicTarget(topic string) SubTarget { return SubTarget{Channel: topic, Sub: topic, Sharded: true} }
+
+// Subscriptions records a subscriptions scenario around one pubsub.Relay:
+// sequence-numbered publishes, every delivery, the application's
+// subscription spans and the fault windows, as a
+// check.SubscriptionHistory. It asserts nothing.
+type Subscriptions struct {
+	relay *pubsub.Relay
+	clock *Clock
+
+	mu         sync.Mutex
+	seq        map[int]int64
+	publishes  []check.SubPublish
+	deliveries []check.SubDelivery
+	lastFresh  map[string]time.Duration // sub → Sent of the newest delivered message
+	held       map[string]*check.SubInterval
+	spans      []check.SubInterval
+	faults     []check.SubFault
+	subErrs    []check.Outcome
+	patterns   map[string]bool
+	sent       map[[2]int64]time.Duration // (publisher, seq) → Sent
+
+	consumed chan struct{}
+}
+
+// NewSubscriptions starts consuming relay's deliveries on clock's axis.
+func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
+	s := &Subscriptions{
+		relay: relay, clock: clock,
+		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*check.SubInterval{},
+		patterns: map[string]bool{}, sent: map[[2]int64]time.Duration{}, consumed: make(chan struct{}),
+	}
+	go s.consume()
+	return s
+}
+
+// offset places t on the scenario clock.
+func (s *Subscriptions) offset(t time.Time) time.Duration { return t.Sub(s.clock.start) }
+
+func (s *Subscriptions) consume() {
+	defer close(s.consumed)
+	for d := range s.relay.Deliveries() {
+		sub := d.Topic
+		if d.Pattern != "" {
+			sub = d.Pattern
+		}
+		pub, seq, ok := parsePayload(d.Payload)
+		if !ok {
+			pub, seq = -1, 0
+		}
+		at := s.offset(d.At)
+		s.mu.Lock()
+		s.deliveries = append(s.deliveries, check.SubDelivery{Publisher: pub, Seq: seq, Channel: d.Topic, Sub: sub, At: at})
+		if sent, ok := s.sent[[2]int64{int64(pub), seq}]; ok && sent > s.lastFresh[sub] {
+			s.lastFresh[sub] = sent
+		}
+		s.mu.Unlock()
+	}
+}
+
+// payload is "<publisher>:<seq>".
+func payload(pub int, seq int64) string { return strconv.Itoa(pub) + ":" + strconv.FormatInt(seq, 10) }
+
+func parsePayload(p string) (int, int64, bool) {
+	a, b, ok := strings.Cut(p, ":")
+	if !ok {
+		return 0, 0, false
+	}
+	pub, err1 := strconv.Atoi(a)
+	seq, err2 := strconv.ParseInt(b, 10, 64)
+	return pub, seq, err1 == nil && err2 == nil
+}
+
+// Subscribe subscribes exact topics through the relay and records the span
+// from its confirmation; a failure is recorded as a loud outcome.
+func (s *Subscriptions) Subscribe(ctx context.Context, topics ...string) error {
+	return s.subscribe(ctx, false, topics)
+}
+
+// SubscribePatterns subscribes classic patterns (D2).
+func (s *Subscriptions) SubscribePatterns(ctx context.Context, patterns ...string) error {
+	return s.subscribe(ctx, true, patterns)
+}
+
+func (s *Subscriptions) subscribe(ctx context.Context, pattern bool, names []string) error {
+	var err error
+	if pattern {
+		err = s.relay.SubscribePatterns(ctx, names...)
+	} else {
+		err = s.relay.Subscribe(ctx, names...)
+	}
+	s.Hold(err, pattern, names...)
+	return err
+}
+
+// Hold records the outcome of a subscribe the caller made itself: on
+// success, names are held from now on.
+func (s *Subscriptions) Hold(err error, pattern bool, names ...string) {
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.subErrs = append(s.subErrs, check.Outcome{Op: fmt.Sprintf("subscribe %v", names), ErrKind: ErrKind(err), Err: err.Error()})
+		return
+	}
+	for _, n := range names {
+		if pattern {
+			s.patterns[n] = true
+		}
+		if s.held[n] == nil {
+			s.held[n] = &check.SubInterval{Sub: n, From: now}
+		}
+	}
+}
+
+// Unsubscribe ends the spans of topics at the request, then unsubscribes.
+func (s *Subscriptions) Unsubscribe(ctx context.Context, topics ...string) error {
+	now := s.clock.Now()
+	s.mu.Lock()
+	for _, n := range topics {
+		if iv := s.held[n]; iv != nil {
+			iv.To = now
+			s.spans = append(s.spans, *iv)
+			delete(s.held, n)
+		}
+	}
+	s.mu.Unlock()
+	err := s.relay.Unsubscribe(ctx, topics...)
+	if err != nil {
+		s.mu.Lock()
+		s.subErrs = append(s.subErrs, check.Outcome{Op: fmt.Sprintf("unsubscribe %v", topics), ErrKind: ErrKind(err), Err: err.Error()})
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// ErrKindStopped marks a publish cut short because the scenario stopped its
+// publishers: its outcome is unknown, and it is neither expected nor a
+// loud failure.
+const ErrKindStopped = "stopped"
+
+// Publish sends one sequence-numbered message from publisher to t.
+func (s *Subscriptions) Publish(ctx context.Context, publisher int, t SubTarget) {
+	s.publish(ctx, ctx, publisher, t)
+}
+
+// publish is Publish; a failure after run ended is recorded as stopped.
+func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTarget) {
+	s.mu.Lock()
+	s.seq[publisher]++
+	seq := s.seq[publisher]
+	s.mu.Unlock()
+	sent := s.clock.Now()
+	s.mu.Lock()
+	s.sent[[2]int64{int64(publisher), seq}] = sent
+	s.mu.Unlock()
+	var n int64
+	var err error
+	if t.Sharded {
+		n, err = s.relay.Publish(ctx, t.Channel, payload(publisher, seq))
+	} else {
+		n, err = s.relay.PublishClassic(ctx, t.Channel, payload(publisher, seq))
+	}
+	p := check.SubPublish{Publisher: publisher, Seq: seq, Channel: t.Channel, Sub: t.Sub, Sent: sent, Done: s.clock.Now(), Receivers: n}
+	if err != nil {
+		p.ErrKind, p.Err = ErrKind(err), err.Error()
+		if run.Err() != nil {
+			p.ErrKind = ErrKindStopped
+		}
+	}
+	s.mu.Lock()
+	s.publishes = append(s.publishes, p)
+	s.mu.Unlock()
+}
+
+// Publishers runs n publishers until the returned stop is called (stop
+// waits for them). Publisher i cycles through targets starting at offset i,
+// publishing one message per target with pause between messages; each
+// publish is bounded by timeout.
+func (s *Subscriptions) Publishers(ctx context.Context, n int, targets []SubTarget, pause, timeout time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			for j := i; ctx.Err() == nil; j++ {
+				pctx, pcancel := context.WithTimeout(ctx, timeout)
+				s.publish(pctx, ctx, i, targets[j%len(targets)])
+				pcancel()
+				select {
+				case <-ctx.Done():
+				case <-time.After(pause):
+				}
+			}
+		})
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// Fault records an injected fault window.
+func (s *Subscriptions) Fault(name, target string, start, end time.Time) {
+	s.mu.Lock()
+	s.faults = append(s.faults, check.SubFault{Name: name, Target: target, Start: s.offset(start), End: s.offset(end)})
+	s.mu.Unlock()
+}
+
+// WaitFresh waits until every held subscription among subs (all held ones
+// when subs is empty) delivered a message sent after since, or timeout
+// passes; it reports the subscriptions still waiting. Pacing only: the
+// checker, not this, judges the history.
+func (s *Subscriptions) WaitFresh(ctx context.Context, since time.Duration, timeout time.Duration, subs ...string) []string {
+	deadline := time.Now().Add(timeout)
+	for {
+		var waiting []string
+		s.mu.Lock()
+		names := subs
+		if len(names) == 0 {
+			for n := range s.held {
+				names = append(names, n)
+			}
+		}
+		for _, n := range names {
+			if s.held[n] != nil && s.lastFresh[n] <= since {
+				waiting = append(waiting, n)
+			}
+		}
+		s.mu.Unlock()
+		if len(waiting) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			slices.Sort(waiting)
+			return waiting
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Now is the scenario clock's reading.
+func (s *Subscriptions) Now() time.Duration { return s.clock.Now() }
+
+// drained waits until every acknowledged message on a held subscription
+// was delivered, or no delivery arrived for quiet, or limit passed.
+func (s *Subscriptions) drained(quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	last, lastChange := -1, time.Now()
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		got := map[[2]int64]bool{}
+		for _, d := range s.deliveries {
+			got[[2]int64{int64(d.Publisher), d.Seq}] = true
+		}
+		missing := 0
+		for _, p := range s.publishes {
+			if p.ErrKind == "" && s.held[p.Sub] != nil && !got[[2]int64{int64(p.Publisher), p.Seq}] {
+				missing++
+			}
+		}
+		n := len(s.deliveries)
+		s.mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		if n != last {
+			last, lastChange = n, time.Now()
+		} else if time.Since(lastChange) > quiet {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// History waits for deliveries still in flight, closes the relay and
+// returns the recorded history; call it once, after the publishers stopped.
+func (s *Subscriptions) History() check.SubscriptionHistory {
+	s.drained(time.Second, 5*time.Second)
+	end := s.clock.Now()
+	health := s.relay.Health()
+	events := s.relay.Events()
+	_ = s.relay.Close()
+	<-s.consumed
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := check.SubscriptionHistory{
+		Publishes: slices.Clone(s.publishes), Deliveries: slices.Clone(s.deliveries),
+		Faults: slices.Clone(s.faults), SubscribeErrors: slices.Clone(s.subErrs),
+		Recovering: health.Recovering, End: end,
+	}
+	h.Held = slices.Clone(s.spans)
+	for _, iv := range s.held {
+		h.Held = append(h.Held, *iv)
+	}
+	for p := range s.patterns {
+		h.Patterns = append(h.Patterns, p)
+	}
+	slices.Sort(h.Patterns)
+	for _, e := range events {
+		h.Events = append(h.Events, check.SubEvent{At: s.offset(e.At), Sub: e.Name, Kind: string(e.Kind), Err: e.Err})
+	}
+	return h
+}
