@@ -20,6 +20,8 @@ var suiteOf = map[report.RowID]string{
 	report.RowPresenceMGet:     "./suites/presence",
 	report.RowRegistry:         "./suites/registry",
 	report.RowSubscriptions:    "./suites/subscriptions",
+	report.RowRouting:          "./suites/routing",
+	report.RowFailureDrills:    "./suites/failuredrills",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

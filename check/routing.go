@@ -1,0 +1,230 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RoutingKind is what one routed operation did.
+type RoutingKind string
+
+const (
+	RoutingSet     RoutingKind = "set"      // SET Keys[0] Value
+	RoutingGet     RoutingKind = "get"      // GET Keys[0]
+	RoutingIncr    RoutingKind = "incr"     // INCR Keys[0], reply in Int
+	RoutingEvalSet RoutingKind = "eval-set" // EVAL writing Value to every key of a tagged pair
+	RoutingEvalGet RoutingKind = "eval-get" // EVAL reading every key of a tagged pair
+)
+
+// RoutingOp is one recorded operation of the routing workload. Every key has
+// exactly one writer, which runs its operations one after another, so a
+// key's history is sequential.
+type RoutingOp struct {
+	Worker int
+	Kind   RoutingKind
+	Keys   []string
+	// Value is what a write wrote.
+	Value string
+	// Got is what a read read, one entry per key; "" is nil (the workload
+	// never writes an empty value).
+	Got []string
+	// Int is INCR's reply, or a counter's value read by a GET.
+	Int int64
+	// Final marks the read-back after every migration, by a correct pool.
+	Final   bool
+	ErrKind string
+	Err     string
+	Call    time.Duration
+	Return  time.Duration
+}
+
+// Acked says the operation returned success.
+func (o RoutingOp) Acked() bool { return o.ErrKind == "" }
+
+// notExecuted is an error reply that means the server did not run the
+// command (it redirected or refused it); any other failure has an unknown
+// outcome.
+func notExecuted(kind string) bool {
+	switch kind {
+	case "MOVED", "ASK", "TRYAGAIN", "CROSSSLOT", "CLUSTERDOWN":
+		return true
+	}
+	return false
+}
+
+// RoutingAcknowledged is the silently-wrong checker of the routing row (spec
+// 000 §Conformance, Routing): across slot migrations, every key reads back
+// its last acknowledged write — a register reads the value of its last
+// acknowledged SET/EVAL (or of a later write whose outcome is unknown), a
+// counter's INCR replies and final value account for exactly the
+// acknowledged increments (plus at most the unknown ones). A read that
+// starts after an acknowledged write and returns an older value is a stale
+// read; a final value older than the last acknowledged write is a lost
+// write. minOps acknowledged operations are needed, and every key must have
+// been read back at the end.
+func RoutingAcknowledged(ops []RoutingOp, minOps int) Result {
+	const name = "routing-acknowledged"
+	byKey := map[string][]int{}
+	acked := 0
+	for i, o := range ops {
+		if o.Acked() && !o.Final {
+			acked++
+		}
+		for _, k := range o.Keys {
+			byKey[k] = append(byKey[k], i)
+		}
+	}
+	if acked < minOps {
+		return unknown(name, "only %d acknowledged operations, need %d", acked, minOps)
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var bad []string
+	stale, lost, unread, judged := 0, 0, 0, 0
+	for _, k := range keys {
+		idx := byKey[k]
+		sort.SliceStable(idx, func(a, b int) bool { return ops[idx[a]].Call < ops[idx[b]].Call })
+		var last string // last acknowledged register value ("" = nil)
+		var pending []string
+		var lo, hi int64 // counter bounds
+		counter, finalSeen := false, false
+		for _, i := range idx {
+			o := ops[i]
+			pos := indexOf(o.Keys, k)
+			switch o.Kind {
+			case RoutingSet, RoutingEvalSet:
+				switch {
+				case o.Acked():
+					last, pending = o.Value, nil
+				case !notExecuted(o.ErrKind):
+					pending = append(pending, o.Value)
+				}
+			case RoutingIncr:
+				counter = true
+				switch {
+				case o.Acked():
+					judged++
+					if o.Int < lo+1 || o.Int > hi+1 {
+						stale++
+						bad = append(bad, fmt.Sprintf("%s: INCR @%v answered %d, want %d..%d from the acknowledged increments", k, o.Call.Round(time.Millisecond), o.Int, lo+1, hi+1))
+					}
+					lo, hi = o.Int, o.Int
+				case !notExecuted(o.ErrKind):
+					hi++
+				}
+			case RoutingGet, RoutingEvalGet:
+				if !o.Acked() {
+					continue
+				}
+				finalSeen = finalSeen || o.Final
+				judged++
+				if counter {
+					if o.Int < lo || o.Int > hi {
+						lost++
+						bad = append(bad, fmt.Sprintf("%s: read %d @%v (final %v), want %d..%d acknowledged increments", k, o.Int, o.Call.Round(time.Millisecond), o.Final, lo, hi))
+					}
+					lo, hi = o.Int, o.Int
+					continue
+				}
+				got := ""
+				if pos >= 0 && pos < len(o.Got) {
+					got = o.Got[pos]
+				}
+				if got == last {
+					pending = nil
+					continue
+				}
+				if j := indexOf(pending, got); j >= 0 {
+					last, pending = got, pending[j+1:]
+					continue
+				}
+				if o.Final {
+					lost++
+				} else {
+					stale++
+				}
+				bad = append(bad, fmt.Sprintf("%s: read %s @%v (final %v), want the last acknowledged write %s", k, show(got), o.Call.Round(time.Millisecond), o.Final, show(last)))
+				last, pending = got, nil
+			}
+		}
+		if !finalSeen {
+			unread++
+		}
+	}
+	if stale+lost > 0 {
+		return fail(name, strings.Join(first(bad, 6), "\n"), "%d stale reads and %d lost acknowledged writes over %d keys", stale, lost, len(keys))
+	}
+	if unread > 0 {
+		return unknown(name, "%d of %d keys were never read back at the end", unread, len(keys))
+	}
+	return pass(name, "%d keys, %d acknowledged operations, %d reads judged: every read returned the last acknowledged write", len(keys), acked, judged)
+}
+
+// RoutingOutcomes turns the non-final operations into loud outcomes for
+// NoErrors.
+func RoutingOutcomes(ops []RoutingOp) []Outcome {
+	out := make([]Outcome, 0, len(ops))
+	for _, o := range ops {
+		if o.Final {
+			continue
+		}
+		out = append(out, Outcome{Op: fmt.Sprintf("%s %s @%v", o.Kind, strings.Join(o.Keys, " "), o.Call.Round(time.Millisecond)), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
+
+// StaleRead is a known-bad history for the routing checker's control: the
+// first read that follows two acknowledged writes of different values
+// answers the older one, as a cache that missed the newer write would. It
+// returns ops unchanged and false when no such read exists.
+func StaleRead(ops []RoutingOp) ([]RoutingOp, bool) {
+	out := append([]RoutingOp(nil), ops...)
+	sorted := make([]int, len(out))
+	for i := range sorted {
+		sorted[i] = i
+	}
+	sort.SliceStable(sorted, func(a, b int) bool { return out[sorted[a]].Call < out[sorted[b]].Call })
+	prev, last := map[string]string{}, map[string]string{}
+	for _, i := range sorted {
+		o := out[i]
+		if !o.Acked() || len(o.Keys) == 0 {
+			continue
+		}
+		k := o.Keys[0]
+		switch o.Kind {
+		case RoutingSet, RoutingEvalSet:
+			if last[k] != "" && last[k] != o.Value {
+				prev[k] = last[k]
+			}
+			last[k] = o.Value
+		case RoutingGet, RoutingEvalGet:
+			if p := prev[k]; p != "" && len(o.Got) > 0 && o.Got[0] == last[k] {
+				o.Got = append([]string{p}, o.Got[1:]...)
+				out[i] = o
+				return out, true
+			}
+		}
+	}
+	return out, false
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func show(v string) string {
+	if v == "" {
+		return "nil"
+	}
+	return fmt.Sprintf("%q", v)
+}

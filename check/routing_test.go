@@ -1,0 +1,81 @@
+package check
+
+import (
+	"testing"
+	"time"
+)
+
+func rop(kind RoutingKind, key, v string, got string, n int64, at int, final bool, errKind string) RoutingOp {
+	o := RoutingOp{Kind: kind, Keys: []string{key}, Value: v, Int: n, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at)*time.Millisecond + 1}
+	if got != "" {
+		o.Got = []string{got}
+	}
+	return o
+}
+
+func TestRoutingAcknowledged(t *testing.T) {
+	good := []RoutingOp{
+		rop(RoutingSet, "r", "a", "", 0, 1, false, ""),
+		rop(RoutingGet, "r", "", "a", 0, 2, false, ""),
+		rop(RoutingSet, "r", "b", "", 0, 3, false, "network"), // unknown outcome
+		rop(RoutingSet, "r", "c", "", 0, 4, false, "MOVED"),   // not executed
+		rop(RoutingGet, "r", "", "b", 0, 5, false, ""),        // the unknown write landed
+		rop(RoutingIncr, "c", "", "", 1, 6, false, ""),
+		rop(RoutingIncr, "c", "", "", 0, 7, false, "network"),
+		rop(RoutingGet, "c", "", "2", 2, 8, true, ""),
+		rop(RoutingGet, "r", "", "b", 0, 9, true, ""),
+	}
+	if r := RoutingAcknowledged(good, 1); r.Status != Pass {
+		t.Fatalf("good history: %s %s", r.Status, r.Message)
+	}
+	stale, ok := StaleRead(append(good[:1:1], rop(RoutingSet, "r", "z", "", 0, 2, false, ""), rop(RoutingGet, "r", "", "z", 0, 3, false, ""), rop(RoutingGet, "r", "", "z", 0, 4, true, "")))
+	if r := RoutingAcknowledged(stale, 1); !ok || r.Status != Fail {
+		t.Fatalf("stale read: planted %v, got %s %s", ok, r.Status, r.Message)
+	}
+	lost := []RoutingOp{rop(RoutingSet, "r", "a", "", 0, 1, false, ""), rop(RoutingGet, "r", "", "", 0, 2, true, "")}
+	if r := RoutingAcknowledged(lost, 1); r.Status != Fail {
+		t.Fatalf("lost write: %s %s", r.Status, r.Message)
+	}
+	unread := []RoutingOp{rop(RoutingSet, "r", "a", "", 0, 1, false, "")}
+	if r := RoutingAcknowledged(unread, 1); r.Status != Unknown {
+		t.Fatalf("unread key: %s %s", r.Status, r.Message)
+	}
+}
+
+func dop(shard int, seq int64, at int, final bool, errKind string) DrillOp {
+	return DrillOp{Key: "k" + string(rune('0'+shard)), Shard: shard, Seq: seq, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at+1) * time.Millisecond}
+}
+
+func TestDrillHaltsAndAccounting(t *testing.T) {
+	d := []Drill{{Shard: 0, Mode: "kill", Start: 100 * time.Millisecond, End: 3000 * time.Millisecond}}
+	ops := []DrillOp{dop(0, 1, 50, false, ""), dop(0, 2, 99, false, ""), dop(0, 3, 200, false, "network"), dop(0, 4, 3500, false, "")}
+	for at := 0; at < 4000; at += 100 {
+		ops = append(ops, dop(1, int64(at+1), at, false, ""))
+	}
+	ops = append(ops, dop(0, 4, 4100, true, ""), dop(1, 3901, 4100, true, ""))
+	h := DrillHalts(ops, d, 4000*time.Millisecond)
+	if len(h) != 1 || !h[0].Recovered || h[0].Dead < 3*time.Second || h[0].Healthy > 200*time.Millisecond {
+		t.Fatalf("halts: %+v", h)
+	}
+	if r := DrillDispatch(h, time.Second, 1); r.Status != Pass {
+		t.Fatalf("dispatch: %s", r.Message)
+	}
+	if r := DrillAccounted(ops, d, time.Second, 1); r.Status != Pass {
+		t.Fatalf("accounted: %s", r.Message)
+	}
+	planted, ok := PlantLoss(ops, d)
+	if r := DrillAccounted(planted, d, time.Second, 1); !ok || r.Status != Fail {
+		t.Fatalf("planted loss: %v %s", ok, r.Message)
+	}
+	// A halt-all client: the healthy shard stops too.
+	var halted []DrillOp
+	for _, o := range ops {
+		if o.Shard == 1 && o.Call > 100*time.Millisecond && o.Call < 3400*time.Millisecond {
+			continue
+		}
+		halted = append(halted, o)
+	}
+	if r := DrillDispatch(DrillHalts(halted, d, 4000*time.Millisecond), time.Second, 1); r.Status != Fail {
+		t.Fatalf("halt-all: %s", r.Message)
+	}
+}

@@ -1,0 +1,254 @@
+package failuredrills_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/routing"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+const row = report.RowFailureDrills
+
+// Tolerances of the errors column, stated here and in every message: while
+// a shard fails over, the healthy shards may go at most maxGap (the
+// fixture's cluster-node-timeout) without a successful write and lose at most
+// maxFailPct of their writes to client-side errors (server CLUSTERDOWN
+// refusals are counted apart).
+const (
+	maxGap     = 2 * time.Second
+	maxFailPct = 1.0
+	// lossWindow is how long before a kill an acknowledged write may be
+	// lost and still count as the asynchronous-replication loss the spec
+	// accepts (no WAIT); it is reported, never hidden.
+	lossWindow = time.Second
+)
+
+var _ = Describe("failure-drills", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(
+			harness.Scenario{
+				Name: "failure-drills/dispatch/" + string(b), Row: row, Column: report.ColumnErrors,
+				Spec: "while a shard's primary fails over (graceful and killed), writes to healthy shards keep succeeding and the failed shard recovers; halt windows measured (000 §Conformance, Failure drills; §Client Architecture: dead primary halts dispatch)",
+				Run:  func(ctx SpecContext) report.Check { return dispatch(ctx, b) },
+			},
+			harness.Scenario{
+				Name: "failure-drills/acked-writes/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
+				Spec: "every acknowledged write survives a failover except those a killed primary acknowledged just before dying, which are counted and reported (000 §Conformance, Failure drills)",
+				Run:  func(ctx SpecContext) report.Check { return ackedWrites(ctx, b) },
+			},
+		)
+	}
+})
+
+type drillScale struct {
+	KeysPerShard, Failovers        int
+	Pace, Before, Between, Recover time.Duration
+}
+
+func scaleOf() drillScale {
+	if cfg.Profile == harness.ProfileFull {
+		return drillScale{KeysPerShard: 8, Failovers: 6, Pace: 2 * time.Millisecond, Before: time.Second, Between: 2 * time.Second, Recover: 30 * time.Second}
+	}
+	// NOTE: one graceful and one killed failover per backend (≤ 2).
+	return drillScale{KeysPerShard: 4, Failovers: 2, Pace: 5 * time.Millisecond, Before: 500 * time.Millisecond, Between: 1500 * time.Millisecond, Recover: 8 * time.Second}
+}
+
+// drillRun is one backend's drills: the scored workload on the raw cluster
+// pool and the halt-all control workload, recorded during the same
+// failovers.
+type drillRun struct {
+	ops, haltAll []check.DrillOp
+	drills       []check.Drill
+	until        time.Duration
+	faults       []report.FaultWindow
+}
+
+var runs = map[client.Backend]*drillRun{}
+
+// drillsOf runs the drills for b once; both of b's scenarios judge the same
+// run (a failover costs seconds, and the two columns are two views of it).
+func drillsOf(ctx context.Context, b client.Backend) *drillRun {
+	GinkgoHelper()
+	if r, ok := runs[b]; ok {
+		return r
+	}
+	s := scaleOf()
+	rng := cfg.Rand("failure-drills/" + string(b))
+	keysFor := func(prefix string) []traffic.DrillKey {
+		per := map[int]int{}
+		var out []traffic.DrillKey
+		for i := 0; len(out) < s.KeysPerShard*len(cluster.Primaries()); i++ {
+			k := fmt.Sprintf("dr:%s:%x:%d", prefix, rng.Uint32(), i)
+			n, err := cluster.NodeForSlot(ctx, slot.Of(k))
+			Expect(err).NotTo(HaveOccurred())
+			if per[n.Shard()] < s.KeysPerShard {
+				per[n.Shard()]++
+				out = append(out, traffic.DrillKey{Key: k, Shard: n.Shard()})
+			}
+		}
+		return out
+	}
+	clock := traffic.NewClock()
+	scored := &traffic.DrillWorkload{Pool: harness.Pool(ctx, b, cluster), Clock: clock, Keys: keysFor("s"), Timeout: time.Second, Pace: s.Pace}
+	halting := &traffic.DrillWorkload{Pool: &routing.HaltAll{Pool: harness.Pool(ctx, b, cluster), Budget: 10 * time.Second}, Clock: clock, Keys: keysFor("h"), Timeout: time.Second, Pace: s.Pace}
+	stop := make(chan struct{})
+	done := make(chan struct{}, 2)
+	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
+	go func() { halting.Run(ctx, stop); done <- struct{}{} }()
+	r := &drillRun{}
+	time.Sleep(s.Before)
+	shards := rng.Perm(len(cluster.Primaries()))
+	var err error
+	for i := range s.Failovers {
+		// Every other failover is graceful, the last one always a kill; a
+		// killed shard is not drilled again (its old primary stays down).
+		mode := fault.FailoverGraceful
+		if i%2 == 1 || i == s.Failovers-1 {
+			mode = fault.FailoverKill
+		}
+		shard := shards[i%len(shards)]
+		By(fmt.Sprintf("fault: %s failover of shard %d under load", mode, shard))
+		d := check.Drill{Shard: shard, Mode: string(mode), Start: clock.Now()}
+		var w fault.Window
+		w, err = fault.Apply(ctx, cluster, fault.Failover{Shard: shard, Mode: mode})
+		d.End = clock.Now()
+		if err != nil {
+			break
+		}
+		r.drills = append(r.drills, d)
+		r.faults = append(r.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		if mode == fault.FailoverKill {
+			waitServed(scored, shard, d.Start, s.Recover)
+		}
+		time.Sleep(s.Between)
+		if mode == fault.FailoverKill && i < s.Failovers-1 {
+			Expect(cluster.Reset(ctx)).To(Succeed())
+		}
+	}
+	close(stop)
+	// The run ends here: a halted call path may hold its last command for
+	// a while yet, and that tail is not part of any drill.
+	r.until = clock.Now()
+	<-done
+	<-done
+	Expect(err).NotTo(HaveOccurred())
+	By("reading every key back through a fresh pool seeded with the running nodes")
+	var seeds []string
+	for _, n := range cluster.Nodes() {
+		if n.State() == fixtures.NodeRunning {
+			seeds = append(seeds, n.Addr())
+		}
+	}
+	fresh, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: seeds, ClientName: "slotgate-readback"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(fresh.Close)
+	scored.ReadBack(ctx, fresh)
+	halting.ReadBack(ctx, fresh)
+	r.ops, r.haltAll = scored.Ops(), halting.Ops()
+	runs[b] = r
+	return r
+}
+
+// waitServed returns once w recorded a successful write on shard that
+// started after since, or limit passed: the killed shard's halt is measured
+// to its end, however long the client takes.
+func waitServed(w *traffic.DrillWorkload, shard int, since, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		for _, o := range w.Ops() {
+			if o.Shard == shard && o.Call >= since && o.Acked() {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// spread is min/median/max of ds.
+func spread(ds []time.Duration) (lo, med, hi time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[0], s[len(s)/2], s[len(s)-1]
+}
+
+func haltMetrics(ev *report.Evidence, halts []check.DrillHalt) {
+	byMode := map[string][]time.Duration{}
+	var healthy []time.Duration
+	for _, h := range halts {
+		byMode[h.Drill.Mode] = append(byMode[h.Drill.Mode], h.Dead)
+		healthy = append(healthy, h.Healthy)
+	}
+	for mode, ds := range byMode {
+		lo, med, hi := spread(ds)
+		ev.Metrics["halt_"+mode+"_min_ms"] = float64(lo.Milliseconds())
+		ev.Metrics["halt_"+mode+"_median_ms"] = float64(med.Milliseconds())
+		ev.Metrics["halt_"+mode+"_max_ms"] = float64(hi.Milliseconds())
+	}
+	_, _, hi := spread(healthy)
+	ev.Metrics["healthy_longest_gap_ms"] = float64(hi.Milliseconds())
+}
+
+func dispatch(ctx SpecContext, b client.Backend) report.Check {
+	pool := harness.Pool(ctx, b, cluster)
+	r := drillsOf(ctx, b)
+	ev := harness.Evidence(cfg, cluster, pool)
+	ev.Faults = r.faults
+	halts := check.DrillHalts(r.ops, r.drills, r.until)
+	result := check.DrillDispatch(halts, maxGap, maxFailPct)
+	ev.Metrics = map[string]float64{"writes": float64(len(r.ops)), "failovers": float64(len(r.drills))}
+	haltMetrics(&ev, halts)
+	for _, h := range halts {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("%s failover of shard %d: drilled shard halted %v (start → first success), healthy shards' longest gap %v, %d/%d healthy writes failed client-side, %d refused CLUSTERDOWN by the server",
+			h.Drill.Mode, h.Drill.Shard, h.Dead.Round(time.Millisecond), h.Healthy.Round(time.Millisecond), h.HealthyFails, h.HealthyOps, h.HealthyClusterDown))
+		ev.Metrics["healthy_clusterdown"] += float64(h.HealthyClusterDown)
+		if !h.Recovered {
+			ev.Metrics["unrecovered_drills"]++
+			ev.Observed = append(ev.Observed, fmt.Sprintf("FINDING: %s did not serve shard %d again within the run (%v after the %s failover began; the cluster had promoted the replica): a dead primary halts dispatch to its slots pending a topology refresh", pool.Version(), h.Drill.Shard, h.Dead.Round(time.Millisecond), h.Drill.Mode))
+		}
+	}
+	ctl := check.DrillDispatch(check.DrillHalts(r.haltAll, r.drills, r.until), maxGap, maxFailPct)
+	return harness.Check(row, report.ColumnErrors, "", result, ev,
+		harness.Control("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers", ctl))
+}
+
+func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
+	pool := harness.Pool(ctx, b, cluster)
+	r := drillsOf(ctx, b)
+	ev := harness.Evidence(cfg, cluster, pool)
+	ev.Faults = r.faults
+	result := check.DrillAccounted(r.ops, r.drills, lossWindow, 100)
+	lost, keys, _ := check.DrillLosses(r.ops)
+	acked := 0
+	for _, o := range r.ops {
+		if !o.Final && o.Acked() {
+			acked++
+		}
+	}
+	ev.Metrics = map[string]float64{"writes": float64(len(r.ops)), "acked_writes": float64(acked), "keys": float64(keys), "lost_acked_writes": float64(len(lost)), "failovers": float64(len(r.drills))}
+	for _, l := range first(lost, 5) {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("lost: %s (shard %d) seq %d acknowledged @%v, read back %d", l.Op.Key, l.Op.Shard, l.Op.Seq, l.Op.Return.Round(time.Millisecond), l.Final))
+	}
+	planted, ok := check.PlantLoss(r.ops, r.drills)
+	ctl := harness.Control("hidden-loss", "the recorded history with one healthy-shard key read back one write short: an acknowledged write dropped silently outside any kill window", check.DrillAccounted(planted, r.drills, lossWindow, 1))
+	ctl.Caught = ctl.Caught && ok
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, ctl)
+}
+
+func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }

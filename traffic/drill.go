@@ -1,0 +1,94 @@
+package traffic
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// DrillKey is one key of the failure-drill workload and the shard owning it.
+type DrillKey struct {
+	Key   string
+	Shard int
+}
+
+// DrillWorkload runs one sequential writer per key — SET key <seq> with an
+// increasing seq and a per-operation timeout — recording every write. It
+// asserts nothing.
+type DrillWorkload struct {
+	Pool    client.Pool
+	Clock   *Clock
+	Keys    []DrillKey
+	Timeout time.Duration
+	// Pace is the pause between one writer's writes.
+	Pace time.Duration
+	mu   sync.Mutex
+	ops  []check.DrillOp
+}
+
+// Run drives every writer until stop is closed or ctx ends.
+func (w *DrillWorkload) Run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for _, k := range w.Keys {
+		wg.Go(func() {
+			for seq := int64(1); ; seq++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				case <-time.After(w.Pace):
+				}
+				o := check.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.Clock.Now()}
+				octx, cancel := context.WithTimeout(ctx, w.Timeout)
+				_, err := w.Pool.Do(octx, client.NewCmd("SET", []string{k.Key}, strconv.FormatInt(seq, 10)))
+				cancel()
+				w.record(o, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// ReadBack reads every key through p and records the reads as Final.
+func (w *DrillWorkload) ReadBack(ctx context.Context, p client.Pool) {
+	for _, k := range w.Keys {
+		o := check.DrillOp{Key: k.Key, Shard: k.Shard, Final: true, Call: w.Clock.Now()}
+		// A read-back is retried for a while: it must see what survived, not
+		// the tail of the failover.
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var reply any
+			reply, err = p.Do(ctx, client.NewCmd("GET", []string{k.Key}))
+			if err == nil && reply != nil {
+				o.Seq, err = client.AsInt64(reply)
+			}
+			if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		w.record(o, err)
+	}
+}
+
+// Ops returns a copy of the recorded history.
+func (w *DrillWorkload) Ops() []check.DrillOp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]check.DrillOp(nil), w.ops...)
+}
+
+func (w *DrillWorkload) record(o check.DrillOp, err error) {
+	o.Return = w.Clock.Now()
+	if err != nil {
+		o.ErrKind, o.Err = ErrKind(err), err.Error()
+	}
+	w.mu.Lock()
+	w.ops = append(w.ops, o)
+	w.mu.Unlock()
+}
