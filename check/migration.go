@@ -183,7 +183,17 @@ func ObservedSingleAuthority(samples []KeyspaceSample, minSamples int) Result {
 // the count reach zero. Run on a fixed "wait one TTL" window while renewers
 // are alive it fails: renew is PEXPIRE, renewed leases never expire.
 func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
-	const name = "old-keyspace-drained"
+	return keyspaceDrained("old-keyspace-drained", "old", func(s KeyspaceSample) int { return s.OldLeases }, samples, since, by)
+}
+
+// NewKeyspaceDrained is the fact a rollback into O needs (spec 000
+// §Deployment Gate rule 4, absence is M6): between since and by, an
+// observation saw new-keyspace leases and then saw the count reach zero.
+func NewKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
+	return keyspaceDrained("new-keyspace-drained", "new", func(s KeyspaceSample) int { return s.NewLeases }, samples, since, by)
+}
+
+func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []KeyspaceSample, since, by time.Duration) Result {
 	var first, zero *KeyspaceSample
 	last := KeyspaceSample{}
 	n := 0
@@ -197,32 +207,52 @@ func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Resul
 		if first == nil {
 			first = &samples[i]
 		}
-		if s.OldLeases == 0 && zero == nil {
+		if count(s) == 0 && zero == nil {
 			zero = &samples[i]
 		}
 	}
-	if n == 0 || first.OldLeases == 0 {
-		return unknown(name, "no old-keyspace lease to drain in [%v, %v]", since.Round(time.Millisecond), by.Round(time.Millisecond))
+	if n == 0 || count(*first) == 0 {
+		return unknown(name, "no %s-keyspace lease to drain in [%v, %v]", ks, since.Round(time.Millisecond), by.Round(time.Millisecond))
 	}
 	if zero == nil {
-		return fail(name, fmt.Sprintf("first %v\nlast  %v", *first, last), "old keyspace not drained in [%v, %v]: %d live old-key leases at the start, %d at the end", since.Round(time.Millisecond), by.Round(time.Millisecond), first.OldLeases, last.OldLeases)
+		return fail(name, fmt.Sprintf("first %v\nlast  %v", *first, last), "%s keyspace not drained in [%v, %v]: %d live %s-key leases at the start, %d at the end", ks, since.Round(time.Millisecond), by.Round(time.Millisecond), count(*first), ks, count(last))
 	}
-	return pass(name, "old keyspace drained from %d leases to 0 in %v (observed %v)", first.OldLeases, (zero.At - first.At).Round(time.Millisecond), *zero)
+	return pass(name, "%s keyspace drained from %d leases to 0 in %v (observed %v)", ks, count(*first), (zero.At - first.At).Round(time.Millisecond), *zero)
 }
 
-// MigrationErrors is the errors column of the migration row: every failed
-// call is accounted for and classified. A call abandoned by its pod's kill is
-// expected chaos; any other error is a loud failure. minOps guards against a
-// run that never happened.
+// MigrationErrors is the errors column of the migration row with no link
+// fault injected: see MigrationErrorsAround.
 func MigrationErrors(history []MigrationOp, minOps int) Result {
+	return MigrationErrorsAround(history, nil, 0, minOps)
+}
+
+// MigrationErrorsAround is the errors column of the migration row: every
+// failed call is accounted for and classified. A call abandoned by its
+// pod's kill is expected chaos; a network error (no reply) of a call that
+// overlapped a recorded link-fault window, extended by settle (the pool's
+// time to notice its connections were cut), is a fault-window error; any
+// other error — including a server error inside a window — is a loud
+// failure. minOps guards against a run that never happened.
+func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Duration, minOps int) Result {
 	const name = "migration-errors"
 	if len(history) < minOps {
 		return unknown(name, "only %d operations recorded, need %d", len(history), minOps)
 	}
-	abandoned := 0
+	inFault := func(op MigrationOp) bool {
+		for _, w := range faults {
+			if op.Call <= w.End+settle && op.Return >= w.Start {
+				return true
+			}
+		}
+		return false
+	}
+	abandoned, faulted, during := 0, 0, 0
 	byKind := map[string]int{}
 	var bad []string
 	for _, op := range history {
+		if inFault(op) {
+			during++
+		}
 		if op.ErrKind == "" {
 			if op.Unknown {
 				bad = append(bad, fmt.Sprintf("%v: unknown outcome without an error", op.FencingOp))
@@ -234,12 +264,23 @@ func MigrationErrors(history []MigrationOp, minOps int) Result {
 			abandoned++
 			continue
 		}
+		if op.ErrKind == ErrKindNetwork && inFault(op) {
+			faulted++
+			continue
+		}
 		byKind[op.ErrKind]++
-		bad = append(bad, fmt.Sprintf("%s %s [pod %s, phase %s]: %s", op.Kind, op.Session, op.Pod, op.Phase, op.Err))
+		bad = append(bad, fmt.Sprintf("%s %s [pod %s, phase %s] at %v: %s", op.Kind, op.Session, op.Pod, op.Phase, op.Call.Round(time.Millisecond), op.Err))
+	}
+	windows := ""
+	if len(faults) > 0 {
+		windows = fmt.Sprintf(", %d network errors in %d link-fault windows (+%v settle; %d operations overlapped them)", faulted, len(faults), settle, during)
 	}
 	if len(bad) > 0 {
-		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills)", countKinds(byKind), len(history), abandoned)
+		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills%s)", countKinds(byKind), len(history), abandoned, windows)
 	}
-	r := pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills, 0 other)", len(history), abandoned)
-	return r
+	return pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills%s, 0 other)", len(history), abandoned, windows)
 }
+
+// ErrKindNetwork is the error kind of a call that got no reply (a cut or
+// reset link, a timeout): traffic.ErrKind's classification.
+const ErrKindNetwork = "network"

@@ -75,3 +75,38 @@ func TestMigrationErrors(t *testing.T) {
 		t.Fatalf("crossslot: %v", r)
 	}
 }
+
+func TestNewKeyspaceDrained(t *testing.T) {
+	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 9, NewLeases: 4}, {At: ms(10), OldLeases: 9, NewLeases: 1}, {At: ms(20), OldLeases: 9, NewLeases: 0}}
+	if r := check.NewKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
+		t.Fatalf("drain: %v", r)
+	}
+	if r := check.NewKeyspaceDrained(s, 0, ms(10)); r.Status != check.Fail {
+		t.Fatalf("not drained: %v", r)
+	}
+	if r := check.NewKeyspaceDrained(s[2:], 0, ms(20)); r.Status != check.Unknown {
+		t.Fatalf("nothing to drain: %v", r)
+	}
+}
+
+func TestMigrationErrorsAround(t *testing.T) {
+	h := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 1)}
+	reset := mop(check.OpRenew, "p0", 1, false, 50, 52)
+	reset.Unknown, reset.ErrKind, reset.Err = true, check.ErrKindNetwork, "connection reset by peer"
+	h = append(h, reset)
+	win := []check.Span{{Start: ms(40), End: ms(45)}}
+	if r := check.MigrationErrorsAround(h, win, ms(10), 1); r.Status != check.Pass {
+		t.Fatalf("network error inside a window (+settle): %v", r)
+	}
+	if r := check.MigrationErrorsAround(h, win, 0, 1); r.Status != check.Fail {
+		t.Fatalf("network error after the window, no settle: %v", r)
+	}
+	if r := check.MigrationErrors(h, 1); r.Status != check.Fail {
+		t.Fatalf("network error with no window recorded: %v", r)
+	}
+	noscript := mop(check.OpAcquire, "p1", 0, false, 41, 42)
+	noscript.Unknown, noscript.ErrKind = true, "NOSCRIPT"
+	if r := check.MigrationErrorsAround(append(h, noscript), win, ms(10), 1); r.Status != check.Fail {
+		t.Fatalf("a server error inside a window is not a fault-window error: %v", r)
+	}
+}

@@ -62,6 +62,9 @@ type Fleet struct {
 	history []check.MigrationOp
 	seq     int
 	kills   int
+	// startFailures counts replacement pods that could not reach the node
+	// at first (a cut link) and retried.
+	startFailures int
 
 	template   fencing.Phase // the Deployment's current pod template
 	rollMu     sync.Mutex
@@ -108,18 +111,45 @@ func (f *Fleet) directory(p *Pod, phase fencing.Phase) *fencing.Directory {
 	return fencing.New(p.pool, fencing.Options{Scripts: fencing.ForPhaseMutant(phase, f.opts.Mutant), LeaseTTL: f.opts.TTL})
 }
 
-// start launches a fresh pod into slot i at phase.
+// start launches a fresh pod into slot i at phase; an empty phase is the
+// Deployment's template at the moment the pod comes up. A pod that cannot
+// reach the node (its link is cut) is not ready: its slot is left empty —
+// the dead pod it replaces no longer reports a gauge — and it retries until
+// the link is back, as a crash-looping pod does.
 func (f *Fleet) start(i int, phase fencing.Phase) error {
 	f.mu.Lock()
 	f.seq++
 	name := fmt.Sprintf("pod%d.%d", i, f.seq)
 	f.mu.Unlock()
-	pool, err := client.NewPool(f.ctx, client.Options{Backend: f.opts.Backend, Mode: client.ModeSingle, Addrs: []string{f.opts.Addr}, ClientName: "relay-" + name})
-	if err != nil {
-		return fmt.Errorf("start pod %s: %w", name, err)
+	var pool client.Pool
+	giveUp := time.Now().Add(startTimeout)
+	for {
+		var err error
+		pool, err = client.NewPool(f.ctx, client.Options{Backend: f.opts.Backend, Mode: client.ModeSingle, Addrs: []string{f.opts.Addr}, ClientName: "relay-" + name})
+		if err == nil {
+			break
+		}
+		if time.Now().After(giveUp) {
+			return fmt.Errorf("start pod %s: %w", name, err)
+		}
+		f.mu.Lock()
+		f.startFailures++
+		delete(f.pods, f.slots[i]) // the replaced pod is gone; this one is not ready
+		f.mu.Unlock()
+		select {
+		case <-f.ctx.Done():
+			return fmt.Errorf("start pod %s: %w", name, err)
+		case <-time.After(startRetry):
+		}
 	}
 	ctx, cancel := context.WithCancel(f.ctx)
-	p := &Pod{Name: name, Metrics: fencing.NewPodMetrics(name), pool: pool, cancel: cancel}
+	p := &Pod{Name: name, pool: pool, cancel: cancel}
+	f.mu.Lock()
+	if phase == "" {
+		phase = f.template
+	}
+	f.mu.Unlock()
+	p.Metrics = fencing.NewPodMetrics(name)
 	p.dir.Store(f.directory(p, phase))
 	p.Metrics.SetPhase(phase)
 	f.mu.Lock()
@@ -142,6 +172,13 @@ func (f *Fleet) start(i int, phase fencing.Phase) error {
 	return nil
 }
 
+// startRetry is how often a pod that cannot reach the node retries, and
+// startTimeout when it gives up (the node is gone, not a link blip).
+const (
+	startRetry   = 20 * time.Millisecond
+	startTimeout = 10 * time.Second
+)
+
 // Upgrade switches pod name's script phase in place (the pod keeps its
 // leases and identity: the spec model's per-pod upgrade) and its gauge.
 func (f *Fleet) Upgrade(name string, phase fencing.Phase) {
@@ -157,11 +194,11 @@ func (f *Fleet) Upgrade(name string, phase fencing.Phase) {
 
 // Kill kills slot i's pod abruptly — no release, pool closed, in-flight
 // calls abandoned — and its Deployment replaces it with a fresh pod (new
-// identity, no leases) from the current template phase (the last RollTo).
+// identity, no leases) from the current template phase (the last RollTo)
+// once the replacement can reach the node.
 func (f *Fleet) Kill(i int) error {
 	f.mu.Lock()
 	old := f.pods[f.slots[i]]
-	phase := f.template
 	f.kills++
 	f.mu.Unlock()
 	if old != nil {
@@ -169,7 +206,7 @@ func (f *Fleet) Kill(i int) error {
 		old.cancel()
 		_ = old.pool.Close()
 	}
-	err := f.start(i, phase) // swaps the slot's pod atomically: the gate never sees a gap
+	err := f.start(i, "") // swaps the slot's pod atomically when the link is up
 	if old != nil {
 		old.wg.Wait()
 	}
@@ -185,6 +222,9 @@ func (p *Pod) stop() {
 
 // Kills is how many pods were killed.
 func (f *Fleet) Kills() int { f.mu.Lock(); defer f.mu.Unlock(); return f.kills }
+
+// StartFailures is how many pod starts failed to reach the node and retried.
+func (f *Fleet) StartFailures() int { f.mu.Lock(); defer f.mu.Unlock(); return f.startFailures }
 
 // Size is the number of pod slots.
 func (f *Fleet) Size() int { return len(f.slots) }

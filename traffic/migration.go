@@ -3,6 +3,7 @@ package traffic
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,24 +108,67 @@ func (o *Observer) Stop() ([]check.KeyspaceSample, int) {
 
 // Operator drives a staged deployment through the Deployment Gate: before
 // every step it observes the fleet (gauges) and the node (lease counts by
-// SCAN) and asks the gate; it rolls the fleet only when the gate allows.
+// SCAN) and asks the gate; it rolls the fleet only when the gate allows. A
+// refused step is asked again only once an observation shows the refused
+// condition gone (the fleet at the target, a keyspace drained) — never
+// after a fixed wait; a refusal no observation can clear (backfill or
+// reverse merge not run, a non-adjacent step) is returned at once, for the
+// operator to act on.
 type Operator struct {
 	Fleet *Fleet
 	Gate  *gate.Gate
 	// Admin is a pool on the standalone node for SCAN counts, backfill and
-	// reverse merge.
+	// reverse merge (the operator's own path, not a pod link).
 	Admin client.Pool
-	// Roll is the per-pod interval of a rolling update; Poll how often a
-	// refused step is retried; Timeout bounds a wait for the gate.
+	// Roll is the per-pod interval of a rolling update; Poll how often the
+	// fleet and node are observed while a refused condition persists;
+	// Timeout bounds a wait for the condition.
 	Roll, Poll, Timeout time.Duration
 	Clock               *Clock
 	// Log narrates steps (may be nil).
 	Log func(format string, args ...any)
 
-	// Marks records when each step was taken, by step name.
+	// Marks records when each step was last taken, by step name.
 	Marks map[string]time.Duration
-	// Refusals counts refusals seen while waiting, by reason.
+	// Refusals counts refusals, by reason.
 	Refusals map[gate.Reason]int
+	// Steps is every step asked of the gate, in order, with its refusals.
+	Steps []Step
+}
+
+// Step is one step the operator asked the gate for, as data for the
+// report: when it was first asked, when (if ever) it was allowed, and the
+// refusals seen on the way.
+type Step struct {
+	Name    string
+	Asked   time.Duration
+	At      time.Duration // when allowed; zero when never allowed
+	Allowed bool
+	// Refused lists the refusal reasons in order (one per gate answer).
+	Refused []gate.Reason
+}
+
+func (s Step) String() string {
+	out := fmt.Sprintf("%s@%v", s.Name, s.At.Round(time.Millisecond))
+	if !s.Allowed {
+		out = fmt.Sprintf("%s@%v NOT allowed", s.Name, s.Asked.Round(time.Millisecond))
+	}
+	if len(s.Refused) > 0 {
+		counts := map[gate.Reason]int{}
+		var order []gate.Reason
+		for _, r := range s.Refused {
+			if counts[r] == 0 {
+				order = append(order, r)
+			}
+			counts[r]++
+		}
+		parts := make([]string, len(order))
+		for i, r := range order {
+			parts[i] = fmt.Sprintf("%d×%s", counts[r], r)
+		}
+		out += " (refused " + strings.Join(parts, ", ") + ")"
+	}
+	return out
 }
 
 // Observe builds the gate's observation.
@@ -146,12 +190,44 @@ func (o *Operator) logf(format string, args ...any) {
 	}
 }
 
-// await retries ask until the gate allows it, then records the mark.
+// cleared says whether obs shows the condition behind a refusal gone, and
+// false for a refusal no observation can clear.
+func (o *Operator) cleared(reason gate.Reason, obs gate.Observation) (ok, observable bool) {
+	fleetAt := func(p fencing.Phase) bool {
+		if len(obs.Pods) == 0 {
+			return false
+		}
+		for _, q := range obs.Pods {
+			if q != p {
+				return false
+			}
+		}
+		return true
+	}
+	switch reason {
+	case gate.ReasonFleetNotAtTarget, gate.ReasonNoPods:
+		return fleetAt(o.Gate.Target()), true
+	case gate.ReasonFleetNotC:
+		return fleetAt(fencing.C), true
+	case gate.ReasonOldLeasesLive:
+		return obs.OldLeases == 0, true
+	case gate.ReasonNewLeasesLive:
+		return obs.NewLeases == 0, true
+	case gate.ReasonNotObserved:
+		return obs.OldLeases >= 0 && obs.NewLeases >= 0, true
+	}
+	return false, false
+}
+
+// await asks the gate for step; after a refusal it observes until the
+// refused condition is gone, then asks again. It records the step.
 func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observation) error) error {
 	if o.Marks == nil {
 		o.Marks = map[string]time.Duration{}
 		o.Refusals = map[gate.Reason]int{}
 	}
+	rec := Step{Name: step, Asked: o.Clock.Now()}
+	defer func() { o.Steps = append(o.Steps, rec) }()
 	deadline := time.Now().Add(o.Timeout)
 	for {
 		obs, err := o.Observe(ctx)
@@ -160,18 +236,35 @@ func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observa
 		}
 		err = ask(obs)
 		if err == nil {
-			o.Marks[step] = o.Clock.Now()
-			o.logf("gate allowed %s at %v (old=%d new=%d pods=%v)", step, o.Marks[step].Round(time.Millisecond), obs.OldLeases, obs.NewLeases, o.Fleet.PhaseCounts())
+			rec.At, rec.Allowed = o.Clock.Now(), true
+			o.Marks[step] = rec.At
+			o.logf("gate allowed %s at %v (old=%d new=%d pods=%v)", step, rec.At.Round(time.Millisecond), obs.OldLeases, obs.NewLeases, o.Fleet.PhaseCounts())
 			return nil
 		}
-		o.Refusals[gate.ReasonOf(err)]++
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: still refused after %v: %w", step, o.Timeout, err)
+		reason := gate.ReasonOf(err)
+		o.Refusals[reason]++
+		rec.Refused = append(rec.Refused, reason)
+		if _, observable := o.cleared(reason, obs); !observable {
+			o.logf("gate refused %s at %v: %v", step, o.Clock.Now().Round(time.Millisecond), err)
+			return fmt.Errorf("%s: %w", step, err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(o.Poll):
+		// Observe until the refused condition is gone, then ask again.
+		for {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: still refused after %v: %w", step, o.Timeout, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(o.Poll):
+			}
+			obs, oerr := o.Observe(ctx)
+			if oerr != nil {
+				return fmt.Errorf("%s: %w", step, oerr)
+			}
+			if ok, _ := o.cleared(reason, obs); ok {
+				break
+			}
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package migration_test scores the fencing-migration row (spec 000
 // §Conformance, Fencing migration; §The Fencing Migration; §Deployment
 // Gate): a staged O→A→B→backfill→drain→C deploy of a relay pod fleet under
-// live traffic, pod kills and a rollback, on a STANDALONE node — disabled
+// live traffic, pod kills, link faults and rollbacks along the whole
+// matrix (B→A, A→O, C→B), on a STANDALONE node — disabled
 // mode is the only place the cross-slot A/B scripts legally run — plus a
 // single-shard cluster-enabled node where slot rules are on (T3).
 package migration_test

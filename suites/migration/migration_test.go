@@ -3,6 +3,7 @@ package migration_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -11,7 +12,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/gate"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
@@ -23,12 +26,12 @@ var _ = Describe("fencing-migration", func() {
 	harness.Emit(
 		harness.Scenario{
 			Name: "fencing-migration/staged-deploy", Row: row, Column: report.ColumnSilentlyWrong,
-			Spec: "T1 single authority and T2 generation monotonicity across O→A→B→(rollback A)→B→backfill→drain→C under pod kills; C-gate by observed drain, not a timer (000 §Safety theorems, §The protocol)",
+			Spec: "T1 single authority and T2 generation monotonicity along the whole rollback matrix — O→A→B→(rollback)A→(rollback: new keyspace drained, reverse merge)O→A→B→backfill→drain→C→(rollback)B→backfill→C — under pod kills and link faults (latency, reset-peer); every step through the Deployment Gate, C-gate by observed drain, not a timer (000 §Safety theorems, §The protocol, §Deployment Gate)",
 			Run:  stagedDeploy,
 		},
 		harness.Scenario{
 			Name: "fencing-migration/errors", Row: row, Column: report.ColumnErrors,
-			Spec: "every directory call of the staged deploy succeeded or was abandoned by a pod kill (000 §Conformance, Fencing migration)",
+			Spec: "every directory call of the staged deploy succeeded, was abandoned by a pod kill, or failed on the network inside a recorded link-fault window (000 §Conformance, Fencing migration)",
 			Run:  errorsColumn,
 		},
 		harness.Scenario{
@@ -44,7 +47,15 @@ var (
 	mainRun  *staged
 )
 
-// mainPlan is the staged deploy with a rollback along the matrix (B→A).
+// mainPlan is the staged deploy along the whole rollback matrix (000
+// §Deployment Gate rule 4), every step asked of the gate:
+//
+//	O → A → B → (rollback) A → (rollback: new keyspace drained + reverse
+//	max-merge) O → A [latency on the pod links] → B → backfill → (observed
+//	drain) C → (rollback) B [reset-peer mid-phase] → backfill → C
+//
+// Two refusals are part of the correct path: into O before the reverse
+// merge, and into C after the C→B rollback before the backfill re-ran.
 func mainPlan(ctx context.Context, r *staged) error {
 	jitter := func() { r.hold(ctx, r.sz.hold/2+randDur(r, r.sz.hold)) }
 	jitter() // O with live traffic
@@ -53,7 +64,7 @@ func mainPlan(ctx context.Context, r *staged) error {
 	}
 	// NOTE: full-A with live renewers for more than one TTL: the window a
 	// "wait one TTL" drain would trust (the timer-drain control).
-	r.op.Marks["timer-drain-from"] = r.clock.Now()
+	r.timerFrom = append(r.timerFrom, r.clock.Now())
 	r.hold(ctx, leaseTTL+r.sz.hold/2)
 	if err := r.advance(ctx, fencing.B); err != nil {
 		return err
@@ -62,14 +73,63 @@ func mainPlan(ctx context.Context, r *staged) error {
 	if err := r.rollback(ctx, fencing.A); err != nil {
 		return err
 	}
+	// Into O, asked at once at full-A: the gate refuses while B-era leases
+	// live on the new keyspace (A renews the old key only, so they lapse)
+	// and the operator observes until the count is 0; then it refuses until
+	// the reverse max-merge has run — which no observation can clear.
+	err := r.rollback(ctx, fencing.O)
+	if gate.ReasonOf(err) != gate.ReasonNotReverseMerged {
+		return fmt.Errorf("rollback to O before the reverse merge: want refusal %s, got %v", gate.ReasonNotReverseMerged, err)
+	}
+	if _, err := r.op.ReverseMerge(ctx); err != nil {
+		return err
+	}
+	if err := r.rollback(ctx, fencing.O); err != nil {
+		return err
+	}
 	jitter()
+	heal, err := r.latency(ctx, fault.Latency{Latency: r.sz.latency, Jitter: r.sz.jitter})
+	if err != nil {
+		return err
+	}
+	if err := r.advance(ctx, fencing.A); err != nil {
+		return err
+	}
+	r.timerFrom = append(r.timerFrom, r.clock.Now())
+	r.hold(ctx, leaseTTL+r.sz.hold/2)
+	if err := heal(); err != nil {
+		return err
+	}
 	if err := r.advance(ctx, fencing.B); err != nil {
 		return err
+	}
+	// Backfill and C asked at once at full-B: the C-gate refuses while
+	// A-era leases live on the old keyspace, until B's renew-migrate and
+	// expiry drain it (observed).
+	if _, err := r.op.Backfill(ctx); err != nil {
+		return err
+	}
+	if err := r.advance(ctx, fencing.C); err != nil {
+		return err
+	}
+	jitter()
+	if err := r.rollback(ctx, fencing.B); err != nil {
+		return err
+	}
+	r.hold(ctx, r.sz.hold/2)
+	if err := r.resetPeer(ctx, r.sz.reset); err != nil { // mid-B: every pod link cut
+		return err
+	}
+	r.hold(ctx, r.sz.hold/2)
+	// The rollback invalidated the backfill: C is refused until it re-runs.
+	err = r.advance(ctx, fencing.C)
+	if gate.ReasonOf(err) != gate.ReasonNotBackfilled {
+		return fmt.Errorf("advance to C after a C→B rollback, before the backfill re-ran: want refusal %s, got %v", gate.ReasonNotBackfilled, err)
 	}
 	if _, err := r.op.Backfill(ctx); err != nil {
 		return err
 	}
-	if err := r.advance(ctx, fencing.C); err != nil { // waits for observed old-key count 0
+	if err := r.advance(ctx, fencing.C); err != nil {
 		return err
 	}
 	jitter()
@@ -164,17 +224,34 @@ func stagedDeploy(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
 	ev := harness.Evidence(cfg, standalone, nil)
 	result := invariants(r)
-	drain := check.OldKeyspaceDrained(r.samples, r.op.Marks["advance to B"], r.op.Marks["advance to C"])
-	result = check.All("fencing-migration", result, drain)
+	// The C-gate's drain on the first B→C, and the new-keyspace drain the
+	// rollback into O waited for, both as the observer saw them.
+	b2, okB := r.step("advance to B", 2)
+	c1, okC := r.step("advance to C", 1)
+	a1, okA := r.step("rollback to A", 1)
+	o1, okO := r.step("rollback to O", 1)
+	Expect(okB && okC && okA && okO).To(BeTrue(), "the staged deploy walked the whole matrix")
+	drain := check.OldKeyspaceDrained(r.samples, b2.At, c1.At)
+	newDrain := check.NewKeyspaceDrained(r.samples, a1.At, o1.At)
+	result = check.All("fencing-migration", result, drain, newDrain)
 	ev.Observed = append(ev.Observed, summary(r)...)
+	ev.Observed = append(ev.Observed, "C-gate: "+drain.Message, "into O: "+newDrain.Message)
 	ev.Metrics = metrics(r)
+	ev.Faults = r.faults
 
 	var controls []report.Control
 	By("negative control: a \"wait one TTL\" drain at full-A with live renewers")
-	from := r.op.Marks["timer-drain-from"]
-	timer := check.OldKeyspaceDrained(r.samples, from, from+leaseTTL)
+	// A timer drain is refuted by one full-A hold where the old keyspace was
+	// still live a TTL later; the first such hold is the counterexample.
+	var timer check.Result
+	for i, from := range r.timerFrom {
+		timer = check.OldKeyspaceDrained(r.samples, from, from+leaseTTL)
+		ev.Observed = append(ev.Observed, fmt.Sprintf("timer-drain control, full-A hold %d: %s", i+1, timer.Message))
+		if timer.Status == check.Fail {
+			break
+		}
+	}
 	controls = append(controls, harness.Control("timer-drain", "C-gate by waiting one TTL: renew is PEXPIRE, a renewed lease never expires while its pod lives (000 §The protocol, C-gate)", timer))
-	ev.Observed = append(ev.Observed, "timer-drain control: "+timer.Message)
 
 	sz := scale()
 	for _, m := range fencing.MigrationMutants {
@@ -221,20 +298,36 @@ func firstLines(s string, n int) string {
 
 func summary(r *staged) []string {
 	var out []string
-	out = append(out, fmt.Sprintf("%d pods (%d killed and replaced), %d sessions over the reliable and huddle lanes, %d operations, %d keyspace observations in %v",
-		r.pods, r.fleet.Kills(), len(r.sessions), len(r.history), len(r.samples), r.elapsed.Round(time.Millisecond)))
-	var marks []string
-	for _, k := range []string{"advance to A", "advance to B", "rollback to A", "full-A", "backfill", "advance to C", "full-C"} {
-		if t, ok := r.op.Marks[k]; ok {
-			marks = append(marks, fmt.Sprintf("%s@%v", k, t.Round(time.Millisecond)))
-		}
+	out = append(out, fmt.Sprintf("%d pods (%d killed and replaced, %d replacement starts retried on a cut link), %d sessions over the reliable and huddle lanes, %d operations, %d keyspace observations in %v",
+		r.pods, r.fleet.Kills(), r.fleet.StartFailures(), len(r.sessions), len(r.history), len(r.samples), r.elapsed.Round(time.Millisecond)))
+	steps := make([]string, len(r.op.Steps))
+	for i, st := range r.op.Steps {
+		steps[i] = st.String()
 	}
-	out = append(out, "gate steps: "+strings.Join(marks, ", "))
+	out = append(out, "gate steps: "+strings.Join(steps, ", "))
 	var refusals []string
 	for reason, n := range r.op.Refusals {
 		refusals = append(refusals, fmt.Sprintf("%d×%s", n, reason))
 	}
-	out = append(out, "gate refusals while waiting: "+strings.Join(refusals, ", "))
+	sort.Strings(refusals)
+	out = append(out, "gate refusals: "+strings.Join(refusals, ", "))
+	for i, w := range r.faults {
+		sp := r.spans[i]
+		n, errs := 0, 0
+		var slowest time.Duration
+		for _, op := range r.history {
+			if op.Call <= sp.End+settle && op.Return >= sp.Start {
+				n++
+				slowest = max(slowest, op.Return-op.Call)
+				if op.ErrKind != "" && !op.Abandoned {
+					errs++
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("fault window %d: %s on %s, %v–%v (%v): %d pod calls overlapped it (+%v settle), slowest %v, %d failed",
+			i+1, w.Fault, w.Target, sp.Start.Round(time.Millisecond), sp.End.Round(time.Millisecond), w.End.Sub(w.Start).Round(time.Millisecond),
+			n, settle, slowest.Round(time.Millisecond), errs))
+	}
 	return out
 }
 
@@ -250,14 +343,39 @@ func metrics(r *staged) map[string]float64 {
 		"operations": float64(len(r.history)), "acquisitions": float64(r.count(check.OpAcquire, true)),
 		"refused_acquires": float64(r.count(check.OpAcquire, false)), "renews_ok": float64(r.count(check.OpRenew, true)),
 		"b_renews_ok": float64(migrated), "observations": float64(len(r.samples)), "observer_errors": float64(r.obsErrs),
+		"fault_windows": float64(len(r.faults)), "fault_window_errors": float64(r.faultErrors()), "pod_start_retries": float64(r.fleet.StartFailures()),
+		"gate_steps": float64(len(r.op.Steps)),
 	}
+}
+
+// settle is how long after a link-fault window a pod's call may still fail
+// on the cut link: one renew tick, the pool finding its connections dead.
+const settle = leaseTTL / 3
+
+// faultErrors counts the calls that failed on the network inside a
+// link-fault window (+settle) and were not abandoned by a pod kill.
+func (r *staged) faultErrors() int {
+	n := 0
+	for _, op := range r.history {
+		if op.ErrKind != check.ErrKindNetwork || op.Abandoned {
+			continue
+		}
+		for _, w := range r.spans {
+			if op.Call <= w.End+settle && op.Return >= w.Start {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 func errorsColumn(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Metrics = metrics(r)
-	result := check.MigrationErrors(r.history, 100)
+	result := check.MigrationErrorsAround(r.history, r.spans, settle, 100)
+	ev.Faults = r.faults
 	if r.obsErrs > 0 {
 		result = check.All("fencing-migration-errors", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("%d observer scripts failed", r.obsErrs)})
 	}

@@ -10,9 +10,11 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
+	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -29,13 +31,18 @@ type size struct {
 	sessions, pods        int // the staged deploy
 	mutantSessions, mPods int // each mutant's run
 	roll, killEvery, hold time.Duration
+	// link faults of the staged deploy: latency ± jitter for a phase, and
+	// a reset-peer cut of this length mid-phase.
+	latency, jitter, reset time.Duration
 }
 
 func scale() size {
 	if cfg.Profile == harness.ProfileFull {
-		return size{sessions: 1200, pods: 12, mutantSessions: 240, mPods: 8, roll: 60 * time.Millisecond, killEvery: 300 * time.Millisecond, hold: 900 * time.Millisecond}
+		return size{sessions: 1200, pods: 12, mutantSessions: 240, mPods: 8, roll: 60 * time.Millisecond, killEvery: 300 * time.Millisecond, hold: 900 * time.Millisecond,
+			latency: 4 * time.Millisecond, jitter: 3 * time.Millisecond, reset: 400 * time.Millisecond}
 	}
-	return size{sessions: 240, pods: 6, mutantSessions: 160, mPods: 6, roll: 50 * time.Millisecond, killEvery: 350 * time.Millisecond, hold: 500 * time.Millisecond}
+	return size{sessions: 240, pods: 6, mutantSessions: 160, mPods: 6, roll: 50 * time.Millisecond, killEvery: 350 * time.Millisecond, hold: 500 * time.Millisecond,
+		latency: 4 * time.Millisecond, jitter: 3 * time.Millisecond, reset: 300 * time.Millisecond}
 }
 
 // run is one staged deployment as data: its fleet, gate, and plan.
@@ -63,6 +70,13 @@ type staged struct {
 	elapsed  time.Duration
 	backend  client.Backend
 	sessions []fencing.Session
+	// faults are the link-fault windows injected on the pods' links, as
+	// report data and as offsets on the scenario clock (for the checkers).
+	faults []report.FaultWindow
+	spans  []check.Span
+	// timerFrom are the starts of full-A holds longer than a TTL: where a
+	// "wait one TTL" drain would be trusted (the timer-drain control).
+	timerFrom []time.Duration
 }
 
 func (r *staged) hold(ctx context.Context, d time.Duration) {
@@ -78,6 +92,55 @@ func wait(ctx context.Context, done <-chan struct{}) {
 	case <-ctx.Done():
 	case <-done:
 	}
+}
+
+// latency puts latency with jitter on every pod link (the standalone
+// node's proxy) until the returned heal is called; the window is recorded.
+func (r *staged) latency(ctx context.Context, f fault.Latency) (heal func() error, err error) {
+	from := r.clock.Now()
+	w, err := fault.Apply(ctx, standalone, f)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		for _, n := range standalone.Nodes() {
+			if err := n.RemoveToxics(ctx); err != nil {
+				return fmt.Errorf("heal %s: %w", f.Name(), err)
+			}
+		}
+		r.recordFault(w.Fault, fmt.Sprintf("%s (%v ± %v)", w.Target, f.Latency, f.Jitter), w.Start, time.Now(), from)
+		return nil
+	}, nil
+}
+
+// resetPeer cuts every pod link with a TCP reset for d (the proxy refuses
+// reconnects meanwhile); the operator's and observer's direct links stay up.
+func (r *staged) resetPeer(ctx context.Context, d time.Duration) error {
+	from := r.clock.Now()
+	w, err := fault.Apply(ctx, standalone, fault.ResetPeer{Duration: d})
+	if err != nil {
+		return err
+	}
+	r.recordFault(w.Fault, fmt.Sprintf("%s for %v", w.Target, d), w.Start, w.End, from)
+	return nil
+}
+
+func (r *staged) recordFault(name, target string, start, end time.Time, from time.Duration) {
+	r.faults = append(r.faults, report.FaultWindow{Fault: name, Target: target, Start: start, End: end})
+	r.spans = append(r.spans, check.Span{Start: from, End: r.clock.Now()})
+	fmt.Fprintf(GinkgoWriter, "%s: fault %s on %s during [%v, %v]\n", r.name, name, target, from.Round(time.Millisecond), r.clock.Now().Round(time.Millisecond))
+}
+
+// step returns the n-th (1-based) allowed gate step named name.
+func (r *staged) step(name string, n int) (traffic.Step, bool) {
+	for _, s := range r.op.Steps {
+		if s.Name == name && s.Allowed {
+			if n--; n == 0 {
+				return s, true
+			}
+		}
+	}
+	return traffic.Step{}, false
 }
 
 func (r *staged) advance(ctx context.Context, to fencing.Phase) error {
@@ -108,7 +171,10 @@ func stage(ctx context.Context, in run) *staged {
 	reliable := harness.Sessions(r.rng, "tunnel", in.sessions/2)
 	huddle := harness.Sessions(r.rng, "huddle", in.sessions-in.sessions/2)
 	r.sessions = append(append([]fencing.Session(nil), reliable...), huddle...)
-	admin := harness.Pool(ctx, r.backend, standalone)
+	// The operator and the observer reach the node directly, not through
+	// the proxy the pods use: link faults are on the pods' links, and the
+	// oracle must not go blind while they last.
+	admin := directPool(ctx, r.backend)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
@@ -150,6 +216,16 @@ func stage(ctx context.Context, in run) *staged {
 	r.history = fleet.History()
 	Expect(planErr).NotTo(HaveOccurred(), "%s: the plan could not complete through the gate", in.name)
 	return r
+}
+
+// directPool opens a pool on the standalone node's own address, bypassing
+// its toxiproxy proxy; it is closed when the current node ends.
+func directPool(ctx context.Context, backend client.Backend) client.Pool {
+	GinkgoHelper()
+	p, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: client.ModeSingle, Addrs: []string{standalone.Nodes()[0].DirectAddr()}, ClientName: "slotgate-operator"})
+	Expect(err).NotTo(HaveOccurred(), "open the operator's direct pool")
+	DeferCleanup(p.Close)
+	return p
 }
 
 // invariants is the silently-wrong checker of the row: T1 from the
