@@ -309,3 +309,16 @@ func byReturn(history []FencingOp) []FencingOp {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Return < out[j].Return })
 	return out
 }
+
+// FencingInvariants is the C-phase directory's silently-wrong checker, as
+// every row that drives the directory applies it: the history is
+// linearizable against the specification, and the plain-language scans
+// (T1, T2 with +1 steps, guards) give a readable counterexample when not.
+func FencingInvariants(history []FencingOp) Result {
+	return All("fencing-invariants",
+		FencingLinearizable(history, 30*time.Second),
+		SingleAuthority(history),
+		GenerationsIncrease(history, true),
+		GuardsHold(history),
+	)
+}

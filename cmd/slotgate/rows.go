@@ -22,6 +22,7 @@ var suiteOf = map[report.RowID]string{
 	report.RowSubscriptions:    "./suites/subscriptions",
 	report.RowRouting:          "./suites/routing",
 	report.RowFailureDrills:    "./suites/failuredrills",
+	report.RowProtocol:         "./suites/protocol",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

@@ -44,18 +44,6 @@ var _ = Describe("fencing-scripts", func() {
 	})
 })
 
-// fencingInvariants is the silently-wrong checker of the row: the history is
-// linearizable against the C-phase specification, and the plain-language
-// scans give a readable counterexample when it is not.
-func fencingInvariants(h []check.FencingOp) check.Result {
-	return check.All("fencing-invariants",
-		check.FencingLinearizable(h, 30*time.Second),
-		check.SingleAuthority(h),
-		check.GenerationsIncrease(h, true),
-		check.GuardsHold(h),
-	)
-}
-
 func runContention(ctx context.Context, dir *fencing.Directory, sessions []fencing.Session, rounds, contenders int) *traffic.Recorder {
 	rec := &traffic.Recorder{}
 	w := traffic.Contention{Sessions: sessions, Rounds: rounds, Contenders: contenders, Workers: 8}
@@ -73,7 +61,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 	sessions := harness.Sessions(rng, "contention", scale.Sessions)
 	rec := runContention(ctx, fencing.New(pool, fencing.Options{}), sessions, scale.Rounds, scale.Contenders)
 	h := rec.FencingHistory()
-	result := fencingInvariants(h)
+	result := check.FencingInvariants(h)
 	acquired := 0
 	for _, op := range h {
 		if op.Kind == check.OpAcquire && op.OK {
@@ -93,7 +81,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 		Expect(err).NotTo(HaveOccurred())
 		ms := harness.Sessions(rng, "mutant-"+string(m), scale.MutantSessions)
 		mrec := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), ms, 2, scale.Contenders)
-		controls = append(controls, harness.Control(string(m), mutantWhy[m], fencingInvariants(mrec.FencingHistory())))
+		controls = append(controls, harness.Control(string(m), mutantWhy[m], check.FencingInvariants(mrec.FencingHistory())))
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
 }

@@ -1,0 +1,185 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ClientConn is one line of a node's CLIENT LIST: which node, the
+// connection's CLIENT SETNAME name, and the RESP version it negotiated
+// (the resp= field; 0 when the line had none).
+type ClientConn struct {
+	Node string
+	ID   string
+	Name string
+	Resp int
+}
+
+// ParseClientList reads the text of CLIENT LIST as answered by node.
+func ParseClientList(node, text string) []ClientConn {
+	var out []ClientConn
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		c := ClientConn{Node: node}
+		for _, f := range strings.Fields(line) {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "id":
+				c.ID = v
+			case "name":
+				c.Name = v
+			case "resp":
+				c.Resp, _ = strconv.Atoi(v)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// NegotiatedProtocol is the protocol row's negotiation checker (spec 000
+// §Conformance, Protocol choice: "admitted by test, never assumed"): every
+// connection named name speaks RESP want, and every node of nodes carries at
+// least one such connection (a pool that never reached a node proves
+// nothing about it).
+func NegotiatedProtocol(conns []ClientConn, name string, want int, nodes []string) Result {
+	const checker = "negotiated-protocol"
+	perNode := map[string]int{}
+	byResp := map[int]int{}
+	var bad []string
+	for _, c := range conns {
+		if c.Name != name {
+			continue
+		}
+		perNode[c.Node]++
+		byResp[c.Resp]++
+		if c.Resp != want && len(bad) < 5 {
+			bad = append(bad, fmt.Sprintf("%s id=%s name=%s resp=%d", c.Node, c.ID, c.Name, c.Resp))
+		}
+	}
+	total := 0
+	for _, n := range perNode {
+		total += n
+	}
+	var obs []string
+	for _, n := range nodes {
+		obs = append(obs, fmt.Sprintf("%s: %d connection(s) named %s", n, perNode[n], name))
+	}
+	var resps []string
+	for r, n := range byResp {
+		resps = append(resps, fmt.Sprintf("resp=%d ×%d", r, n))
+	}
+	sort.Strings(resps)
+	if wrong := total - byResp[want]; wrong > 0 {
+		r := fail(checker, strings.Join(bad, "\n"), "%d of %d connections named %s do not speak RESP%d (%s)", wrong, total, name, want, strings.Join(resps, ", "))
+		r.Observed = obs
+		return r
+	}
+	for _, n := range nodes {
+		if perNode[n] == 0 {
+			r := unknown(checker, "no connection named %s on %s: the protocol it speaks there is unobserved", name, n)
+			r.Observed = obs
+			return r
+		}
+	}
+	if total == 0 {
+		return unknown(checker, "no connection named %s at all", name)
+	}
+	r := pass(checker, "all %d connections named %s on %d nodes speak RESP%d", total, name, len(nodes), want)
+	r.Observed = obs
+	return r
+}
+
+// ShapeRead is one typed read of a reply whose shape differs between RESP2
+// and RESP3 (ZSCORE: string vs double; HGETALL: flat array vs map): the raw
+// reply's shape, what the client's decoder made of it, and what it must be.
+type ShapeRead struct {
+	// Op is the command, "ZSCORE" or "HGETALL".
+	Op  string
+	Key string
+	// Shape is the raw reply's shape: "string", "float64", "array", "map",
+	// "nil", or another Go type name.
+	Shape string
+	// Want and Got are canonical renderings of the expected and the decoded
+	// value; DecodeErr is set when the decoder refused the reply.
+	Want      string
+	Got       string
+	DecodeErr string
+	// Err is a command error (no reply to decode).
+	Err string
+}
+
+// ShapeFor is the shape the server sends for op under RESP proto.
+func ShapeFor(op string, proto int) string {
+	switch {
+	case op == "ZSCORE" && proto == 3:
+		return "float64"
+	case op == "ZSCORE":
+		return "string"
+	case op == "HGETALL" && proto == 3:
+		return "map"
+	case op == "HGETALL":
+		return "array"
+	}
+	return ""
+}
+
+// ReplyShapes is the protocol row's reply-shape checker: every read got a
+// reply of the shape RESP proto sends (the protocol is really in effect at
+// the reply level), and the decoder turned each into exactly the written
+// value. A decoder that refuses a shape fails loudly (DecodeErr); one that
+// decodes to another value fails silently — both are failures here.
+func ReplyShapes(reads []ShapeRead, proto, minReads int) Result {
+	const checker = "reply-shapes"
+	if len(reads) < minReads {
+		return unknown(checker, "only %d typed reads, need %d", len(reads), minReads)
+	}
+	var cmdErr, decodeErr, wrongShape, wrongValue int
+	var bad []string
+	note := func(format string, args ...any) {
+		if len(bad) < 5 {
+			bad = append(bad, fmt.Sprintf(format, args...))
+		}
+	}
+	for _, r := range reads {
+		switch {
+		case r.Err != "":
+			cmdErr++
+			note("%s %s: error %s", r.Op, r.Key, r.Err)
+		case r.Shape != ShapeFor(r.Op, proto):
+			wrongShape++
+			note("%s %s: reply shape %s, RESP%d sends %s", r.Op, r.Key, r.Shape, proto, ShapeFor(r.Op, proto))
+		case r.DecodeErr != "":
+			decodeErr++
+			note("%s %s: decoder refused the %s reply: %s", r.Op, r.Key, r.Shape, r.DecodeErr)
+		case r.Got != r.Want:
+			wrongValue++
+			note("%s %s: decoded %q, want %q", r.Op, r.Key, r.Got, r.Want)
+		}
+	}
+	if n := cmdErr + decodeErr + wrongShape + wrongValue; n > 0 {
+		return fail(checker, strings.Join(bad, "\n"), "%d of %d typed reads wrong under RESP%d: %d decode errors, %d wrong values, %d wrong shapes, %d command errors",
+			n, len(reads), proto, decodeErr, wrongValue, wrongShape, cmdErr)
+	}
+	return pass(checker, "%d typed reads (ZSCORE, HGETALL) had RESP%d shapes and decoded exactly", len(reads), proto)
+}
+
+// DecodeErrors counts the reads whose decoder refused the reply: a failure
+// that is loud rather than a silently wrong value.
+func DecodeErrors(reads []ShapeRead) int {
+	n := 0
+	for _, r := range reads {
+		if r.DecodeErr != "" {
+			n++
+		}
+	}
+	return n
+}
