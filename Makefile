@@ -6,7 +6,7 @@ GO    ?= go
 OUT   ?= slotgate-report
 ARGS  ?=
 
-.PHONY: all deps build test unit smoke conformance bench vet fmt clean
+.PHONY: all deps build test unit locality smoke conformance bench vet fmt clean
 
 all: build
 
@@ -22,10 +22,14 @@ vet:
 
 # Unit tests of every library package, then the smoke profile of every row
 # through the real CLI, so the gate, the report and the exit code are tested too.
-test: deps vet build unit smoke
+test: deps vet build unit locality smoke
 
 unit:
-	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./cmd/...
+	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./model/... ./validate/... ./sizing/... ./cmd/...
+
+# The locality validator over the reference implementation (spec 000 §Conformance, Locality contract).
+locality: build
+	./bin/slotgate validate ./impl
 
 smoke: build
 	./bin/slotgate run --profile smoke --out $(OUT)-smoke $(ARGS)
@@ -36,6 +40,7 @@ conformance: deps build
 # Speed and memory, as ratios against a baseline measured in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./fixtures/...
+	$(GO) test -run '^$$' -bench FanoutCurve -benchtime 1x ./sizing/...
 
 clean:
 	rm -rf bin $(OUT) $(OUT)-smoke

@@ -1,0 +1,39 @@
+package validate
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// CheckGo runs the Go rule (multi-key client commands, RuleMultiKeyCmd) on a Go file and
+// applies the Lua rule to Lua embedded in its string literals (any literal containing
+// "redis.call(" or "redis.pcall("), e.g. client.NewScript sources and consts like
+// impl/guard's limiter. Findings point into the Go file.
+func CheckGo(name string, src []byte) ([]Finding, error) {
+	if !strings.Contains(string(src), "redis.") && !strings.Contains(string(src), "client.") {
+		return nil, nil
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution|parser.ParseComments)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", name, err)
+	}
+	out := checkGoCmds(name, fset, f)
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING || !(strings.Contains(lit.Value, "redis.call(") || strings.Contains(lit.Value, "redis.pcall(")) {
+			return true
+		}
+		s, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return true
+		}
+		out = append(out, CheckLua(name, s, fset.Position(lit.Pos()).Line)...)
+		return true
+	})
+	return out, nil
+}
