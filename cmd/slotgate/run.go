@@ -242,7 +242,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	interrupted := false
 	if len(p.packages) > 0 {
 		args := []string{"run", "--label-filter", labelFilter(p.rows), "--json-report", "ginkgo.json", "--output-dir", out,
-			"--timeout", p.timeout.String(), "--poll-progress-after", "120s"}
+			"--timeout", p.timeout.String(), "--poll-progress-after", "120s", "--keep-going"}
 		if !p.quiet {
 			args = append(args, "-v")
 		}

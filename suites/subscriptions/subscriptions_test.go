@@ -65,7 +65,11 @@ func verdict(r *drillRun, h check.SubscriptionHistory, controls ...report.Contro
 }
 
 // loseTail is a known-bad variant: the last three deliveries on a topic the
-// application still holds never happened.
+// application still holds never happened. Only deliveries after every fault
+// ended and after the topic's last client event are dropped, so the loss is
+// certainly outside any outage window the checker may grant (NOTE: dropping
+// the plain tail let a seed pick deliveries inside a still-open window, and
+// the control went uncaught).
 func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
 	heldAtEnd := map[string]bool{}
 	for _, iv := range h.Held {
@@ -73,16 +77,32 @@ func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
 			heldAtEnd[iv.Sub] = true
 		}
 	}
+	var quiet time.Duration // after the last fault
+	for _, f := range h.Faults {
+		quiet = max(quiet, f.End)
+	}
+	cutoff := map[string]time.Duration{}
+	healed := map[string]bool{} // the topic's last event left it healthy
+	for _, e := range h.Events {
+		if e.At >= cutoff[e.Sub] {
+			cutoff[e.Sub] = e.At
+			healed[e.Sub] = e.Kind == "recovered" || e.Kind == "resubscribed" || e.Kind == "subscribed"
+		}
+	}
+	after := func(d check.SubDelivery) bool {
+		_, seen := cutoff[d.Sub]
+		return d.At > quiet && d.At > cutoff[d.Sub] && (!seen || healed[d.Sub])
+	}
 	out := h
 	out.Deliveries = slices.Clone(h.Deliveries)
 	removed := 0
 	var victim string
 	for i := len(out.Deliveries) - 1; i >= 0 && removed < 3; i-- {
 		d := out.Deliveries[i]
-		if victim == "" && heldAtEnd[d.Sub] {
+		if victim == "" && heldAtEnd[d.Sub] && after(d) {
 			victim = d.Sub
 		}
-		if d.Sub == victim {
+		if d.Sub == victim && after(d) {
 			out.Deliveries = slices.Delete(out.Deliveries, i, i+1)
 			removed++
 		}
