@@ -70,18 +70,19 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 		bySession[op.Session] = append(bySession[op.Session], l)
 	}
 	for _, op := range history {
-		if op.Unknown || !op.OK {
-			continue
-		}
 		l := leases[key(op)]
 		if l == nil {
 			continue
 		}
-		switch op.Kind {
-		case OpAcquire, OpRenew:
-			l.live = append(l.live, [2]time.Duration{op.Return, op.Call + ttl - slack})
-		case OpRelease:
+		switch {
+		case op.Kind == OpRelease && (op.OK || op.Unknown):
+			// A release whose outcome is unknown (its pod killed or its
+			// link reset mid-call) may have applied: the lease is only
+			// certainly live until the release began.
 			l.end = min(l.end, op.Call)
+		case op.Unknown || !op.OK:
+		case op.Kind == OpAcquire, op.Kind == OpRenew:
+			l.live = append(l.live, [2]time.Duration{op.Return, op.Call + ttl - slack})
 		}
 	}
 	acquires := 0
@@ -182,6 +183,13 @@ func ObservedSingleAuthority(samples []KeyspaceSample, minSamples int) Result {
 // since and by, an observation saw old-keyspace leases to drain and then saw
 // the count reach zero. Run on a fixed "wait one TTL" window while renewers
 // are alive it fails: renew is PEXPIRE, renewed leases never expire.
+//
+// The first observation at or after by counts as inside the window: the
+// gate decides on its own observation at by, and a sampler ticking beside
+// it can miss the last expiries before by (a TTL drain ends in a step, many
+// leases expiring in the same millisecond). The caller takes that witness
+// right after the gate allowed and before the step acts (traffic.Operator's
+// OnAllowed), so it shows the state the gate decided on.
 func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
 	return keyspaceDrained("old-keyspace-drained", "old", func(s KeyspaceSample) int { return s.OldLeases }, samples, since, by)
 }
@@ -197,10 +205,17 @@ func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []
 	var first, zero *KeyspaceSample
 	last := KeyspaceSample{}
 	n := 0
+	witnessed := false // the first sample at or after by
 	for i := range samples {
 		s := samples[i]
-		if s.At < since || s.At > by {
+		if s.At < since {
 			continue
+		}
+		if s.At >= by {
+			if witnessed {
+				continue
+			}
+			witnessed = true
 		}
 		n++
 		last = s

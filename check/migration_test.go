@@ -28,6 +28,18 @@ func TestMigrationSingleAuthority(t *testing.T) {
 	if r := check.MigrationSingleAuthority(bad, ttl, slack); r.Status != check.Fail {
 		t.Fatalf("fork not caught: %v", r)
 	}
+	// A release whose link was reset mid-call may have applied: an acquire
+	// after it began is no fork. A release that certainly failed ends nothing.
+	held := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 2), mop(check.OpRenew, "p0", 1, true, 30, 31)}
+	takeover := mop(check.OpAcquire, "p3", 4, true, 60, 61)
+	unknownRelease := mop(check.OpRelease, "p0", 1, false, 40, 45)
+	unknownRelease.Unknown = true
+	if r := check.MigrationSingleAuthority(append(append(held, unknownRelease), takeover), ttl, slack); r.Status != check.Pass {
+		t.Fatalf("acquire after an unknown-outcome release: %v", r)
+	}
+	if r := check.MigrationSingleAuthority(append(append(held, mop(check.OpRelease, "p0", 1, false, 40, 45)), takeover), ttl, slack); r.Status != check.Fail {
+		t.Fatalf("a failed release ended the lease: %v", r)
+	}
 }
 
 func TestMigrationGenerations(t *testing.T) {
@@ -86,6 +98,19 @@ func TestNewKeyspaceDrained(t *testing.T) {
 	}
 	if r := check.NewKeyspaceDrained(s[2:], 0, ms(20)); r.Status != check.Unknown {
 		t.Fatalf("nothing to drain: %v", r)
+	}
+}
+
+// The first sample at or after by is the witness of the state the gate
+// decided on; a later one is not.
+func TestOldKeyspaceDrainedWitness(t *testing.T) {
+	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 0}}
+	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
+		t.Fatalf("witness right after the decision shows 0: %v", r)
+	}
+	late := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 3}, {At: ms(30), OldLeases: 0}}
+	if r := check.OldKeyspaceDrained(late, 0, ms(20)); r.Status != check.Fail {
+		t.Fatalf("drained only after the witness: %v", r)
 	}
 }
 

@@ -37,7 +37,11 @@ func (f MoveSlot) Available(t *fixtures.Topology) error {
 
 // Inject implements Fault.
 func (f MoveSlot) Inject(ctx context.Context, t *fixtures.Topology) (Window, error) {
-	src, err := t.NodeForSlot(ctx, f.Slot)
+	// The owner as the owner sees it: another node's view can lag the last
+	// SETSLOT NODE by a gossip round.
+	ownerCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	src, err := t.SlotOwner(ownerCtx, f.Slot)
+	cancel()
 	if err != nil {
 		return Window{}, err
 	}

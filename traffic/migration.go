@@ -127,6 +127,10 @@ type Operator struct {
 	Clock               *Clock
 	// Log narrates steps (may be nil).
 	Log func(format string, args ...any)
+	// OnAllowed, when set, runs right after the gate allows a step and
+	// before the step acts (the fleet rolls, the merge runs): an independent
+	// observer's witness of the state the gate decided on.
+	OnAllowed func(step string)
 
 	// Marks records when each step was last taken, by step name.
 	Marks map[string]time.Duration
@@ -239,6 +243,9 @@ func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observa
 			rec.At, rec.Allowed = o.Clock.Now(), true
 			o.Marks[step] = rec.At
 			o.logf("gate allowed %s at %v (old=%d new=%d pods=%v)", step, rec.At.Round(time.Millisecond), obs.OldLeases, obs.NewLeases, o.Fleet.PhaseCounts())
+			if o.OnAllowed != nil {
+				o.OnAllowed(step)
+			}
 			return nil
 		}
 		reason := gate.ReasonOf(err)

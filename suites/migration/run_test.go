@@ -186,7 +186,9 @@ func stage(ctx context.Context, in run) *staged {
 	obs := traffic.StartObserver(runCtx, admin, fleet, r.clock, r.sessions, 10*time.Millisecond)
 	r.op = &traffic.Operator{Fleet: fleet, Gate: gate.New(gate.Options{Mutant: in.mutant}), Admin: admin, Clock: r.clock,
 		Roll: sz.roll, Poll: 20 * time.Millisecond, Timeout: 15 * time.Second,
-		Log: func(f string, a ...any) { fmt.Fprintf(GinkgoWriter, in.name+": "+f+"\n", a...) }}
+		Log: func(f string, a ...any) { fmt.Fprintf(GinkgoWriter, in.name+": "+f+"\n", a...) },
+		// The observer's witness of what each gate decision saw (check.OldKeyspaceDrained).
+		OnAllowed: func(string) { _, _ = obs.Sample(runCtx) }}
 	killsDone := make(chan struct{})
 	killCtx, stopKills := context.WithCancel(runCtx)
 	go func() {
