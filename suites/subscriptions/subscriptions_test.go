@@ -1,6 +1,7 @@
 package subscriptions_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -65,11 +66,14 @@ func verdict(r *drillRun, h check.SubscriptionHistory, controls ...report.Contro
 }
 
 // loseTail is a known-bad variant: the last three deliveries on a topic the
-// application still holds never happened. Only deliveries after every fault
-// ended and after the topic's last client event are dropped, so the loss is
-// certainly outside any outage window the checker may grant (NOTE: dropping
-// the plain tail let a seed pick deliveries inside a still-open window, and
-// the control went uncaught).
+// application still holds never happened. Only messages the checker cannot
+// excuse are dropped: sent after every fault ended, after the topic's last
+// client event plus the in-flight slack, on a topic whose last drop (if any)
+// was healed by "recovered" or "resubscribed" — the checker never lets a
+// plain "subscribed" close a drop's window. (NOTE: two seeds found the
+// gaps: dropping the plain tail picked deliveries inside a still-open
+// window, and judging by delivery time rather than send time, or treating
+// "subscribed" as a heal, picked messages the checker rightly excused.)
 func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
 	heldAtEnd := map[string]bool{}
 	for _, iv := range h.Held {
@@ -81,17 +85,31 @@ func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
 	for _, f := range h.Faults {
 		quiet = max(quiet, f.End)
 	}
+	events := slices.Clone(h.Events)
+	slices.SortStableFunc(events, func(a, b check.SubEvent) int { return cmp.Compare(a.At, b.At) })
 	cutoff := map[string]time.Duration{}
-	healed := map[string]bool{} // the topic's last event left it healthy
-	for _, e := range h.Events {
-		if e.At >= cutoff[e.Sub] {
-			cutoff[e.Sub] = e.At
-			healed[e.Sub] = e.Kind == "recovered" || e.Kind == "resubscribed" || e.Kind == "subscribed"
+	open := map[string]bool{} // a drop not yet healed
+	for _, e := range events {
+		cutoff[e.Sub] = max(cutoff[e.Sub], e.At)
+		switch e.Kind {
+		case "dropped":
+			open[e.Sub] = true
+		case "recovered", "resubscribed":
+			open[e.Sub] = false
 		}
 	}
+	type msg struct {
+		p   int
+		seq int64
+	}
+	sent := map[msg]time.Duration{}
+	for _, p := range h.Publishes {
+		sent[msg{p.Publisher, p.Seq}] = p.Sent
+	}
+	slack := max(check.AnalyzeSubscriptions(h).InFlightSlack, 50*time.Millisecond)
 	after := func(d check.SubDelivery) bool {
-		_, seen := cutoff[d.Sub]
-		return d.At > quiet && d.At > cutoff[d.Sub] && (!seen || healed[d.Sub])
+		at, ok := sent[msg{d.Publisher, d.Seq}]
+		return ok && at > quiet+slack && at > cutoff[d.Sub]+slack && !open[d.Sub]
 	}
 	out := h
 	out.Deliveries = slices.Clone(h.Deliveries)
