@@ -232,7 +232,20 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 			w := span{f.Start - st.InFlightSlack, f.End}
 			open, affected := false, false
 			for _, e := range events {
-				if e.Sub != sub || e.At < f.Start || e.At >= next {
+				if e.Sub != sub || e.At < f.Start {
+					continue
+				}
+				if e.At >= next {
+					// A drop of this fault healed only after the next
+					// fault began still closes at that heal: an open-ended
+					// window would excuse every later loss on the topic.
+					if open && healEvent(e.Kind) && e.Kind != "subscribed" {
+						open = false
+						w.to = max(w.to, e.At)
+					}
+					if !open {
+						break
+					}
 					continue
 				}
 				switch {

@@ -60,6 +60,18 @@ func TestSubscriptionsDelivered(t *testing.T) {
 		t.Errorf("duplicate: %s %s", r.Status, r.Message)
 	}
 
+	// Dropped in the first fault, healed only during the second: the
+	// first window closes at that heal, so a loss after the second
+	// fault's window is still outside every window.
+	lateHeal := subHistory(100)
+	ms := time.Millisecond
+	lateHeal.Faults = append(lateHeal.Faults, SubFault{Name: "reset", Start: 380 * ms, End: 390 * ms})
+	lateHeal.Events = []SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}, {At: 400 * ms, Sub: "buzz:a:global", Kind: "resubscribed"}}
+	lateHeal.Deliveries = lateHeal.Deliveries[:len(lateHeal.Deliveries)-1]
+	if r := SubscriptionsDelivered(lateHeal, 50); r.Status != Fail {
+		t.Errorf("loss after a heal that came during the next fault: %s %s", r.Status, r.Message)
+	}
+
 	noRecovery := subHistory(35) // nothing sent after the window closed
 	if r := SubscriptionsDelivered(noRecovery, 1); r.Status != Unknown {
 		t.Errorf("no delivery after the fault: %s %s", r.Status, r.Message)
