@@ -6,7 +6,7 @@ GO    ?= go
 OUT   ?= slotgate-report
 ARGS  ?=
 
-.PHONY: all deps build test unit locality smoke conformance bench vet fmt clean
+.PHONY: all deps build test unit locality smoke conformance bench size vet fmt clean
 
 all: build
 
@@ -37,10 +37,14 @@ smoke: build
 conformance: deps build
 	./bin/slotgate run --profile full --out $(OUT) $(ARGS)
 
+# Fan-out sizing for the shard-count decision D1 (spec 000 §Open Decisions).
+size: build
+	./bin/slotgate size --out $(OUT)-sizing
+
 # Speed and memory, as ratios against a baseline measured in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./fixtures/...
 	$(GO) test -run '^$$' -bench FanoutCurve -benchtime 1x ./sizing/...
 
 clean:
-	rm -rf bin $(OUT) $(OUT)-smoke
+	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing

@@ -67,7 +67,7 @@ var Catalogue = []Row{
 	{ID: RowAxioms, Title: "Axioms A1, A2, A4", Spec: "000 §Axioms", Topology: "cluster:3x1"},
 	{ID: RowFencingScripts, Title: "Fencing scripts", Spec: "000 §Conformance, Fencing scripts; §The Fencing Migration", Topology: "cluster:3x1"},
 	{ID: RowFencingMigration, Title: "Fencing migration", Spec: "000 §The Fencing Migration; §Deployment Gate", Topology: "standalone"},
-	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "cluster:3x1"},
+	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "standalone"},
 	{ID: RowPresenceMGet, Title: "Presence MGET", Spec: "000 §Conformance, Presence MGET", Topology: "cluster:3x1"},
 	{ID: RowRegistry, Title: "Registry index", Spec: "000 §Mesh Registry Discovery", Topology: "cluster:3x1"},
 	{ID: RowSubscriptions, Title: "Subscriptions", Spec: "000 §Sharded Pub/Sub Conversion; §Client Architecture", Topology: "cluster:3x1"},

@@ -1,6 +1,9 @@
 package validate
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // keySpec says which arguments of a command are keys, counted from 1 after the command
 // name, in the shape of Valkey's COMMAND key specs: first, last (-1 = through the last
@@ -52,4 +55,50 @@ func (s keySpec) isKeyPos(n, nargs int) bool {
 		last = nargs
 	}
 	return n >= s.first && n <= last && (n-s.first)%s.step == 0
+}
+
+// scriptCommands carry their keys as numkeys followed by that many keys, right after the
+// script (or function) argument: EVAL script numkeys key... arg....
+var scriptCommands = map[string]bool{
+	"EVAL": true, "EVALSHA": true, "EVAL_RO": true, "EVALSHA_RO": true, "FCALL": true, "FCALL_RO": true,
+}
+
+// IsScriptCommand reports whether name (any case) runs a script or function, whose keys are
+// the declared KEYS of spec 000 §Axioms A2.
+func IsScriptCommand(name string) bool { return scriptCommands[strings.ToUpper(name)] }
+
+// CommandKeys returns the key arguments of one command in wire form (name first), from the
+// same key-position table the Lua rule uses, plus EVAL/EVALSHA/FCALL's numkeys form. known
+// is false for a command the table does not cover (the caller falls back to what the
+// command declared). A keyless command is known with no keys. The runtime twin
+// (validate/locality) shares this table, so static and runtime agree on what a key is.
+func CommandKeys(wire []string) (keys []string, known bool) {
+	if len(wire) == 0 {
+		return nil, false
+	}
+	name := strings.ToUpper(wire[0])
+	if keyless[name] {
+		return nil, true
+	}
+	if scriptCommands[name] {
+		if len(wire) < 3 {
+			return nil, false
+		}
+		n, err := strconv.Atoi(wire[2])
+		if err != nil || n < 0 || 3+n > len(wire) {
+			return nil, false
+		}
+		return wire[3 : 3+n], true
+	}
+	spec, ok := keyCommands[name]
+	if !ok {
+		return nil, false
+	}
+	rest := wire[1:]
+	for i, a := range rest {
+		if spec.isKeyPos(i+1, len(rest)) {
+			keys = append(keys, a)
+		}
+	}
+	return keys, true
 }

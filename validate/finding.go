@@ -2,7 +2,11 @@
 // "Locality contract"; Axiom A2): pure static analysis over the workspace, no servers.
 // Its Lua rule rejects every redis.call / redis.pcall whose key argument is not taken
 // from KEYS — keys reached outside KEYS bypass the server's CROSSSLOT check, succeed on
-// a single shard and break silently the moment slots split, which A2 forbids.
+// a single shard and break silently the moment slots split, which A2 forbids. Its Go rule
+// (gocmd.go) requires every multi-key command, script call, pipeline and transaction to
+// carry keys provably in one slot, or a declaration at the call site; the annotation forms
+// are documented there and in `slotgate validate --help`. Its runtime twin, over the
+// client.Pool seam, is package validate/locality.
 package validate
 
 import "fmt"
@@ -18,6 +22,13 @@ const (
 	RuleKeyComputed    Rule = "lua/key-computed"    // key argument is any other expression (e.g. KEYS[1]..':x')
 	RuleDynamicCommand Rule = "lua/dynamic-command" // command name is not a string literal, so its keys cannot be checked
 	RuleUnknownCommand Rule = "lua/unknown-command" // command not in the key-position table (fail closed)
+	RuleLuaAnnotation  Rule = "lua/bad-annotation"  // a -- slotgate:allow that may not waive what it names, or has no reason
+
+	RuleMultiKeyCmd  Rule = "go/multi-key-cmd"  // one multi-key command whose keys are not provably one slot
+	RuleScriptKeys   Rule = "go/script-keys"    // a script call whose declared KEYS are not provably one slot
+	RulePipelineKeys Rule = "go/pipeline-keys"  // a pipeline spanning slots without a per-key-scatter declaration
+	RuleTxKeys       Rule = "go/tx-keys"        // a transaction (MULTI/EXEC) whose keys are not provably one slot
+	RuleGoAnnotation Rule = "go/bad-annotation" // a //slotgate: annotation that is unknown, unjustified or misplaced
 )
 
 // Rules lists every rule with a one-line description, in a stable order (SARIF rule metadata).
@@ -31,7 +42,12 @@ var Rules = []struct {
 	{RuleKeyComputed, "undeclared key access (A2): a redis.call key argument is computed, not a declared KEYS[n]"},
 	{RuleDynamicCommand, "undeclared key access (A2): the redis.call command name is not a literal, so its keys cannot be checked"},
 	{RuleUnknownCommand, "undeclared key access (A2): the command's key positions are unknown to the validator (add it to the table)"},
-	{RuleMultiKeyCmd, "locality contract: a multi-key client command whose keys are not provably one slot and carry no //slotgate:same-slot or //slotgate:per-key-scatter annotation"},
+	{RuleLuaAnnotation, "a -- slotgate:allow annotation that names an A2 key rule (an enforced prohibition, never waived) or gives no reason"},
+	{RuleMultiKeyCmd, "locality contract: a multi-key command whose keys are not provably one slot and carry no //slotgate:same-slot or //slotgate:disabled-mode-only declaration"},
+	{RuleScriptKeys, "locality contract (A2): a script call whose declared KEYS are not provably one slot and carry no //slotgate:same-slot or //slotgate:disabled-mode-only declaration"},
+	{RulePipelineKeys, "locality contract: a pipeline whose commands span slots and whose call site does not declare //slotgate:per-key-scatter with its partial-failure handling"},
+	{RuleTxKeys, "locality contract: a MULTI/EXEC transaction whose keys are not provably one slot (a transaction cannot be a per-key scatter)"},
+	{RuleGoAnnotation, "a //slotgate: annotation that is unknown, has no reason, or is placed where it cannot apply (per-key-scatter on a single command or a transaction)"},
 }
 
 // Finding is one violation at a source position.

@@ -9,13 +9,14 @@ import (
 	"strings"
 )
 
-// CheckGo runs the Go rule (multi-key client commands, RuleMultiKeyCmd) on a Go file and
+// CheckGo runs the Go rule (multi-key commands, script calls, pipelines and transactions:
+// see gocmd.go) on a Go file and
 // applies the Lua rule to Lua embedded in its string literals (any literal containing
 // "redis.call(" or "redis.pcall("), e.g. client.NewScript sources and consts like
 // impl/guard's limiter. Findings point into the Go file.
 func CheckGo(name string, src []byte) ([]Finding, error) {
-	if !strings.Contains(string(src), "redis.") && !strings.Contains(string(src), "client.") {
-		return nil, nil
+	if !strings.Contains(string(src), "redis") && !strings.Contains(string(src), "valkey") && !strings.Contains(string(src), "client.") {
+		return nil, nil // no client code and no embedded script: skip the parse
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution|parser.ParseComments)

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -9,6 +11,17 @@ import (
 // findings' File. Line numbers are offset by firstLine-1, so a script embedded in a Go
 // string can be reported at its position in the Go file (pass 1 for a .lua file).
 func CheckLua(name, src string, firstLine int) []Finding {
+	allowed, out := luaAnnotations(name, src, firstLine)
+	for _, f := range checkLuaCalls(name, src, firstLine) {
+		if !allowed[annotKey{f.Line, f.Rule}] && !allowed[annotKey{f.Line - 1, f.Rule}] {
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
+func checkLuaCalls(name, src string, firstLine int) []Finding {
 	toks := lexLua(src)
 	bound, argv := keyBindings(toks)
 	var out []Finding
@@ -381,3 +394,50 @@ var stmtKeyword = map[string]bool{
 }
 
 func isKeyword(s string) bool { return luaKeywords[s] }
+
+// annotKey is a rule waived at one line.
+type annotKey struct {
+	line int
+	rule Rule
+}
+
+// luaAnnotation matches `-- slotgate:<directive> <rest>` in a Lua comment.
+var luaAnnotation = regexp.MustCompile(`--\s*slotgate:(\S*)\s*(.*)$`)
+
+// luaWaivable are the only Lua rules an annotation may waive: the two where the validator
+// cannot see the command, so the author declares what it is. The A2 key rules are an
+// enforced prohibition (spec 000 §Axioms A2: undeclared key access is forbidden, not
+// observed) and are never waived; naming one is itself a finding.
+var luaWaivable = map[Rule]bool{RuleUnknownCommand: true, RuleDynamicCommand: true}
+
+// luaAnnotations reads every `-- slotgate:allow <rule> <why>` in src. The exact form: the
+// directive, one rule id from luaWaivable, and a non-empty reason; it waives that rule on
+// its own line and on the next. Anything else spelled `-- slotgate:` is reported as
+// RuleLuaAnnotation and waives nothing.
+func luaAnnotations(name, src string, firstLine int) (map[annotKey]bool, []Finding) {
+	allowed := map[annotKey]bool{}
+	var bad []Finding
+	for i, text := range strings.Split(src, "\n") {
+		m := luaAnnotation.FindStringSubmatchIndex(text)
+		if m == nil {
+			continue
+		}
+		line := i + firstLine
+		directive, rest := text[m[2]:m[3]], strings.TrimSpace(text[m[4]:m[5]])
+		rule, why, _ := strings.Cut(rest, " ")
+		report := func(format string, a ...any) {
+			bad = append(bad, Finding{File: name, Line: line, Col: m[0] + 1, Rule: RuleLuaAnnotation, Message: fmt.Sprintf(format, a...)})
+		}
+		switch {
+		case directive != "allow":
+			report("unknown annotation slotgate:%s (the only Lua annotation is `-- slotgate:allow <rule> <why>`)", directive)
+		case !luaWaivable[Rule(rule)]:
+			report("slotgate:allow %q: only %s and %s can be declared; undeclared key access (A2) is never waived", rule, RuleUnknownCommand, RuleDynamicCommand)
+		case strings.TrimSpace(why) == "":
+			report("slotgate:allow %s without a reason: say why the command's keys are safe", rule)
+		default:
+			allowed[annotKey{line, Rule(rule)}] = true
+		}
+	}
+	return allowed, bad
+}

@@ -39,6 +39,7 @@ Usage:
   slotgate rows             list the rows, the spec section each enforces, and its topology
   slotgate model  [flags]   check the explicit-state model of the fencing migration and kill mutants M1–M9
   slotgate validate [dirs]  the locality validator: every Lua key from KEYS (A2), multi-key Go commands one slot
+  slotgate size   [flags]   fan-out sizing (D1): per-node CPU of PUBLISH vs SPUBLISH vs keyed at 1/3/6 shards
   slotgate preflight [flags] the read-only pre-G3 checklist against a running endpoint (--endpoint host:port)
   slotgate help [command]   this text, or a command's flags
 
@@ -77,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdModel(args[1:], stdout, stderr)
 	case "validate":
 		err = cmdValidate(args[1:], stdout, stderr)
+	case "size":
+		err = cmdSize(args[1:], stdout, stderr)
 	case "preflight":
 		err = cmdPreflight(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
@@ -86,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topHelp)
 		return exitPass
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want run, report, rows, model, validate, preflight or help)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want run, report, rows, model, validate, size, preflight or help)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

@@ -23,6 +23,7 @@ var suiteOf = map[report.RowID]string{
 	report.RowRouting:          "./suites/routing",
 	report.RowFailureDrills:    "./suites/failuredrills",
 	report.RowProtocol:         "./suites/protocol",
+	report.RowLocality:         "./suites/locality",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

@@ -30,6 +30,7 @@ func ReverseMerge(ctx context.Context, pool client.Pool, sessions []Session) (in
 
 func mergeCounters(ctx context.Context, pool client.Pool, s *client.Script, sessions []Session, what string) (int, error) {
 	for i, sess := range sessions {
+		//slotgate:disabled-mode-only the old and new counters span slots by design; backfill and reverse merge run only with cluster mode disabled (spec 000 §The protocol)
 		keys := []string{OldKeys(sess).Generation, NewKeys(sess).Generation}
 		if _, _, err := client.RunScript(ctx, pool, s, keys); err != nil {
 			return i, fmt.Errorf("%s %s: %w", what, sess, err)
