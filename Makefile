@@ -45,6 +45,7 @@ size: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./fixtures/...
 	$(GO) test -run '^$$' -bench FanoutCurve -benchtime 1x ./sizing/...
+	$(GO) test -run '^$$' -bench SendLatency -benchtime 3000x ./impl/marconi
 
 clean:
 	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing

@@ -75,11 +75,11 @@ var Catalogue = []Row{
 	{ID: RowFailureDrills, Title: "Failure drills", Spec: "000 §Conformance, Failure drills", Topology: "cluster:3x1"},
 	{ID: RowProtocol, Title: "Protocol choice", Spec: "000 §Conformance, Protocol choice; D3", Topology: "cluster:3x1"},
 	{ID: RowTelemetry, Title: "Telemetry", Spec: "000 §Conformance, Telemetry", Topology: "cluster:3x1"},
-	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "standalone", Needs: []string{"postgres"}},
-	{ID: RowMarconiAuditCompleteness, Title: "Marconi audit completeness", Spec: "002 §4 Audit fan-out", Topology: "standalone", Needs: []string{"postgres"}},
-	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "standalone", Needs: []string{"postgres"}},
-	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "standalone", Needs: []string{"postgres"}},
-	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "standalone", Needs: []string{"postgres"}},
+	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiAuditCompleteness, Title: "Marconi audit completeness", Spec: "002 §4 Audit fan-out", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 }
 
 // Lookup returns the catalogue entry of id.

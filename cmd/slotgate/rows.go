@@ -24,6 +24,15 @@ var suiteOf = map[report.RowID]string{
 	report.RowFailureDrills:    "./suites/failuredrills",
 	report.RowProtocol:         "./suites/protocol",
 	report.RowLocality:         "./suites/locality",
+
+	// Marconi mesh (spec 002).
+	report.RowMarconiHotPath:        "./suites/marconi",
+	report.RowMarconiCacheLifecycle: "./suites/marconi",
+	report.RowMarconiRestart:        "./suites/marconi",
+
+	// Marconi audit fan-out (spec 002 §3.6, §4).
+	report.RowMarconiAuditCompleteness: "./suites/marconiaudit",
+	report.RowMarconiLossBudget:        "./suites/marconiaudit",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

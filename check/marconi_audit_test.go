@@ -1,0 +1,241 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// auditLedger is n accepted signals of tenant t, every one in the stream
+// and once in PG with one trace event; every third has an obligation.
+func auditLedger(t string, n int) AuditLedger {
+	l := AuditLedger{Name: "main/" + t, Tenant: t, Stream: map[string]int{}, Rows: map[string]int{}, Trace: map[string]int{}, Obligations: map[string]int{}, ByReason: map[string]float64{}}
+	for i := range n {
+		id := fmt.Sprintf("%s-%d", t, i)
+		o := AuditOffer{Tenant: t, SignalID: id, Kept: true, TraceEvents: 1, Obligation: i%3 == 0}
+		l.Offers = append(l.Offers, o)
+		l.Stream[id], l.Rows[id], l.Trace[id] = 1, 1, 1
+		if o.Obligation {
+			l.Obligations[id] = 1
+		}
+	}
+	return l
+}
+
+// lose removes k signals from the stream and PG, as an overflowing queue
+// would, and says whether the counter saw it.
+func lose(l AuditLedger, k int, counted bool) AuditLedger {
+	for i := range k {
+		id := l.Offers[i].SignalID
+		delete(l.Stream, id)
+		delete(l.Rows, id)
+		delete(l.Trace, id)
+		delete(l.Obligations, id)
+	}
+	if counted {
+		l.Overwrites = float64(k)
+		l.ByReason["overwritten"] = float64(k)
+	}
+	l.ExpectLoss = true
+	return l
+}
+
+func TestMarconiExactlyOnce(t *testing.T) {
+	good := []AuditLedger{auditLedger("a", 50), auditLedger("b", 50)}
+	if r := MarconiExactlyOnce(good, 10); r.Status != Pass {
+		t.Fatalf("good ledgers: %s %s", r.Status, r.Message)
+	}
+
+	dup := []AuditLedger{auditLedger("a", 50)} // the plain-INSERT archiver after a crash before its ack
+	dup[0].Rows["a-7"], dup[0].Trace["a-7"] = 2, 2
+	if r := MarconiExactlyOnce(dup, 10); r.Status != Fail || !strings.Contains(r.Counterexample, "a-7×2") {
+		t.Errorf("duplicate row: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+
+	lost := []AuditLedger{auditLedger("a", 50)} // ack before write, crash in between
+	delete(lost[0].Rows, "a-3")
+	if r := MarconiExactlyOnce(lost, 10); r.Status != Fail || !strings.Contains(r.Counterexample, "a-3") {
+		t.Errorf("lost row: %s %s", r.Status, r.Message)
+	}
+
+	counted := []AuditLedger{lose(auditLedger("a", 50), 2, true)}
+	counted[0].ExpectLoss = false
+	if r := MarconiExactlyOnce(counted, 10); r.Status != Fail {
+		t.Errorf("a counted loss in steady state passed: %s", r.Message)
+	}
+
+	phantom := []AuditLedger{auditLedger("a", 50)}
+	phantom[0].Rows["zz"] = 1
+	if r := MarconiExactlyOnce(phantom, 10); r.Status != Fail {
+		t.Errorf("row of a signal never accepted: %s", r.Message)
+	}
+
+	noTrace := []AuditLedger{auditLedger("a", 50)}
+	delete(noTrace[0].Trace, "a-4")
+	if r := MarconiExactlyOnce(noTrace, 10); r.Status != Fail {
+		t.Errorf("missing trace event: %s", r.Message)
+	}
+
+	pending := []AuditLedger{auditLedger("a", 50)}
+	pending[0].End.Pending = 1
+	if r := MarconiExactlyOnce(pending, 10); r.Status != Unknown {
+		t.Errorf("undrained ledger judged: %s", r.Status)
+	}
+	if r := MarconiExactlyOnce(good, 1000); r.Status != Unknown {
+		t.Errorf("too little traffic judged: %s", r.Status)
+	}
+}
+
+func TestMarconiLossBudget(t *testing.T) {
+	balanced := []AuditLedger{lose(auditLedger("a", 100), 30, true), auditLedger("healthy", 100)}
+	if r := MarconiLossBudget(balanced); r.Status != Pass {
+		t.Fatalf("balanced ledger: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+
+	uncounted := []AuditLedger{lose(auditLedger("a", 100), 30, false)} // the negative control
+	if r := MarconiLossBudget(uncounted); r.Status != Fail || !strings.Contains(r.Message, "30 accepted signals missing from PG but the overwrite counter says 0") {
+		t.Errorf("uncounted loss: %s %s", r.Status, r.Message)
+	}
+
+	overCounted := []AuditLedger{lose(auditLedger("a", 100), 30, true)}
+	overCounted[0].Overwrites = 31
+	if r := MarconiLossBudget(overCounted); r.Status != Fail {
+		t.Errorf("a counter one over the loss passed: %s", r.Message)
+	}
+
+	stuck := []AuditLedger{auditLedger("a", 100)} // in the stream, never archived
+	delete(stuck[0].Rows, "a-9")
+	if r := MarconiLossBudget(stuck); r.Status != Fail || !strings.Contains(r.Message, "never archived") {
+		t.Errorf("unarchived stream entry: %s %s", r.Status, r.Message)
+	}
+
+	dup := []AuditLedger{lose(auditLedger("a", 100), 5, true)}
+	dup[0].Rows["a-50"], dup[0].Trace["a-50"] = 2, 2
+	if r := MarconiLossBudget(dup); r.Status != Fail {
+		t.Errorf("duplicate row passed: %s", r.Message)
+	}
+
+	noOverflow := []AuditLedger{auditLedger("a", 100)}
+	noOverflow[0].ExpectLoss = true
+	if r := MarconiLossBudget(noOverflow); r.Status != Unknown {
+		t.Errorf("an outage that overflowed nothing: %s", r.Status)
+	}
+
+	undrained := []AuditLedger{lose(auditLedger("a", 100), 30, true)}
+	undrained[0].End.QueueDepth = 3
+	if r := MarconiLossBudget(undrained); r.Status != Unknown {
+		t.Errorf("undrained ledger: %s", r.Status)
+	}
+}
+
+func TestMarconiShadowEqual(t *testing.T) {
+	pairs := map[string]string{"signal_queue": "signal_queue_shadow"}
+	tables := map[string]AuditTable{
+		"signal_queue":        {"s1": {"(s1,t,…)"}, "s2": {"(s2,t,…)"}},
+		"signal_queue_shadow": {"s1": {"(s1,t,…)"}, "s2": {"(s2,t,…)"}},
+	}
+	if r := MarconiShadowEqual(tables, pairs); r.Status != Pass {
+		t.Fatalf("equal tables: %s %s", r.Status, r.Message)
+	}
+	tables["signal_queue_shadow"]["s2"] = []string{"(s2,t,…x)"}
+	if r := MarconiShadowEqual(tables, pairs); r.Status != Fail || !strings.Contains(r.Counterexample, "key s2") {
+		t.Errorf("differing row: %s %s", r.Status, r.Counterexample)
+	}
+	tables["signal_queue_shadow"]["s2"] = []string{"(s2,t,…)", "(s2,t,…)"} // double insert
+	if r := MarconiShadowEqual(tables, pairs); r.Status != Fail {
+		t.Errorf("duplicate shadow row: %s", r.Message)
+	}
+	tables["signal_queue_shadow"]["s2"] = []string{"(s2,t,…)"}
+	tables["signal_queue_shadow"]["s3"] = []string{"(s3,t,…)"}
+	if r := MarconiShadowEqual(tables, pairs); r.Status != Fail {
+		t.Errorf("extra shadow row: %s", r.Message)
+	}
+	if r := MarconiShadowEqual(map[string]AuditTable{}, pairs); r.Status != Unknown {
+		t.Errorf("empty tables: %s", r.Status)
+	}
+}
+
+// outageHistory: a Redis outage 1 s–3 s on tenant a, errors from both
+// stages inside it, lag growing, drained at the end.
+func outageHistory() AuditPipelineHistory {
+	s := time.Second
+	h := AuditPipelineHistory{
+		Name:       "main",
+		Counted:    map[AuditStage]float64{"redis-writer": 2, "pg-archiver": 1},
+		Outages:    []AuditOutage{{Name: "redis", Start: 1 * s, End: 3 * s, Tenants: []string{"a"}, Expect: []AuditStage{"redis-writer", "pg-archiver"}, Lag: []AuditStage{"redis-writer"}}},
+		Settle:     500 * time.Millisecond,
+		OfferBound: map[string]time.Duration{"a": time.Millisecond},
+		End:        map[string]AuditEnd{"a": {}, "b": {}},
+		SettledLag: 1,
+		Errors: []AuditError{
+			{At: 1100 * time.Millisecond, Stage: "redis-writer", Tenant: "a", Op: "append"},
+			{At: 2900 * time.Millisecond, Stage: "redis-writer", Tenant: "a", Op: "append"},
+			{At: 3200 * time.Millisecond, Stage: "pg-archiver", Tenant: "a", Op: "read"},
+		},
+	}
+	for at := time.Duration(0); at < 4*s; at += 100 * time.Millisecond {
+		lag := 0.0
+		if at > s && at < 3*s {
+			lag = (at - s).Seconds()
+		}
+		h.Samples = append(h.Samples, AuditSample{At: at, Tenant: "a", WriterLag: lag})
+		h.Offers = append(h.Offers, AuditOffer{Tenant: "a", At: at, Took: 3 * time.Microsecond, Kept: true})
+	}
+	return h
+}
+
+func TestMarconiPipelineErrors(t *testing.T) {
+	if r := MarconiPipelineErrors(outageHistory()); r.Status != Pass {
+		t.Fatalf("good history: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+
+	late := outageHistory() // an error long after the heal
+	late.Errors = append(late.Errors, AuditError{At: 5 * time.Second, Stage: "redis-writer", Tenant: "a"})
+	late.Counted["redis-writer"]++
+	if r := MarconiPipelineErrors(late); r.Status != Fail || !strings.Contains(r.Message, "outside every outage") {
+		t.Errorf("error after heal: %s %s", r.Status, r.Message)
+	}
+
+	uncounted := outageHistory()
+	uncounted.Counted["redis-writer"] = 0
+	if r := MarconiPipelineErrors(uncounted); r.Status != Fail {
+		t.Errorf("errors the counter never saw: %s", r.Message)
+	}
+
+	silent := outageHistory() // the silent writer: no error, no lag while failing
+	silent.Errors = silent.Errors[2:]
+	silent.Counted["redis-writer"] = 0
+	for i := range silent.Samples {
+		silent.Samples[i].WriterLag = 0
+	}
+	if r := MarconiPipelineErrors(silent); r.Status != Fail || !strings.Contains(r.Counterexample, "silent") || !strings.Contains(r.Counterexample, "peaked") {
+		t.Errorf("silent writer: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+
+	stuck := outageHistory() // a dead consumer's entries never recovered
+	stuck.End["b"] = AuditEnd{Pending: 2}
+	if r := MarconiPipelineErrors(stuck); r.Status != Fail || !strings.Contains(r.Message, "never drained") {
+		t.Errorf("pending entries at the end: %s %s", r.Status, r.Message)
+	}
+
+	blocking := outageHistory() // a write-through sink: Offer waits on Redis
+	for i := range blocking.Offers {
+		blocking.Offers[i].Took = 200 * time.Millisecond
+	}
+	if r := MarconiPipelineErrors(blocking); r.Status != Fail || !strings.Contains(r.Message, "p99") {
+		t.Errorf("blocking Offer: %s %s", r.Status, r.Message)
+	}
+
+	laggy := outageHistory()
+	laggy.End["a"] = AuditEnd{ArchiverLag: 5}
+	if r := MarconiPipelineErrors(laggy); r.Status != Fail {
+		t.Errorf("lag never settled: %s", r.Message)
+	}
+
+	direct := outageHistory()
+	direct.Offers[0].DirectErr = "connection refused"
+	if r := MarconiPipelineErrors(direct); r.Status != Fail {
+		t.Errorf("failed direct write: %s", r.Message)
+	}
+}

@@ -1,0 +1,561 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Marconi mesh checkers (spec 002: §2 hot path, §5 and Stage 2 cache
+// lifecycle, §6 restart). Histories are recorded by traffic/marconi_mesh.go
+// from real HTTP and WebSocket calls; the checkers see only plain data.
+
+// MeshSend is one prism_signal call as its sender recorded it.
+type MeshSend struct {
+	SignalID string
+	// Recipient is the routing key "tenant/project/identity".
+	Recipient   string
+	Start, Done time.Duration
+	// Status is the HTTP status; 0 when no answer came (transport error).
+	Status int
+	Err    string
+	// Outcome and SessionID are the 200's delivery decision.
+	Outcome, SessionID string
+}
+
+// OK reports a 200.
+func (s MeshSend) OK() bool { return s.Status == 200 }
+
+// MeshDelivery is one envelope a receiver shim got on its WebSocket.
+type MeshDelivery struct {
+	SignalID, SessionID string
+	At                  time.Duration
+}
+
+// MeshSession is one session's life as the control plane acknowledged it.
+type MeshSession struct {
+	SessionID string
+	Recipient string // "tenant/project/identity"
+	// Registered is when register answered 200.
+	Registered time.Duration
+	// Ended is when the session stopped existing: the deregister's 200,
+	// or the lapse of its TTL for a session left to expire (Expired).
+	// Zero: it lives to the end.
+	Ended time.Duration
+	// DeregisterStart is when the deregister was sent, or when the shim of
+	// an Expired session went away (no more heartbeats, socket closed).
+	DeregisterStart time.Duration
+	Expired         bool
+}
+
+// MeshMasterChange is one acknowledged master flag flip.
+type MeshMasterChange struct {
+	// Project is "tenant/project".
+	Project    string
+	SessionID  string
+	Start, Ack time.Duration
+}
+
+// MeshHistory is what a Marconi traffic run recorded.
+type MeshHistory struct {
+	Sends         []MeshSend
+	Deliveries    []MeshDelivery
+	Sessions      []MeshSession
+	MasterChanges []MeshMasterChange
+	// ControlErrors are control-plane calls (register, heartbeat,
+	// deregister, master flips, WS attach) that failed: loud.
+	ControlErrors []string
+	End           time.Duration
+}
+
+// MeshIO is the I/O a hot-path burst did before its 200s, counted at the
+// client seams and on the servers (spec 002 §2.1: "zero synchronous PG,
+// Redis, Neo4j, or OTEL call on this path").
+type MeshIO struct {
+	// Sends is the number of 200s in the burst with the audit writers
+	// running, judged by the client hooks.
+	Sends int
+	// ClientHotPath counts commands the client seams (command pool,
+	// PostgreSQL tracer) attributed to a send's context, by
+	// "redis:CMD" / "pg:STMT".
+	ClientHotPath map[string]int64
+	// PausedSends is the number of 200s in the burst with the audit
+	// workers paused, judged server-side.
+	PausedSends int
+	// ServerRedis is the INFO commandstats delta per "node:command" over
+	// the paused burst, the measuring INFO itself excluded.
+	ServerRedis map[string]int64
+	// ServerPG lists the client backends that ran a statement during the
+	// paused burst (pg_stat_activity), the measuring session excluded.
+	ServerPG []string
+	// MinSends is how many 200s each burst needs to decide.
+	MinSends int
+}
+
+// MarconiHotPathIO fails when any send did I/O before its 200: a command
+// attributed to a send at the client seams, or any command on any Valkey
+// node or any PostgreSQL statement while only sends ran.
+func MarconiHotPathIO(io MeshIO) Result {
+	const name = "marconi-hot-path-io"
+	if io.Sends < io.MinSends || io.PausedSends < io.MinSends {
+		return unknown(name, "too few sends to decide: %d with writers running, %d paused (need %d each)", io.Sends, io.PausedSends, io.MinSends)
+	}
+	var bad []string
+	for k, n := range io.ClientHotPath {
+		if n != 0 {
+			bad = append(bad, fmt.Sprintf("client hook: %s ×%d on the send path", k, n))
+		}
+	}
+	for k, n := range io.ServerRedis {
+		if n != 0 {
+			bad = append(bad, fmt.Sprintf("server: %s ×%d during the paused burst", k, n))
+		}
+	}
+	for _, b := range io.ServerPG {
+		bad = append(bad, "postgres: "+b)
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fail(name, strings.Join(meshFirst(bad, 12), "\n"), "%d I/O sources on the hot path across %d + %d sends (%s)", len(bad), io.Sends, io.PausedSends, bad[0])
+	}
+	return pass(name, "%d sends with the audit writers running: 0 commands on the send path at the client hooks; %d sends with them paused: 0 commands on every Valkey node, 0 PostgreSQL statements", io.Sends, io.PausedSends)
+}
+
+// MarconiSendsDelivered is the loud side of delivery: every send answered
+// 200, and every signal the mesh accepted for a live recipient (pushed, or
+// queued_offline with a route and later drained) was delivered exactly
+// once — a pushed one to the session its 200 named, a drained one to a
+// session of its recipient. requireQueued also demands the queued_offline ones (a run
+// where every recipient reconnects).
+func MarconiSendsDelivered(h MeshHistory, minSends int, requireQueued bool) Result {
+	const name = "marconi-sends-delivered"
+	if len(h.Sends) < minSends {
+		return unknown(name, "%d sends, need %d", len(h.Sends), minSends)
+	}
+	got := map[string][]MeshDelivery{}
+	for _, d := range h.Deliveries {
+		got[d.SignalID] = append(got[d.SignalID], d)
+	}
+	var failed, lost, dup, misrouted []string
+	expected := 0
+	for _, s := range h.Sends {
+		if !s.OK() {
+			failed = append(failed, fmt.Sprintf("%s at %v: status %d %s", s.Recipient, s.Start.Round(time.Millisecond), s.Status, s.Err))
+			continue
+		}
+		want := s.Outcome == "pushed" || (requireQueued && s.Outcome == "queued_offline" && s.SessionID != "")
+		if !want {
+			continue
+		}
+		expected++
+		ds := got[s.SignalID]
+		switch {
+		case len(ds) == 0:
+			lost = append(lost, fmt.Sprintf("%s (%s to %s)", s.SignalID, s.Outcome, s.SessionID))
+		case len(ds) > 1:
+			dup = append(dup, fmt.Sprintf("%s ×%d", s.SignalID, len(ds)))
+		}
+	}
+	misrouted = misdelivered(h)
+	if n := len(failed) + len(lost) + len(dup) + len(misrouted); n > 0 {
+		cex := strings.Join(meshFirst(append(append(append(failed, lost...), dup...), misrouted...), 12), "\n")
+		return fail(name, cex, "%d sends not answered 200, %d accepted signals not delivered, %d delivered more than once, %d delivered to another session (of %d sends, %d expected deliveries)",
+			len(failed), len(lost), len(dup), len(misrouted), len(h.Sends), expected)
+	}
+	if expected == 0 {
+		return unknown(name, "no send expected a delivery")
+	}
+	return pass(name, "%d sends answered 200; %d accepted signals each delivered exactly once to the session they were routed to", len(h.Sends), expected)
+}
+
+// MarconiStaleRoutes is the stale-route bound (spec 002 Stage 2 test gate:
+// "under continuous register/deregister churn, the maximum staleness
+// window observed is < hook-latency + cache-TTL backstop"). The hooks are
+// synchronous, so a send that starts after its recipient session's
+// deregister was acknowledged must never be routed to it; a session left
+// to expire may be routed to until its TTL lapse plus expiryBound. A send
+// to the master alias must resolve to the master of the last acknowledged
+// flip (sends overlapping a flip are not judged). It also fails on a
+// delivery to a session other than the one the 200 named.
+func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int) Result {
+	const name = "marconi-stale-routes"
+	sessions := map[string]MeshSession{}
+	for _, s := range h.Sessions {
+		sessions[s.SessionID] = s
+	}
+	firstEnd := map[string]time.Duration{} // recipient → when its first session ended
+	for _, s := range h.Sessions {
+		if s.Ended != 0 && (firstEnd[s.Recipient] == 0 || s.Ended < firstEnd[s.Recipient]) {
+			firstEnd[s.Recipient] = s.Ended
+		}
+	}
+	var bad []string
+	judged, afterEnd := 0, 0
+	var worst time.Duration
+	for _, s := range h.Sends {
+		if !s.OK() {
+			continue
+		}
+		if strings.HasSuffix(s.Recipient, "/@master") {
+			continue
+		}
+		judged++
+		if end, ok := firstEnd[s.Recipient]; ok && s.Start > end {
+			afterEnd++ // a stale route could have shown here
+		}
+		sess, ok := sessions[s.SessionID]
+		if s.SessionID == "" || !ok || sess.Ended == 0 {
+			continue
+		}
+		limit := sess.Ended
+		if sess.Expired {
+			limit += expiryBound
+		}
+		if s.Start > limit {
+			stale := s.Start - sess.Ended
+			worst = max(worst, stale)
+			bad = append(bad, fmt.Sprintf("send %s to %s at %v routed to %s, which ended at %v (expired %v): stale by %v",
+				s.SignalID, s.Recipient, s.Start.Round(time.Millisecond), s.SessionID, sess.Ended.Round(time.Millisecond), sess.Expired, stale.Round(time.Millisecond)))
+		}
+	}
+	masterBad, masterJudged := staleMasters(h)
+	bad = append(bad, masterBad...)
+	bad = append(bad, misdelivered(h)...)
+	ended := 0
+	for _, s := range h.Sessions {
+		if s.Ended != 0 {
+			ended++
+		}
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(meshFirst(bad, 12), "\n"), "%d stale routes (worst %v after the session ended) among %d judged sends, %d ended sessions",
+			len(bad), worst.Round(time.Millisecond), judged, ended)
+	}
+	if judged < minJudged || ended == 0 {
+		return unknown(name, "too little churn to decide: %d judged sends, %d ended sessions (need %d sends and one ended session)", judged, ended, minJudged)
+	}
+	return pass(name, "%d sends judged against %d ended sessions (%d sent after a session of their recipient had ended): none routed to an ended session (observed staleness 0; expiry bound %v); %d master-alias sends followed every flip",
+		judged, ended, afterEnd, expiryBound, masterJudged)
+}
+
+// misdelivered lists deliveries to the wrong session: a pushed signal must
+// reach the session its 200 named — or, when that session ended before the
+// delivery (its socket queue went back to the recipient's pending queue,
+// §3.5), a session of the same recipient; a queued one (drained later from
+// the recipient's pending queue) a session of the same recipient.
+func misdelivered(h MeshHistory) []string {
+	recipientOf := map[string]string{}
+	endOf := map[string]time.Duration{}
+	for _, s := range h.Sessions {
+		recipientOf[s.SessionID] = s.Recipient
+		endOf[s.SessionID] = s.Ended
+	}
+	sends := map[string]MeshSend{}
+	for _, s := range h.Sends {
+		if s.OK() {
+			sends[s.SignalID] = s
+		}
+	}
+	var bad []string
+	for _, d := range h.Deliveries {
+		s, ok := sends[d.SignalID]
+		switch {
+		case !ok:
+		case s.Outcome == "pushed" && d.SessionID != s.SessionID &&
+			(endOf[s.SessionID] == 0 || endOf[s.SessionID] > d.At || recipientOf[d.SessionID] != s.Recipient):
+			bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID))
+		case s.Outcome != "pushed" && !strings.HasSuffix(s.Recipient, "/@master") && recipientOf[d.SessionID] != s.Recipient:
+			bad = append(bad, fmt.Sprintf("signal %s for %s was delivered to %s (of %q)", d.SignalID, s.Recipient, d.SessionID, recipientOf[d.SessionID]))
+		}
+	}
+	return bad
+}
+
+// staleMasters judges sends to the master alias between acknowledged flips.
+func staleMasters(h MeshHistory) (bad []string, judged int) {
+	byProject := map[string][]MeshMasterChange{}
+	for _, c := range h.MasterChanges {
+		byProject[c.Project] = append(byProject[c.Project], c)
+	}
+	for _, cs := range byProject {
+		sort.Slice(cs, func(i, j int) bool { return cs[i].Ack < cs[j].Ack })
+	}
+	ended := map[string]time.Duration{}
+	for _, s := range h.Sessions {
+		if s.Ended != 0 {
+			ended[s.SessionID] = s.DeregisterStart
+			if s.Expired || s.DeregisterStart == 0 {
+				ended[s.SessionID] = s.Ended
+			}
+		}
+	}
+	for _, s := range h.Sends {
+		project, ok := strings.CutSuffix(s.Recipient, "/@master")
+		if !ok || !s.OK() {
+			continue
+		}
+		cs := byProject[project]
+		var cur *MeshMasterChange
+		overlapping := false
+		for i := range cs {
+			if cs[i].Ack <= s.Start {
+				cur = &cs[i]
+			}
+			if cs[i].Start < s.Done && cs[i].Ack > s.Start {
+				overlapping = true
+			}
+		}
+		if cur == nil || overlapping {
+			continue
+		}
+		if end, gone := ended[cur.SessionID]; gone && end < s.Done {
+			continue // the master itself ended around the send: not judged
+		}
+		judged++
+		if s.SessionID != cur.SessionID {
+			bad = append(bad, fmt.Sprintf("send %s to %s/@master at %v routed to %q; the master since %v is %s",
+				s.SignalID, project, s.Start.Round(time.Millisecond), s.SessionID, cur.Ack.Round(time.Millisecond), cur.SessionID))
+		}
+	}
+	return bad, judged
+}
+
+// MeshRouteState is what the tables said about one session, read before
+// and after a hook ran.
+type MeshRouteState struct {
+	// Route is the session id the session's identity routes to.
+	Route string
+	// Master is the session id the master alias routes to.
+	Master     string
+	Registered bool
+	Attached   bool
+	// LastHeartbeat is the registration's freshness stamp.
+	LastHeartbeat time.Time
+	// Pending is the identity's pending-signal depth.
+	Pending int
+}
+
+// MeshHookStep is one hook call observed on the real tables.
+type MeshHookStep struct {
+	Hook      string
+	SessionID string
+	// Via says what triggered it (the API call, a key expiry, …).
+	Via           string
+	Before, After MeshRouteState
+}
+
+// MeshHooks is the canonical Stage 2 hook list (spec 002 §8 Stage 2:
+// "must all exist").
+var MeshHooks = []string{"on_register", "on_deregister", "on_master_change", "on_heartbeat", "on_session_expired", "on_ws_connect", "on_ws_disconnect"}
+
+// MarconiHookTransitions checks every Stage 2 hook's cache state
+// transition (§5 table) on observed steps, and that every hook of the
+// canonical list was exercised:
+//
+//	on_register         route → session, registered
+//	on_deregister       not registered, route no longer → session
+//	on_session_expired  same as on_deregister
+//	on_master_change    master alias → session
+//	on_heartbeat        freshness advanced; route, registration and socket unchanged
+//	on_ws_connect       attached, route → session, pending drained (0)
+//	on_ws_disconnect    detached, still registered and routed
+func MarconiHookTransitions(steps []MeshHookStep) Result {
+	const name = "marconi-hook-transitions"
+	seen := map[string]int{}
+	var bad []string
+	for _, st := range steps {
+		seen[st.Hook]++
+		a, b := st.After, st.Before
+		var why string
+		switch st.Hook {
+		case "on_register":
+			if a.Route != st.SessionID || !a.Registered {
+				why = "route or registration not put"
+			}
+		case "on_deregister", "on_session_expired":
+			if a.Registered || a.Route == st.SessionID {
+				why = "registration or route left behind"
+			}
+		case "on_master_change":
+			if a.Master != st.SessionID {
+				why = "master alias does not follow the flag"
+			}
+		case "on_heartbeat":
+			if !a.LastHeartbeat.After(b.LastHeartbeat) || a.Route != b.Route || a.Registered != b.Registered || a.Attached != b.Attached {
+				why = "freshness not advanced, or the entry was invalidated instead of updated"
+			}
+		case "on_ws_connect":
+			if !a.Attached || a.Route != st.SessionID || a.Pending != 0 {
+				why = "not attached, not routed, or pending signals left undrained"
+			}
+		case "on_ws_disconnect":
+			if a.Attached || !a.Registered || a.Route != st.SessionID {
+				why = "still attached, or the registration/route was dropped"
+			}
+		default:
+			why = "unknown hook"
+		}
+		if why != "" {
+			bad = append(bad, fmt.Sprintf("%s(%s) via %s: %s — before %+v, after %+v", st.Hook, st.SessionID, st.Via, why, b, a))
+		}
+	}
+	var missing []string
+	for _, h := range MeshHooks {
+		if seen[h] == 0 {
+			missing = append(missing, h)
+		}
+	}
+	if len(bad) > 0 || len(missing) > 0 {
+		cex := strings.Join(meshFirst(bad, 12), "\n")
+		if len(missing) > 0 {
+			cex += "\nnever exercised: " + strings.Join(missing, ", ")
+		}
+		return fail(name, strings.TrimSpace(cex), "%d wrong hook transitions, %d hooks never exercised (of %d steps)", len(bad), len(missing), len(steps))
+	}
+	return pass(name, "all %d Stage 2 hooks exercised (%d steps), each with its §5 state transition", len(MeshHooks), len(steps))
+}
+
+// MeshCacheStats is the loud side of the cache lifecycle.
+type MeshCacheStats struct {
+	// Hits and Misses count sends to recipients whose session was live for
+	// the whole send (registered before it started, not ended before it
+	// finished): routed (a hit) or not (a miss).
+	Hits, Misses int
+	// MinHitRate is the Stage 2 exit criterion (0.99).
+	MinHitRate float64
+	// FirstReads are the first routing reads after a warm-up, one per
+	// rehydrated session: the session id each resolved to ("" = miss).
+	FirstReads map[string]string
+	// HookErrors is marconi_invalidator_errors_total by hook.
+	HookErrors map[string]float64
+	// ControlErrors are failed control-plane calls.
+	ControlErrors []string
+	// MinReads is the number of live-recipient sends needed to decide.
+	MinReads int
+}
+
+// MarconiCacheHealth fails on a hit rate under the Stage 2 exit criterion
+// (≥ 99%), a first read after warm-up that misses (Stage 2 gate: "post-
+// warmup, the next routing read for an active session is a cache hit"),
+// any invalidator error (§9: non-zero in steady state is a paging
+// incident), or a failed control-plane call.
+func MarconiCacheHealth(c MeshCacheStats) Result {
+	const name = "marconi-cache-health"
+	reads := c.Hits + c.Misses
+	var bad []string
+	if reads >= c.MinReads && reads > 0 {
+		if rate := float64(c.Hits) / float64(reads); rate < c.MinHitRate {
+			bad = append(bad, fmt.Sprintf("hit rate %.2f%% < %.0f%% (%d hits, %d misses on live recipients)", 100*rate, 100*c.MinHitRate, c.Hits, c.Misses))
+		}
+	}
+	var coldReads []string
+	for sid, got := range c.FirstReads {
+		if got != sid {
+			coldReads = append(coldReads, fmt.Sprintf("%s→%q", sid, got))
+		}
+	}
+	sort.Strings(coldReads)
+	if len(coldReads) > 0 {
+		bad = append(bad, fmt.Sprintf("%d of %d first reads after warm-up missed: %s", len(coldReads), len(c.FirstReads), strings.Join(meshFirst(coldReads, 5), ", ")))
+	}
+	var hookErrs []string
+	for h, n := range c.HookErrors {
+		if n > 0 {
+			hookErrs = append(hookErrs, fmt.Sprintf("%s ×%.0f", h, n))
+		}
+	}
+	sort.Strings(hookErrs)
+	if len(hookErrs) > 0 {
+		bad = append(bad, "marconi_invalidator_errors_total: "+strings.Join(hookErrs, ", "))
+	}
+	if len(c.ControlErrors) > 0 {
+		bad = append(bad, fmt.Sprintf("%d control-plane calls failed: %s", len(c.ControlErrors), strings.Join(meshFirst(c.ControlErrors, 5), "; ")))
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(bad, "\n"), "%s", bad[0])
+	}
+	if reads < c.MinReads || len(c.FirstReads) == 0 {
+		return unknown(name, "too few reads to decide: %d live-recipient sends (need %d), %d first reads after warm-up", reads, c.MinReads, len(c.FirstReads))
+	}
+	return pass(name, "hit rate %.2f%% (%d/%d live-recipient sends); %d/%d first reads after warm-up hit; 0 invalidator errors; 0 failed control calls",
+		100*float64(c.Hits)/float64(reads), c.Hits, reads, len(c.FirstReads), len(c.FirstReads))
+}
+
+// MarconiRehydrated compares a fresh instance's routing table right after
+// its warm-up with the SessionStore's active sessions (§6 step 2): every
+// active session's identity routes to it (or to a newer session of the
+// same identity) and nothing else is routed.
+func MarconiRehydrated(active map[string]string, routes map[string]string) Result {
+	const name = "marconi-rehydrated"
+	if len(active) == 0 {
+		return unknown(name, "no active sessions in the store")
+	}
+	var bad []string
+	for sid, key := range active {
+		if got := routes[key]; got == "" {
+			bad = append(bad, fmt.Sprintf("%s (%s) not routed", sid, key))
+		} else if active[got] != key {
+			bad = append(bad, fmt.Sprintf("%s routes to %s, not an active session of it", key, got))
+		}
+	}
+	for key, sid := range routes {
+		if strings.HasSuffix(key, "/@master") {
+			continue
+		}
+		if _, ok := active[sid]; !ok {
+			bad = append(bad, fmt.Sprintf("%s routes to %s, which the store does not hold", key, sid))
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		return fail(name, strings.Join(meshFirst(bad, 12), "\n"), "%d of %d active sessions not rehydrated (or misrouted)", len(bad), len(active))
+	}
+	return pass(name, "all %d active sessions rehydrated from the SessionStore before the first reconnect", len(active))
+}
+
+// MeshLedger balances an instance's accepted signals against the audit
+// stream across its death (§6: in-flight audit-queue entries are lost —
+// counted, not hidden).
+type MeshLedger struct {
+	// Accepted are the signal ids the instance answered 200 and the audit
+	// queue kept.
+	Accepted []string
+	// Streamed counts each signal id found in the Marconi Cache stream.
+	Streamed map[string]int
+	// CountedLost is the loss the instance reported at its death: the
+	// audit-queue entries it dropped unwritten (plus overwrites).
+	CountedLost int64
+}
+
+// MarconiAuditLedger fails unless every accepted signal is in the stream
+// or counted lost, with the count exact: more missing than counted is a
+// hidden loss, fewer is a phantom.
+func MarconiAuditLedger(l MeshLedger) Result {
+	const name = "marconi-audit-ledger"
+	if len(l.Accepted) == 0 {
+		return unknown(name, "no accepted signals")
+	}
+	var missing []string
+	for _, id := range l.Accepted {
+		if l.Streamed[id] == 0 {
+			missing = append(missing, id)
+		}
+	}
+	if int64(len(missing)) != l.CountedLost {
+		kind := "hidden loss"
+		if int64(len(missing)) < l.CountedLost {
+			kind = "phantom loss"
+		}
+		return fail(name, "missing from the stream: "+strings.Join(meshFirst(missing, 12), ", "),
+			"%s: %d accepted signals missing from the stream, %d counted lost (of %d accepted)", kind, len(missing), l.CountedLost, len(l.Accepted))
+	}
+	return pass(name, "%d accepted = %d in the stream + %d counted lost at the restart", len(l.Accepted), len(l.Accepted)-len(missing), l.CountedLost)
+}
+
+func meshFirst(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("… and %d more", len(s)-n))
+}

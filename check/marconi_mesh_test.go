@@ -1,0 +1,238 @@
+package check
+
+import (
+	"testing"
+	"time"
+)
+
+const meshMs = time.Millisecond
+
+// meshHistory: session s1 of acme/p1/alice lives 0–500 meshMs (deregistered,
+// acked at 500 meshMs), s2 takes over the identity at 600 meshMs; one send every
+// 50 meshMs, each routed to whoever was live and delivered 1 meshMs later.
+func meshHistory() MeshHistory {
+	h := MeshHistory{
+		Sessions: []MeshSession{
+			{SessionID: "s1", Recipient: "acme/p1/alice", Registered: 0, DeregisterStart: 490 * meshMs, Ended: 500 * meshMs},
+			{SessionID: "s2", Recipient: "acme/p1/alice", Registered: 600 * meshMs},
+			{SessionID: "m1", Recipient: "acme/p1/boss", Registered: 0},
+			{SessionID: "m2", Recipient: "acme/p1/deputy", Registered: 0},
+		},
+		MasterChanges: []MeshMasterChange{{Project: "acme/p1", SessionID: "m1", Start: 0, Ack: 10 * meshMs}, {Project: "acme/p1", SessionID: "m2", Start: 400 * meshMs, Ack: 410 * meshMs}},
+		End:           time.Second,
+	}
+	for i := 1; i < 20; i++ {
+		at := time.Duration(i) * 50 * meshMs
+		id := "sig" + string(rune('a'+i))
+		send := MeshSend{SignalID: id, Recipient: "acme/p1/alice", Start: at, Done: at + meshMs, Status: 200, Outcome: "queued_offline"}
+		switch {
+		case at < 490*meshMs:
+			send.SessionID, send.Outcome = "s1", "pushed"
+		case at > 600*meshMs:
+			send.SessionID, send.Outcome = "s2", "pushed"
+		}
+		h.Sends = append(h.Sends, send)
+		if send.Outcome == "pushed" {
+			h.Deliveries = append(h.Deliveries, MeshDelivery{SignalID: id, SessionID: send.SessionID, At: at + 2*meshMs})
+		}
+		master := MeshSend{SignalID: id + "-m", Recipient: "acme/p1/@master", Start: at + 5*meshMs, Done: at + 6*meshMs, Status: 200, Outcome: "pushed", SessionID: "m1"}
+		if at+5*meshMs > 410*meshMs {
+			master.SessionID = "m2"
+		}
+		h.Sends = append(h.Sends, master)
+		h.Deliveries = append(h.Deliveries, MeshDelivery{SignalID: master.SignalID, SessionID: master.SessionID, At: at + 7*meshMs})
+	}
+	return h
+}
+
+func TestMarconiStaleRoutes(t *testing.T) {
+	if r := MarconiStaleRoutes(meshHistory(), 0, 10); r.Status != Pass {
+		t.Fatalf("good history: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	stale := meshHistory() // forgetful on_deregister: a send after the ack still routes to s1
+	stale.Sends[20].SessionID = "s1"
+	if r := MarconiStaleRoutes(stale, 0, 10); r.Status != Fail {
+		t.Fatalf("stale route: %s %s", r.Status, r.Message)
+	}
+	master := meshHistory() // master alias stuck on m1 after the handoff
+	master.Sends[len(master.Sends)-1].SessionID = "m1"
+	master.Deliveries[len(master.Deliveries)-1].SessionID = "m1"
+	if r := MarconiStaleRoutes(master, 0, 10); r.Status != Fail {
+		t.Fatalf("stale master: %s %s", r.Status, r.Message)
+	}
+	expired := meshHistory() // an expired session may be routed to within the bound only
+	expired.Sessions[0].Expired = true
+	expired.Sends[20].SessionID = "s1" // 525 meshMs, 25 meshMs after the lapse
+	if r := MarconiStaleRoutes(expired, 50*meshMs, 10); r.Status != Pass {
+		t.Fatalf("within the expiry bound: %s %s", r.Status, r.Message)
+	}
+	if r := MarconiStaleRoutes(expired, 10*meshMs, 10); r.Status != Fail {
+		t.Fatalf("past the expiry bound: %s %s", r.Status, r.Message)
+	}
+	wrong := meshHistory() // pushed to s1, delivered to s2
+	wrong.Deliveries[0].SessionID = "s2"
+	if r := MarconiStaleRoutes(wrong, 0, 10); r.Status != Fail {
+		t.Fatalf("misdelivered: %s %s", r.Status, r.Message)
+	}
+	requeued := meshHistory() // pushed to s1 just before its deregister, drained to s2 after: the recipient's
+	requeued.Deliveries[8].SessionID, requeued.Deliveries[8].At = "s2", 650*meshMs
+	if r := MarconiStaleRoutes(requeued, 0, 10); r.Status != Pass {
+		t.Fatalf("requeued to the next session: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	quiet := meshHistory()
+	quiet.Sessions = quiet.Sessions[1:]
+	if r := MarconiStaleRoutes(quiet, 0, 10); r.Status != Unknown {
+		t.Fatalf("no churn: %s %s", r.Status, r.Message)
+	}
+}
+
+func TestMarconiSendsDelivered(t *testing.T) {
+	if r := MarconiSendsDelivered(meshHistory(), 10, false); r.Status != Pass {
+		t.Fatalf("good: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	failed := meshHistory()
+	failed.Sends[3].Status, failed.Sends[3].Err = 500, "legacy path: publish: dial tcp: connection refused"
+	if r := MarconiSendsDelivered(failed, 10, false); r.Status != Fail {
+		t.Fatalf("a 500: %s %s", r.Status, r.Message)
+	}
+	lost := meshHistory()
+	lost.Deliveries = lost.Deliveries[1:]
+	if r := MarconiSendsDelivered(lost, 10, false); r.Status != Fail {
+		t.Fatalf("lost: %s %s", r.Status, r.Message)
+	}
+	dup := meshHistory()
+	dup.Deliveries = append(dup.Deliveries, dup.Deliveries[0])
+	if r := MarconiSendsDelivered(dup, 10, false); r.Status != Fail {
+		t.Fatalf("dup: %s %s", r.Status, r.Message)
+	}
+	queued := meshHistory() // a queued signal with a route must be drained when required
+	queued.Sends[18].SessionID = "s1"
+	if r := MarconiSendsDelivered(queued, 10, true); r.Status != Fail {
+		t.Fatalf("undrained: %s %s", r.Status, r.Message)
+	}
+	if r := MarconiSendsDelivered(meshHistory(), 1000, false); r.Status != Unknown {
+		t.Fatalf("too few: %s", r.Status)
+	}
+}
+
+func TestMarconiHotPathIO(t *testing.T) {
+	good := MeshIO{Sends: 100, PausedSends: 100, MinSends: 50, ClientHotPath: map[string]int64{}, ServerRedis: map[string]int64{"n0:get": 0}}
+	if r := MarconiHotPathIO(good); r.Status != Pass {
+		t.Fatalf("good: %s %s", r.Status, r.Message)
+	}
+	publish := good
+	publish.ClientHotPath = map[string]int64{"redis:PUBLISH": 100}
+	if r := MarconiHotPathIO(publish); r.Status != Fail {
+		t.Fatalf("client-side publish: %s", r.Status)
+	}
+	server := good
+	server.ServerRedis = map[string]int64{"n1:publish": 3}
+	if r := MarconiHotPathIO(server); r.Status != Fail {
+		t.Fatalf("server-side publish: %s", r.Status)
+	}
+	pg := good
+	pg.ServerPG = []string{"pid 42 (app=legacy): INSERT INTO ..."}
+	if r := MarconiHotPathIO(pg); r.Status != Fail {
+		t.Fatalf("postgres: %s", r.Status)
+	}
+	few := good
+	few.PausedSends = 3
+	if r := MarconiHotPathIO(few); r.Status != Unknown {
+		t.Fatalf("too few: %s", r.Status)
+	}
+}
+
+func hookSteps() []MeshHookStep {
+	t0 := time.Unix(1000, 0)
+	return []MeshHookStep{
+		{Hook: "on_register", SessionID: "s1", After: MeshRouteState{Route: "s1", Registered: true, LastHeartbeat: t0}},
+		{Hook: "on_ws_connect", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true, Pending: 2}, After: MeshRouteState{Route: "s1", Registered: true, Attached: true}},
+		{Hook: "on_heartbeat", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true, Attached: true, LastHeartbeat: t0}, After: MeshRouteState{Route: "s1", Registered: true, Attached: true, LastHeartbeat: t0.Add(time.Second)}},
+		{Hook: "on_master_change", SessionID: "s1", After: MeshRouteState{Route: "s1", Registered: true, Master: "s1"}},
+		{Hook: "on_ws_disconnect", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true, Attached: true}, After: MeshRouteState{Route: "s1", Registered: true}},
+		{Hook: "on_deregister", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true}, After: MeshRouteState{}},
+		{Hook: "on_session_expired", SessionID: "s2", Before: MeshRouteState{Route: "s2", Registered: true}, After: MeshRouteState{}},
+	}
+}
+
+func TestMarconiHookTransitions(t *testing.T) {
+	if r := MarconiHookTransitions(hookSteps()); r.Status != Pass {
+		t.Fatalf("good: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	forgetful := hookSteps()
+	forgetful[5].After = MeshRouteState{Route: "s1"} // registration dropped, route left
+	if r := MarconiHookTransitions(forgetful); r.Status != Fail {
+		t.Fatalf("forgetful deregister: %s", r.Status)
+	}
+	invalidating := hookSteps()
+	invalidating[2].After.Attached = false // heartbeat replaced the entry (lost the socket)
+	if r := MarconiHookTransitions(invalidating); r.Status != Fail {
+		t.Fatalf("heartbeat invalidates: %s", r.Status)
+	}
+	undrained := hookSteps()
+	undrained[1].After.Pending = 2
+	if r := MarconiHookTransitions(undrained); r.Status != Fail {
+		t.Fatalf("connect without drain: %s", r.Status)
+	}
+	if r := MarconiHookTransitions(hookSteps()[:6]); r.Status != Fail {
+		t.Fatalf("a hook never exercised: %s", r.Status)
+	}
+}
+
+func TestMarconiCacheHealth(t *testing.T) {
+	good := MeshCacheStats{Hits: 995, Misses: 5, MinHitRate: 0.99, MinReads: 100, FirstReads: map[string]string{"s1": "s1", "s2": "s2"}, HookErrors: map[string]float64{"on_heartbeat": 0}}
+	if r := MarconiCacheHealth(good); r.Status != Pass {
+		t.Fatalf("good: %s %s", r.Status, r.Message)
+	}
+	cold := good // skipped warm-up: first reads miss, heartbeats hit unknown sessions
+	cold.FirstReads = map[string]string{"s1": "", "s2": ""}
+	cold.HookErrors = map[string]float64{"on_heartbeat": 2}
+	if r := MarconiCacheHealth(cold); r.Status != Fail {
+		t.Fatalf("cold: %s", r.Status)
+	}
+	low := good
+	low.Hits, low.Misses = 980, 20
+	if r := MarconiCacheHealth(low); r.Status != Fail {
+		t.Fatalf("98%%: %s", r.Status)
+	}
+	loud := good
+	loud.ControlErrors = []string{"ws attach s3: 404 unknown_session"}
+	if r := MarconiCacheHealth(loud); r.Status != Fail {
+		t.Fatalf("control error: %s", r.Status)
+	}
+	few := good
+	few.Hits, few.Misses = 10, 0
+	if r := MarconiCacheHealth(few); r.Status != Unknown {
+		t.Fatalf("few: %s", r.Status)
+	}
+}
+
+func TestMarconiRehydrated(t *testing.T) {
+	active := map[string]string{"s1": "acme/p1/a", "s2": "acme/p1/b"}
+	if r := MarconiRehydrated(active, map[string]string{"acme/p1/a": "s1", "acme/p1/b": "s2", "acme/p1/@master": "s1"}); r.Status != Pass {
+		t.Fatalf("good: %s %s", r.Status, r.Message)
+	}
+	if r := MarconiRehydrated(active, map[string]string{}); r.Status != Fail {
+		t.Fatalf("skipped warm-up: %s", r.Status)
+	}
+	if r := MarconiRehydrated(active, map[string]string{"acme/p1/a": "s1", "acme/p1/b": "s2", "acme/p1/c": "gone"}); r.Status != Fail {
+		t.Fatalf("a dead session routed: %s", r.Status)
+	}
+}
+
+func TestMarconiAuditLedger(t *testing.T) {
+	l := MeshLedger{Accepted: []string{"a", "b", "c", "d"}, Streamed: map[string]int{"a": 1, "b": 1}, CountedLost: 2}
+	if r := MarconiAuditLedger(l); r.Status != Pass {
+		t.Fatalf("balanced: %s %s", r.Status, r.Message)
+	}
+	hidden := l
+	hidden.CountedLost = 0
+	if r := MarconiAuditLedger(hidden); r.Status != Fail {
+		t.Fatalf("hidden loss: %s", r.Status)
+	}
+	phantom := l
+	phantom.CountedLost = 3
+	if r := MarconiAuditLedger(phantom); r.Status != Fail {
+		t.Fatalf("phantom: %s", r.Status)
+	}
+}

@@ -1,0 +1,286 @@
+package audit
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+//go:embed lua/append.lua
+var appendSource string
+
+// DefaultRetention is the Marconi Cache's rolling window (spec 002 §0.2:
+// "MAXLEN ~7d").
+const DefaultRetention = 7 * 24 * time.Hour
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	// Pool is the command pool the writer appends through (shared with
+	// other callers is fine: the writer sends no blocking command).
+	Pool client.Pool
+	// Queue is the audit queue the writer drains.
+	Queue *Queue
+	// Metrics defaults to the queue's.
+	Metrics *Metrics
+	// Retention is the stream's time window (default DefaultRetention);
+	// tests shrink it to watch the trim.
+	Retention time.Duration
+	// Batch is the most entries one append script carries (default 64).
+	Batch int
+	// Timeout bounds one append (default 2 s); RetryMin and RetryMax bound
+	// the backoff between failed appends (defaults 10 ms, 250 ms).
+	Timeout, RetryMin, RetryMax time.Duration
+	// LagEvery is how often the lag gauge is refreshed (default 100 ms).
+	LagEvery time.Duration
+	// OnError, if set, is told about every counted error.
+	OnError func(PipelineError)
+	// Mutant selects a known-bad variant (negative controls only).
+	Mutant Mutant
+}
+
+// Writer is the Redis Stream writer (spec 002 §4.1): one goroutine per
+// tenant drains that tenant's audit queue into marconi:signals:{tenant_id}
+// with XADD, trims by time, and keeps its resume offset next to the stream.
+// A tenant whose shard is down does not hold up the others.
+type Writer struct {
+	o      WriterOptions
+	script *client.Script
+}
+
+// NewWriter validates o and fills its defaults.
+func NewWriter(o WriterOptions) (*Writer, error) {
+	if o.Pool == nil || o.Queue == nil {
+		return nil, fmt.Errorf("new writer: pool and queue are required: %w", ErrBadConfig)
+	}
+	if o.Metrics == nil {
+		o.Metrics = o.Queue.Metrics()
+	}
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.Batch <= 0 {
+		o.Batch = 64
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	if o.RetryMin <= 0 {
+		o.RetryMin = 10 * time.Millisecond
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = 250 * time.Millisecond
+	}
+	if o.LagEvery <= 0 {
+		o.LagEvery = 100 * time.Millisecond
+	}
+	return &Writer{o: o, script: client.NewScript("marconi/audit-append", appendSource)}, nil
+}
+
+// Script is the append script, for reports (EVALSHA fallbacks).
+func (w *Writer) Script() *client.Script { return w.script }
+
+// Run drains every tenant's queue until ctx ends, then hands whatever a
+// tenant loop held back to the queue and returns.
+func (w *Writer) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	running := map[string]bool{}
+	for {
+		for _, t := range w.o.Queue.Tenants() {
+			if !running[t] {
+				running[t] = true
+				wg.Go(func() { w.runTenant(ctx, t) })
+			}
+		}
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case <-w.o.Queue.NewTenants():
+		}
+	}
+}
+
+// tenantWriter is one tenant loop's state.
+type tenantWriter struct {
+	w       *Writer
+	tenant  string
+	keys    Keys
+	lag     prometheus.Gauge
+	errs    *prometheus.CounterVec
+	appends prometheus.Counter
+
+	// mu guards what the lag ticker reads: the arrival time of the held
+	// batch's head (zero when none is held).
+	mu   sync.Mutex
+	held time.Time
+}
+
+func (w *Writer) runTenant(ctx context.Context, tenant string) {
+	keys, err := KeysFor(tenant)
+	if err != nil { // the queue only creates valid tenants
+		return
+	}
+	tw := &tenantWriter{
+		w: w, tenant: tenant, keys: keys,
+		lag:     w.o.Metrics.writerLag.WithLabelValues(tenant),
+		errs:    w.o.Metrics.writerErrors,
+		appends: w.o.Metrics.writerAppended.WithLabelValues(tenant),
+	}
+	q := w.o.Queue
+	var inflight []Item
+	defer func() { q.Requeue(tenant, inflight) }()
+	tw.resume(ctx)
+
+	// The lag gauge has its own ticker: an append can hang for seconds
+	// against a dead node (client retries, timeouts), and the gauge must
+	// keep growing meanwhile — it is what the operator alerts on (§4.1).
+	var lagLoop sync.WaitGroup
+	lagCtx, stopLag := context.WithCancel(ctx)
+	defer func() { stopLag(); lagLoop.Wait() }()
+	lagLoop.Go(func() {
+		t := time.NewTicker(w.o.LagEvery)
+		defer t.Stop()
+		for {
+			tw.publishLag()
+			select {
+			case <-lagCtx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+
+	b := backoff{min: w.o.RetryMin, max: w.o.RetryMax}
+	for ctx.Err() == nil {
+		if len(inflight) == 0 {
+			inflight = q.Take(tenant, w.o.Batch)
+			tw.hold(inflight)
+		}
+		if len(inflight) == 0 {
+			select {
+			case <-ctx.Done():
+			case <-q.Ready(tenant):
+			}
+			continue
+		}
+		if err := tw.append(ctx, inflight); err != nil {
+			if ctx.Err() != nil {
+				return // unknown outcome: requeued; the offset makes a retry safe
+			}
+			q.SetWriterHealthy(tenant, false)
+			tw.report("append", err)
+			sleep(ctx, b.next())
+			continue
+		}
+		q.SetWriterHealthy(tenant, true)
+		b.reset()
+		inflight = nil
+		tw.hold(nil)
+		tw.publishLag()
+	}
+}
+
+func (tw *tenantWriter) hold(items []Item) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.held = time.Time{}
+	if len(items) > 0 {
+		tw.held = items[0].Entry.ArrivedAt
+	}
+}
+
+// resume is §4.1 Restart: entries at or below the stored offset are already
+// in the stream and leave the queue without being appended again. Only an
+// offset of this queue's generation can match (a new process starts a new
+// generation; what its predecessor held in memory is the §6 loss). Best
+// effort: the append script skips them anyway.
+func (tw *tenantWriter) resume(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, tw.w.o.Timeout)
+	defer cancel()
+	v, err := tw.w.o.Pool.Do(cctx, client.NewCmd("GET", []string{tw.keys.Offset}))
+	if err != nil {
+		if ctx.Err() == nil {
+			tw.report("resume", err)
+		}
+		return
+	}
+	s, err := client.AsString(v)
+	if v == nil || err != nil {
+		return
+	}
+	if off, err := ParseOffset(s); err == nil {
+		tw.w.o.Queue.DiscardThrough(tw.tenant, off)
+	}
+}
+
+// streamEntry is the JSON an XADD carries in its "entry" field.
+func encodeEntry(e Entry) (string, error) {
+	b, err := json.Marshal(e)
+	return string(b), err
+}
+
+func (tw *tenantWriter) append(ctx context.Context, items []Item) error {
+	args := make([]string, 0, 2+4*len(items))
+	args = append(args, strconv.FormatInt(tw.w.o.Retention.Milliseconds(), 10), tw.w.o.Queue.Generation())
+	for _, it := range items {
+		js, err := encodeEntry(it.Entry)
+		if err != nil {
+			return fmt.Errorf("encode entry %s: %w", it.Entry.Envelope.SignalID, err)
+		}
+		args = append(args, strconv.FormatUint(it.Offset.Seq, 10), it.Entry.Envelope.SignalID,
+			it.Entry.ArrivedAt.UTC().Format(time.RFC3339Nano), js)
+	}
+	cctx, cancel := context.WithTimeout(ctx, tw.w.o.Timeout)
+	defer cancel()
+	keys := []string{tw.keys.Stream, tw.keys.Offset}
+	//slotgate:same-slot both keys carry the {tenant_id} hash tag (KeysFor; TestKeysShareHashTag)
+	reply, _, err := client.RunScript(cctx, tw.w.o.Pool, tw.w.script, keys, args...)
+	if err != nil {
+		return fmt.Errorf("append %d entries to %s: %w", len(items), tw.keys.Stream, err)
+	}
+	arr, ok := reply.([]any)
+	if !ok || len(arr) != 2 {
+		return fmt.Errorf("append to %s: reply %v: %w", tw.keys.Stream, reply, client.ErrUnexpectedReply)
+	}
+	appended, err := client.AsInt64(arr[0])
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", tw.keys.Stream, err)
+	}
+	tw.appends.Add(float64(appended))
+	return nil
+}
+
+// publishLag sets the lag gauge to the age of the oldest entry not yet in
+// the stream: the held batch's head, else the queue's head.
+func (tw *tenantWriter) publishLag() {
+	tw.mu.Lock()
+	oldest := tw.held
+	tw.mu.Unlock()
+	if oldest.IsZero() {
+		oldest = tw.w.o.Queue.Oldest(tw.tenant)
+	}
+	if oldest.IsZero() {
+		tw.lag.Set(0)
+		return
+	}
+	tw.lag.Set(max(0, time.Since(oldest).Seconds()))
+}
+
+func (tw *tenantWriter) report(op string, err error) {
+	if tw.w.o.Mutant == MutantSilentWriter {
+		return
+	}
+	reason := errorReason(err)
+	tw.errs.WithLabelValues(tw.tenant, reason).Inc()
+	if tw.w.o.OnError != nil {
+		tw.w.o.OnError(PipelineError{At: time.Now(), Stage: StageWriter, Tenant: tw.tenant, Op: op, Reason: reason, Err: err.Error()})
+	}
+}

@@ -1,0 +1,105 @@
+package marconi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// Mutant names a known-bad mesh variant: a negative control that the
+// checkers must catch (like impl/fencing's mutants). MutantNone is the
+// correct mesh.
+type Mutant string
+
+const (
+	MutantNone Mutant = ""
+	// MutantPublishBeforeAck keeps the legacy §2.2 bus on the send path:
+	// the envelope is PUBLISHed on the recipient's Redis session channel
+	// before the 200 — while MARCONI_HOT_PATH_SEND is on. Delivery itself
+	// is unchanged, so only I/O accounting (and a Redis outage) tells.
+	MutantPublishBeforeAck Mutant = "publish-before-ack"
+	// MutantSyncPGWrite keeps the legacy synchronous PostgreSQL INSERT in
+	// send_signal (what §8 Stage 5 removes). Needs Options.LegacyPG.
+	MutantSyncPGWrite Mutant = "sync-pg-write"
+	// MutantForgetfulDeregister: on_deregister drops the registration but
+	// forgets routing.invalidate_project — the route keeps pointing at
+	// the dead session.
+	MutantForgetfulDeregister Mutant = "forgetful-deregister"
+	// MutantSkipWarmup: Start does not rehydrate the tables from the
+	// SessionStore (§6 step 2 skipped).
+	MutantSkipWarmup Mutant = "skip-warmup"
+)
+
+// Mutants lists every mesh mutant.
+var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup}
+
+// LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
+// "the sender thread does PUBLISH session_channel").
+func LegacyChannel(prefix, sessionID string) string { return prefix + ":session:" + sessionID }
+
+// legacyPath is the I/O the legacy send path does before its 200: a Redis
+// PUBLISH (MARCONI_HOT_PATH_SEND off, or MutantPublishBeforeAck) and/or a
+// synchronous PostgreSQL INSERT (MutantSyncPGWrite). It runs beside the
+// board, never inside it.
+type legacyPath struct {
+	pool   client.Pool // nil: no publish
+	pg     PGExecer    // nil: no synchronous INSERT
+	pgMu   sync.Mutex  // a *pgx.Conn is not safe for concurrent use
+	prefix string
+}
+
+// PGExecer is what the legacy synchronous write needs of PostgreSQL: a
+// *pgx.Conn (or a pool).
+type PGExecer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func (l *legacyPath) exec(ctx context.Context, sql string, args ...any) error {
+	l.pgMu.Lock()
+	defer l.pgMu.Unlock()
+	_, err := l.pg.Exec(ctx, sql, args...)
+	return err
+}
+
+// legacyTable is where the synchronous INSERT goes: its own table, so the
+// mutant never touches the audit archiver's signal_queue.
+const legacyTable = "marconi_legacy_send"
+
+func (l *legacyPath) prepare(ctx context.Context) error {
+	if l.pg == nil {
+		return nil
+	}
+	if err := l.exec(ctx, `CREATE TABLE IF NOT EXISTS `+legacyTable+` (signal_id text PRIMARY KEY, tenant_id text NOT NULL, envelope jsonb NOT NULL)`); err != nil {
+		return fmt.Errorf("legacy path: create %s: %w", legacyTable, err)
+	}
+	return nil
+}
+
+// before runs the legacy I/O for a send, ahead of its delivery decision:
+// a failure fails the send, as it did on the legacy path. sessionID is the
+// session the route resolves to (the legacy channel is per session: no
+// session, nothing to publish); id names the legacy row.
+func (l *legacyPath) before(ctx context.Context, req SendRequest, sessionID, id string) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("legacy path: encode: %w", err)
+	}
+	if l.pool != nil && sessionID != "" {
+		cmd := client.Cmd{Prefix: []string{"PUBLISH", LegacyChannel(l.prefix, sessionID)}, Args: []string{string(body)}}
+		if _, err := l.pool.Do(ctx, cmd); err != nil {
+			return fmt.Errorf("legacy path: publish: %w", err)
+		}
+	}
+	if l.pg != nil {
+		if err := l.exec(ctx, `INSERT INTO `+legacyTable+` (signal_id, tenant_id, envelope) VALUES ($1, $2, $3) ON CONFLICT (signal_id) DO NOTHING`,
+			id, req.Tenant, body); err != nil {
+			return fmt.Errorf("legacy path: insert: %w", err)
+		}
+	}
+	return nil
+}

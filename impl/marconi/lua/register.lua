@@ -1,0 +1,9 @@
+-- Marconi SessionStore register (spec 002 §5: controller_service.register
+-- writes the SessionStore, then on_register updates the tables).
+-- KEYS[1] session record, KEYS[2] the tenant's session index: one hash tag
+-- ({tenant}), so one slot on a cluster.
+-- ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] expiry (unix ms, the index
+-- score), ARGV[4] session id.
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1

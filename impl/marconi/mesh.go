@@ -1,0 +1,455 @@
+// Package marconi is the Marconi in-memory signal mesh (spec 002, SPEC-101
+// v0.4): sender shim → Marconi → receiver shim, with Redis and PostgreSQL
+// only behind it, as the audit fan-out (package audit) and the
+// SessionStore.
+//
+//   - Hot path (§2, hotpath.go): routing lookup in the in-process routing
+//     table, direct push into the recipient's WebSocket queue or the
+//     pending-signal index, then 200. The board that does it holds no
+//     client: zero Redis, PostgreSQL or other I/O by construction.
+//   - Tables (§3.1–3.5): routing, registration, WS handles, the pending
+//     index with TTL, the obligation index with SLA sweepers.
+//   - Cache lifecycle (§5, Stage 2): the Invalidator's seven write-through
+//     hooks; on_session_expired fed by keyspace notifications from every
+//     primary.
+//   - Restart recovery (§6): Start rehydrates the tables from the
+//     SessionStore in Redis before serving.
+//   - Observability (§9): every hot-path, invalidator and obligation metric
+//     on a per-instance Prometheus registry; CountingPool and PGCounter
+//     count I/O at the client seams, attributed to the hot path by context.
+package marconi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
+)
+
+// Defaults of Options.
+const (
+	DefaultPendingTTL          = 10 * time.Minute
+	DefaultPendingPerRecipient = 10_000
+	DefaultQueueSize           = 4096
+	DefaultSweepEvery          = time.Second
+)
+
+// Options configures a Mesh.
+type Options struct {
+	// Pool is the SessionStore's command pool (wrap it with Count to see
+	// its I/O). Required.
+	Pool client.Pool
+	// Store configures the SessionStore (key prefix, session TTL).
+	Store StoreOptions
+	// Sink is the audit fan-out's entry (audit queue); Offer is called
+	// synchronously inside send_signal after the delivery decision. Nil,
+	// or Flags.AuditQueueWrite off: no audit entry.
+	Sink audit.Sink
+	// Flags are the MARCONI_* flags; the zero value is refused (§8
+	// defaults everything OFF): use ShippedFlags.
+	Flags Flags
+	// Mutant selects a known-bad variant (negative controls).
+	Mutant Mutant
+	// LegacyPG is the PostgreSQL connection of MutantSyncPGWrite.
+	LegacyPG PGExecer
+	// Notify feeds on_session_expired from keyspace notifications; nil
+	// leaves expiry to the TTL backstop and the next warm-up.
+	Notify *NotifyOptions
+	// PendingTTL bounds how long an offline signal waits (§3.5); zero means
+	// DefaultPendingTTL. PendingPerRecipient caps each recipient's queue.
+	PendingTTL          time.Duration
+	PendingPerRecipient int
+	// DisablePending answers offline recipients with no_subscriber.
+	DisablePending bool
+	// QueueSize is each WebSocket's push queue; zero means DefaultQueueSize.
+	QueueSize int
+	// SweepEvery paces the pending-TTL and obligation SLA sweepers.
+	SweepEvery time.Duration
+	// Registry receives the metrics; nil means a new one per instance.
+	Registry *prometheus.Registry
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logf receives non-fatal problems (listener errors); nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Mesh is one Marconi instance: the tables, the hot path, the hooks, the
+// SessionStore and the HTTP/WebSocket API (Handler).
+type Mesh struct {
+	opts        Options
+	store       *SessionStore
+	t           *tables
+	pending     *pendingIndex
+	obligations *obligationIndex
+	m           *metrics
+	registry    *prometheus.Registry
+	inv         *Invalidator
+	board       *board
+	legacy      *legacyPath
+	listener    *expiryListener
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	started   bool
+}
+
+// ErrBadOptions wraps an Options validation failure.
+var ErrBadOptions = errors.New("bad marconi options")
+
+// New builds a mesh; Start warms it up.
+func New(o Options) (*Mesh, error) {
+	if o.Pool == nil {
+		return nil, fmt.Errorf("%w: no SessionStore pool", ErrBadOptions)
+	}
+	if err := o.Flags.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Mutant == MutantSyncPGWrite && o.LegacyPG == nil {
+		return nil, fmt.Errorf("%w: %s needs LegacyPG", ErrBadOptions, o.Mutant)
+	}
+	if o.PendingTTL <= 0 {
+		o.PendingTTL = DefaultPendingTTL
+	}
+	if o.PendingPerRecipient <= 0 {
+		o.PendingPerRecipient = DefaultPendingPerRecipient
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = DefaultQueueSize
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = DefaultSweepEvery
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Store.Now == nil {
+		o.Store.Now = o.Now
+	}
+	m := &Mesh{opts: o, store: NewSessionStore(o.Pool, o.Store), t: newTables(),
+		pending: newPendingIndex(o.PendingTTL, o.PendingPerRecipient), m: newMetrics(o.Registry),
+		registry: o.Registry, stop: make(chan struct{})}
+	if o.Flags.ObligationsMemoryPrimary {
+		m.obligations = newObligationIndex()
+	}
+	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant}
+	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, m: m.m, ttl: m.store.TTL(),
+		noPending: o.DisablePending, now: o.Now, ids: newIDGen()}
+	if o.Flags.AuditQueueWrite {
+		m.board.sink = o.Sink
+	}
+	legacy := &legacyPath{prefix: m.store.prefix}
+	if !o.Flags.HotPathSend || o.Mutant == MutantPublishBeforeAck {
+		legacy.pool = o.Pool
+	}
+	if o.Mutant == MutantSyncPGWrite {
+		legacy.pg = o.LegacyPG
+	}
+	if legacy.pool != nil || legacy.pg != nil {
+		m.legacy = legacy
+	}
+	return m, nil
+}
+
+// Warmup reports the §6 rehydration.
+type Warmup struct {
+	Sessions int           `json:"sessions"`
+	Masters  int           `json:"masters"`
+	Took     time.Duration `json:"took"`
+	Skipped  bool          `json:"skipped,omitempty"`
+}
+
+// Start runs the §6 cold start: the tables are empty, then rehydrated
+// from the SessionStore (warm_caches_from_store), then the keyspace
+// listener and the sweepers start; the caller serves Handler after Start
+// returns (§6 step 3). MutantSkipWarmup skips the rehydration.
+func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
+	if m.started {
+		return Warmup{}, fmt.Errorf("start mesh: %w: already started", ErrBadOptions)
+	}
+	m.started = true
+	if m.legacy != nil {
+		if err := m.legacy.prepare(ctx); err != nil {
+			return Warmup{}, fmt.Errorf("start mesh: %w", err)
+		}
+	}
+	w, err := m.warm(ctx)
+	if err != nil {
+		return w, fmt.Errorf("start mesh: %w", err)
+	}
+	if m.opts.Notify != nil {
+		l, err := startExpiryListener(ctx, *m.opts.Notify, m)
+		if err != nil {
+			return w, fmt.Errorf("start mesh: %w", err)
+		}
+		m.listener = l
+	}
+	m.wg.Add(1)
+	go m.sweep()
+	return w, nil
+}
+
+func (m *Mesh) warm(ctx context.Context) (Warmup, error) {
+	if m.opts.Mutant == MutantSkipWarmup {
+		return Warmup{Skipped: true}, nil
+	}
+	began := time.Now()
+	snap, err := m.store.Load(ctx)
+	if err != nil {
+		return Warmup{}, fmt.Errorf("warm-up: %w", err)
+	}
+	m.t.mu.Lock()
+	tenants := map[string]bool{}
+	projects := map[projectKey]bool{}
+	for _, s := range snap.Sessions {
+		m.t.put(s)
+		tenants[s.Tenant] = true
+		projects[projectKey{s.Tenant, s.Project}] = true
+	}
+	for k, sid := range snap.Masters {
+		m.t.masters[projectKey{k.Tenant, k.Project}] = sid
+	}
+	for pk := range projects {
+		m.t.rebuildProject(pk)
+	}
+	for t := range tenants {
+		m.inv.refreshSize(t)
+	}
+	m.t.mu.Unlock()
+	w := Warmup{Sessions: len(snap.Sessions), Masters: len(snap.Masters), Took: time.Since(began)}
+	m.m.warmupSessions.Set(float64(w.Sessions))
+	m.m.warmupSeconds.Set(w.Took.Seconds())
+	return w, nil
+}
+
+// sweep runs the pending-TTL and obligation SLA sweepers (§3.4, §3.5).
+func (m *Mesh) sweep() {
+	defer m.wg.Done()
+	tick := time.NewTicker(m.opts.SweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+		}
+		now := m.opts.Now()
+		for tenant, n := range m.pending.sweep(now) {
+			m.m.pendingExpired.WithLabelValues(tenant).Add(float64(n))
+		}
+		if m.obligations == nil {
+			continue
+		}
+		violations, forgotten := m.obligations.sweep(now)
+		for _, v := range violations {
+			m.m.slaViolations.WithLabelValues(v.tenant, v.kind, v.sla).Inc()
+		}
+		for _, o := range forgotten {
+			m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
+		}
+	}
+}
+
+// Close stops the instance as a process exit would: sweepers and the
+// keyspace listener stop, every WebSocket is detached (its connection
+// closes). In-memory state — tables, pending signals — is gone with it;
+// the audit queue is the audit package's to close.
+func (m *Mesh) Close() error {
+	var err error
+	m.closeOnce.Do(func() {
+		close(m.stop)
+		if m.listener != nil {
+			err = m.listener.close()
+		}
+		m.t.mu.Lock()
+		for _, reg := range m.t.regs {
+			if reg.handle != nil {
+				reg.handle.close()
+				reg.handle = nil
+			}
+		}
+		for _, routes := range m.t.routes { // mutant leftovers: stale routes may hold handles
+			for _, reg := range routes {
+				if reg.handle != nil {
+					reg.handle.close()
+				}
+			}
+		}
+		m.t.mu.Unlock()
+		m.wg.Wait()
+	})
+	return err
+}
+
+// ErrBadRequest wraps a send or control request missing required fields.
+var ErrBadRequest = errors.New("bad request")
+
+// Send is send_signal (prism_signal): the delivery decision in memory,
+// then the audit Offer, then the result the API answers 200 with. Only a
+// legacy path (flag off, or a mutant) does I/O here, before the decision.
+func (m *Mesh) Send(ctx context.Context, req SendRequest) (SendResult, error) {
+	if req.Tenant == "" || req.Project == "" || req.Recipient == "" {
+		return SendResult{}, fmt.Errorf("send: %w: tenant_id, project_id and recipient are required", ErrBadRequest)
+	}
+	if m.legacy != nil {
+		key := RouteKey{Tenant: req.Tenant, Project: req.Project, Identity: req.Recipient}
+		m.t.mu.RLock()
+		sid := ""
+		if reg := m.t.route(key); reg != nil {
+			sid = reg.s.SessionID
+		}
+		m.t.mu.RUnlock()
+		if err := m.legacy.before(ctx, req, sid, m.board.ids.next()); err != nil {
+			return SendResult{}, fmt.Errorf("send: %w", err)
+		}
+	}
+	return m.board.send(req), nil
+}
+
+// Register is controller_service.register: SessionStore.register, then
+// on_register. Empty RegisteredAt / LastHeartbeat are stamped now.
+func (m *Mesh) Register(ctx context.Context, s Session) (Session, error) {
+	now := m.opts.Now()
+	if s.RegisteredAt.IsZero() {
+		s.RegisteredAt = now
+	}
+	if s.LastHeartbeat.IsZero() {
+		s.LastHeartbeat = now
+	}
+	if err := s.validate(); err != nil {
+		return s, fmt.Errorf("register: %w", err)
+	}
+	if err := m.store.Register(ctx, s); err != nil {
+		return s, err
+	}
+	return s, m.inv.OnRegister(s)
+}
+
+// HeartbeatResult says what a heartbeat did to the tables.
+type HeartbeatResult struct {
+	// Routed: on_heartbeat found the session and refreshed its route. A
+	// session the SessionStore has but the tables lack (a skipped
+	// warm-up) is false, and counted in marconi_invalidator_errors_total.
+	Routed bool `json:"routed"`
+}
+
+// Heartbeat is controller_service.stamp_heartbeat: the SessionStore
+// record's TTL is extended, then on_heartbeat refreshes the route. A
+// record already gone is ErrSessionExpired (register again); a hook error
+// is non-fatal (§9) and reported in the result.
+func (m *Mesh) Heartbeat(ctx context.Context, tenant, project, sid string) (HeartbeatResult, error) {
+	at := m.opts.Now()
+	if err := m.store.Heartbeat(ctx, tenant, sid, at); err != nil {
+		return HeartbeatResult{}, err
+	}
+	return HeartbeatResult{Routed: m.inv.OnHeartbeat(tenant, project, sid, at) == nil}, nil
+}
+
+// Deregister is controller_service.deregister_session:
+// SessionStore.release, then on_deregister. A hook error (the tables did
+// not hold the session) is non-fatal and counted.
+func (m *Mesh) Deregister(ctx context.Context, tenant, project, sid string) error {
+	if _, err := m.store.Release(ctx, tenant, sid); err != nil {
+		return err
+	}
+	_ = m.inv.OnDeregister(tenant, project, sid)
+	return nil
+}
+
+// ClaimMaster is controller_service.claim_master: the flag moves to sid
+// unconditionally, then on_master_change.
+func (m *Mesh) ClaimMaster(ctx context.Context, tenant, project, sid string) error {
+	if err := m.store.SetMaster(ctx, tenant, project, "", sid); err != nil {
+		return err
+	}
+	_ = m.inv.OnMasterChange(tenant, project, sid)
+	return nil
+}
+
+// HandoffMaster is controller_service.handoff_master: the flag moves from
+// `from` to `to` only if `from` holds it, then on_master_change.
+func (m *Mesh) HandoffMaster(ctx context.Context, tenant, project, from, to string) error {
+	if from == "" {
+		return fmt.Errorf("handoff master: %w: from is required", ErrBadRequest)
+	}
+	if err := m.store.SetMaster(ctx, tenant, project, from, to); err != nil {
+		return err
+	}
+	_ = m.inv.OnMasterChange(tenant, project, to)
+	return nil
+}
+
+// Pending is prism_signals_pending: it drains and returns key's pending
+// signals, in order (§3.5).
+func (m *Mesh) Pending(key RouteKey) []audit.Envelope {
+	live, expired := m.pending.take(key, m.opts.Now())
+	if expired > 0 {
+		m.m.pendingExpired.WithLabelValues(key.Tenant).Add(float64(expired))
+	}
+	out := make([]audit.Envelope, len(live))
+	for i, e := range live {
+		out[i] = *e
+	}
+	return out
+}
+
+// PendingDepth is the number of signals waiting for key.
+func (m *Mesh) PendingDepth(key RouteKey) int { return m.pending.depth(key) }
+
+// ErrUnknownSignal is returned by Ack for a signal with no open obligation.
+var ErrUnknownSignal = errors.New("no open obligation for signal")
+
+// Ack records a receiver's final-delivery evidence for signalID (§3.4).
+func (m *Mesh) Ack(signalID string, kind AckKind) error {
+	if m.obligations == nil {
+		return fmt.Errorf("ack %s: %w (MARCONI_OBLIGATIONS_MEMORY_PRIMARY off)", signalID, ErrUnknownSignal)
+	}
+	if kind != AckReceived && kind != AckTerminal {
+		return fmt.Errorf("ack %s: %w: ack_kind %q", signalID, ErrBadRequest, kind)
+	}
+	o, found, closed := m.obligations.ack(signalID, kind, m.opts.Now())
+	if !found {
+		return fmt.Errorf("ack %s: %w", signalID, ErrUnknownSignal)
+	}
+	m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
+	if closed {
+		m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
+	}
+	return nil
+}
+
+// Obligation returns signalID's open obligation.
+func (m *Mesh) Obligation(signalID string) (audit.Obligation, bool) {
+	if m.obligations == nil {
+		return audit.Obligation{}, false
+	}
+	return m.obligations.get(signalID)
+}
+
+// Tables returns a copy of the routing and registration tables.
+func (m *Mesh) Tables() TableView { return m.t.view() }
+
+// Invalidator returns the Stage 2 hooks, for the sites that mutate session
+// state outside the controller methods here.
+func (m *Mesh) Invalidator() *Invalidator { return m.inv }
+
+// Store returns the SessionStore.
+func (m *Mesh) Store() *SessionStore { return m.store }
+
+// Registry is the instance's Prometheus registry (§9 metrics).
+func (m *Mesh) Registry() *prometheus.Registry { return m.registry }
+
+// Flags returns the flags the mesh runs with.
+func (m *Mesh) Flags() Flags { return m.opts.Flags }

@@ -1,0 +1,118 @@
+package marconi
+
+import (
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/impl/marconi/audit"
+)
+
+// pendingIndex is the per-recipient pending-signal index (spec 002 §3.5):
+// signals for a recipient with no route or no attached WebSocket wait here
+// with a TTL, and are drained on registration / WS connect and by the
+// explicit pending call. In memory only: it is filled on the hot path.
+type pendingIndex struct {
+	ttl time.Duration
+	cap int // per recipient
+
+	mu sync.Mutex
+	q  map[RouteKey][]pendingItem
+}
+
+type pendingItem struct {
+	env *audit.Envelope
+	at  time.Time
+}
+
+func newPendingIndex(ttl time.Duration, perRecipient int) *pendingIndex {
+	return &pendingIndex{ttl: ttl, cap: perRecipient, q: map[RouteKey][]pendingItem{}}
+}
+
+// enqueue appends env for key; false when the recipient's queue is full.
+func (p *pendingIndex) enqueue(key RouteKey, env *audit.Envelope, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.q[key]) >= p.cap {
+		return false
+	}
+	p.q[key] = append(p.q[key], pendingItem{env: env, at: now})
+	return true
+}
+
+// requeue puts envelopes a closed handle had not delivered back in front
+// of key's queue: they were accepted before anything queued since. Their
+// TTL starts again now; the cap does not apply (they were already
+// accepted).
+func (p *pendingIndex) requeue(key RouteKey, envs []*audit.Envelope, now time.Time) {
+	if len(envs) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	items := make([]pendingItem, 0, len(envs)+len(p.q[key]))
+	for _, e := range envs {
+		items = append(items, pendingItem{env: e, at: now})
+	}
+	p.q[key] = append(items, p.q[key]...)
+}
+
+// take removes and returns key's live signals in order, and how many had
+// expired.
+func (p *pendingIndex) take(key RouteKey, now time.Time) (live []*audit.Envelope, expired int) {
+	p.mu.Lock()
+	items := p.q[key]
+	delete(p.q, key)
+	p.mu.Unlock()
+	for _, it := range items {
+		if now.Sub(it.at) > p.ttl {
+			expired++
+			continue
+		}
+		live = append(live, it.env)
+	}
+	return live, expired
+}
+
+// sweep drops expired signals everywhere and returns how many per tenant.
+func (p *pendingIndex) sweep(now time.Time) map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out map[string]int
+	for key, items := range p.q {
+		kept := items[:0]
+		for _, it := range items {
+			if now.Sub(it.at) > p.ttl {
+				if out == nil {
+					out = map[string]int{}
+				}
+				out[key.Tenant]++
+				continue
+			}
+			kept = append(kept, it)
+		}
+		if len(kept) == 0 {
+			delete(p.q, key)
+		} else {
+			p.q[key] = kept
+		}
+	}
+	return out
+}
+
+// depth is the number of pending signals for key.
+func (p *pendingIndex) depth(key RouteKey) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.q[key])
+}
+
+// total is the number of pending signals.
+func (p *pendingIndex) total() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, items := range p.q {
+		n += len(items)
+	}
+	return n
+}

@@ -1,0 +1,295 @@
+package marconi_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/marconi"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+var _ = Describe("marconi-restart", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(
+			harness.Scenario{
+				Name: "marconi-restart/rehydrate-and-drain/" + string(b), Row: report.RowMarconiRestart, Column: report.ColumnSilentlyWrong,
+				Spec: "a new instance on the same Redis routes every active session before any shim reconnects; signals sent in the window are queued offline and each delivered exactly once after the reconnect; every signal the dead instance accepted is in the Marconi Cache stream or counted lost (002 §6)",
+				Run:  func(ctx SpecContext) report.Check { return restartOf(ctx, b).silently(b) },
+			},
+			harness.Scenario{
+				Name: "marconi-restart/reconnect-clean/" + string(b), Row: report.RowMarconiRestart, Column: report.ColumnErrors,
+				Spec: "after the restart every reconnecting socket is accepted, every heartbeat reaches its registration, every window send answers 200 and its first read hits; marconi_invalidator_errors_total zero (002 §6 steps 2–4, §9)",
+				Run:  func(ctx SpecContext) report.Check { return restartOf(ctx, b).loud(b) },
+			},
+		)
+	}
+})
+
+// restartDrill is what one §6 drill recorded.
+type restartDrill struct {
+	window     check.MeshHistory // the window sends and everything delivered after the restart
+	rehydrated check.Result
+	ledger     check.MeshLedger
+	overwrites int64 // the dead queue's own loss counter (drops before the death)
+	cache      check.MeshCacheStats
+	warm       marconi.Warmup
+	metrics    map[string]float64
+}
+
+type restartRun struct {
+	ev           report.Evidence
+	main, noWarm restartDrill
+}
+
+var (
+	restartMu   sync.Mutex
+	restartRuns = map[client.Backend]*restartRun{}
+)
+
+func restartOf(ctx SpecContext, b client.Backend) *restartRun {
+	GinkgoHelper()
+	restartMu.Lock()
+	defer restartMu.Unlock()
+	if r := restartRuns[b]; r != nil {
+		return r
+	}
+	s := scaleOf()
+	r := &restartRun{ev: harness.Evidence(cfg, cluster, nil)}
+	By(fmt.Sprintf("drill: instance A with %d receivers dies with entries in its audit queue; instance B starts on the same Redis", s.RestartReceivers))
+	r.main = restartDrillRun(ctx, b, "restart", s.RestartReceivers, s.RestartPerSender, marconi.MutantNone)
+	By("negative control: the same drill with B skipping its warm-up")
+	r.noWarm = restartDrillRun(ctx, b, "restart-cold", s.RestartReceivers/2, max(s.RestartPerSender/2, 2), marconi.MutantSkipWarmup)
+	r.ev.Client = string(b)
+	r.ev.Metrics = r.main.metrics
+	restartRuns[b] = r
+	return r
+}
+
+// restartDrillRun runs §6 once:
+//
+//  1. A serves n receivers with its audit queue and Redis Stream writer;
+//     a burst is delivered and appended.
+//  2. A's writer stops (lagging), a second burst is delivered but stays in
+//     A's audit queue; A dies: its in-flight entries are the counted loss.
+//  3. B starts on the same Redis (warm-up); its tables are read before any
+//     shim reconnects.
+//  4. Window: a burst to B while no socket is attached (queued offline).
+//  5. The shims reconnect their sockets to B (re-registering first if B
+//     refuses a socket, as a shim does); heartbeats go to B.
+func restartDrillRun(ctx context.Context, b client.Backend, project string, n, perSender int, bMutant marconi.Mutant) restartDrill {
+	GinkgoHelper()
+	s := scaleOf()
+	var d restartDrill
+	clock := traffic.NewClock()
+
+	regA := prometheus.NewRegistry()
+	pipeA := startPipeline(ctx, b, regA, project+"-a-"+string(b), false)
+	a := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-a"), Sink: pipeA.queue, Registry: regA})
+	recA := traffic.NewMeshRecorder(clock, a.api)
+	recv := traffic.NewMeshReceivers(recA, a.url)
+	DeferCleanup(recv.Close)
+	keys, sessions := registerReceivers(ctx, recA, recv, project, n, true)
+	burst := traffic.MeshBurst{Recipients: keys, Senders: s.Senders, PerSender: perSender, Kind: "restart", Rand: cfg.Rand("marconi-restart/" + project + "/" + string(b))}
+	burst.Run(ctx, recA)
+	Expect(traffic.AwaitDeliveries(withTimeout(ctx, 10*time.Second), recA, "pushed")).To(BeZero(), "burst 1 delivered by A")
+	Eventually(ctx, func() int { return pipeA.queue.Stats(tenant).Depth }).WithTimeout(10*time.Second).Should(BeZero(), "A's writer drained burst 1")
+
+	pipeA.pause()
+	burst.Rand = cfg.Rand("marconi-restart/" + project + "/lagging/" + string(b))
+	burst.Run(ctx, recA)
+	Expect(traffic.AwaitDeliveries(withTimeout(ctx, 10*time.Second), recA, "pushed")).To(BeZero(), "burst 2 delivered by A")
+	st := pipeA.queue.Stats(tenant)
+	for _, v := range st.Dropped {
+		d.overwrites += v
+	}
+	lost := int64(st.Depth) + d.overwrites
+	hA := recA.History()
+	for _, snd := range hA.Sends {
+		if snd.OK() {
+			d.ledger.Accepted = append(d.ledger.Accepted, snd.SignalID)
+		}
+	}
+	d.ledger.CountedLost = lost
+	a.stop() // the process dies: tables, pending index and audit queue with it
+	recv.Wait(withTimeout(ctx, 10*time.Second))
+
+	regB := prometheus.NewRegistry()
+	pipeB := startPipeline(ctx, b, regB, project+"-b-"+string(b), false)
+	bEnv := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-b"), Sink: pipeB.queue, Registry: regB, Mutant: bMutant})
+	d.warm = bEnv.warm
+	tables := bEnv.mesh.Tables()
+	active := map[string]string{}
+	for _, sess := range sessions {
+		active[sess.SessionID] = sess.Route().String()
+	}
+	routes := map[string]string{}
+	for k, v := range tables.Routes {
+		routes[k.String()] = v
+	}
+	d.rehydrated = check.MarconiRehydrated(active, routes)
+
+	recB := traffic.NewMeshRecorder(clock, bEnv.api)
+	burst.Rand = cfg.Rand("marconi-restart/" + project + "/window/" + string(b))
+	burst.Run(ctx, recB)
+	first := map[string]string{}
+	for _, snd := range recB.History().Sends {
+		for _, sess := range sessions {
+			if _, seen := first[sess.SessionID]; !seen && snd.Recipient == sess.Route().String() {
+				first[sess.SessionID] = snd.SessionID
+			}
+		}
+	}
+
+	recvB := traffic.NewMeshReceivers(recB, bEnv.url)
+	DeferCleanup(recvB.Close)
+	for _, sess := range sessions { // the shims reconnect; a refused socket makes a shim re-register
+		if recvB.Connect(ctx, sess.SessionID) != nil {
+			if _, err := recB.Register(ctx, sess); err == nil {
+				_ = recvB.Connect(ctx, sess.SessionID)
+			}
+		}
+	}
+	for _, sess := range sessions {
+		_, _ = recB.Heartbeat(ctx, sess)
+	}
+	missing := traffic.AwaitDeliveries(withTimeout(ctx, 10*time.Second), recB, "pushed", "queued_offline")
+	d.window = recB.History()
+	d.window.Sessions = append(hA.Sessions, d.window.Sessions...) // registered on A
+
+	streamed, err := streamedIDs(ctx, b)
+	Expect(err).NotTo(HaveOccurred())
+	d.ledger.Streamed = streamed
+	hits := 0
+	for sid, got := range first {
+		if got == sid {
+			hits++
+		}
+	}
+	d.cache = check.MeshCacheStats{Hits: hits, Misses: len(first) - hits, MinHitRate: 0.99, FirstReads: first, HookErrors: hookErrors(bEnv.mesh),
+		ControlErrors: d.window.ControlErrors, MinReads: 1}
+	queued := 0
+	for _, snd := range d.window.Sends {
+		if snd.Outcome == "queued_offline" {
+			queued++
+		}
+	}
+	d.metrics = map[string]float64{
+		"receivers": float64(n), "accepted_by_a": float64(len(d.ledger.Accepted)), "a_audit_in_flight_lost": float64(lost),
+		"stream_signals": float64(len(streamed)), "warmup_sessions": float64(d.warm.Sessions), "warmup_ms": ms(d.warm.Took),
+		"window_sends": float64(len(d.window.Sends)), "window_queued_offline": float64(queued), "window_undelivered": float64(missing),
+		"b_misses": bEnv.mesh.MetricSum("marconi_routing_cache_misses_total", nil),
+	}
+	return d
+}
+
+// streamedIDs reads every signal id in the tenant's Marconi Cache stream
+// (XRANGE over the whole 7-day window: one key, one slot).
+func streamedIDs(ctx context.Context, b client.Backend) (map[string]int, error) {
+	keys, err := audit.KeysFor(tenant)
+	if err != nil {
+		return nil, err
+	}
+	p := newPool(ctx, b, "marconi-ledger")
+	out := map[string]int{}
+	start := "-"
+	for {
+		reply, err := p.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, start, "+", "COUNT", "1000"))
+		if err != nil {
+			return nil, fmt.Errorf("xrange %s: %w", keys.Stream, err)
+		}
+		entries, ok := reply.([]any)
+		if !ok || len(entries) == 0 {
+			return out, nil
+		}
+		var last string
+		for _, e := range entries {
+			pair, ok := e.([]any)
+			if !ok || len(pair) != 2 {
+				return nil, fmt.Errorf("xrange entry %v: %w", e, client.ErrUnexpectedReply)
+			}
+			last, _ = client.AsString(pair[0])
+			fields := map[string]string{}
+			switch f := pair[1].(type) {
+			case []any:
+				for i := 0; i+1 < len(f); i += 2 {
+					k, _ := client.AsString(f[i])
+					v, _ := client.AsString(f[i+1])
+					fields[k] = v
+				}
+			case map[string]any:
+				for k, v := range f {
+					fields[k], _ = client.AsString(v)
+				}
+			}
+			out[fields["signal_id"]]++
+		}
+		if len(entries) < 1000 {
+			return out, nil
+		}
+		start = "(" + last
+	}
+}
+
+func (r *restartRun) silently(b client.Backend) report.Check {
+	m := r.main
+	result := check.All("marconi-restart", m.rehydrated, check.MarconiSendsDelivered(m.window, 1, true), check.MarconiAuditLedger(m.ledger))
+	cold := r.noWarm.rehydrated
+	ctl := harness.Control(string(marconi.MutantSkipWarmup), "B skips warm_caches_from_store: until the shims re-register, every active session is unroutable", cold)
+	// The loss a dead process leaves is its audit queue's depth, which no
+	// counter of the queue itself holds: a ledger that trusts the
+	// overwrite counter alone hides it.
+	hidden := m.ledger
+	hidden.CountedLost = m.overwrites
+	hideCtl := harness.Control("uncounted-in-flight", "the restart's in-flight audit entries left out of the loss count (only marconi_audit_queue_overwrite_total counted)", check.MarconiAuditLedger(hidden))
+	ev := r.ev
+	ev.Observed = []string{
+		fmt.Sprintf("warm-up: %d sessions in %v", m.warm.Sessions, m.warm.Took.Round(time.Microsecond)),
+		fmt.Sprintf("A accepted %d signals; %d were in A's audit queue when it died (counted lost); the stream holds %d signals (A's and B's)", len(m.ledger.Accepted), m.ledger.CountedLost, len(m.ledger.Streamed)),
+	}
+	return harness.Check(report.RowMarconiRestart, report.ColumnSilentlyWrong, "", result, ev, ctl, hideCtl)
+}
+
+func (r *restartRun) loud(b client.Backend) report.Check {
+	m := r.main
+	result := check.All("marconi-restart", check.MarconiCacheHealth(m.cache), sendsAnswered(m.window))
+	cold := check.MarconiCacheHealth(r.noWarm.cache)
+	ctl := harness.Control(string(marconi.MutantSkipWarmup), "B skips warm_caches_from_store: reconnecting sockets are refused (unknown session) and the window's first reads miss", cold)
+	refused := 0
+	for _, e := range r.noWarm.cache.ControlErrors {
+		if marconiRefusal(e) {
+			refused++
+		}
+	}
+	ctl.Caught = ctl.Caught && refused > 0
+	ctl.Observed += fmt.Sprintf(" (%d sockets refused)", refused)
+	return harness.Check(report.RowMarconiRestart, report.ColumnErrors, "", result, r.ev, ctl)
+}
+
+// sendsAnswered fails on any send not answered 200.
+func sendsAnswered(h check.MeshHistory) check.Result {
+	outcomes := make([]check.Outcome, len(h.Sends))
+	for i, s := range h.Sends {
+		outcomes[i] = check.Outcome{Op: "send to " + s.Recipient}
+		if !s.OK() {
+			outcomes[i].ErrKind, outcomes[i].Err = fmt.Sprintf("http-%d", s.Status), s.Err
+		}
+	}
+	return check.NoErrors(outcomes, 1)
+}
+
+// marconiRefusal reports a recorded socket refusal for an unknown session.
+func marconiRefusal(e string) bool {
+	return strings.HasPrefix(e, "ws attach") && strings.Contains(e, marconi.CodeUnknownSession)
+}

@@ -1,0 +1,278 @@
+package marconiaudit_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// lossScale sizes the row. Outages last until the condition they exist to
+// create holds (every queue on the cut node overflowed by MinLoss; every
+// stream MinBacklog ahead of PostgreSQL), and at least MinOutage, so the
+// lag gauges have something to show.
+type lossScale struct {
+	Rate       float64 // signals per second per tenant
+	MaxEntries int     // the small queues' max_entries
+	MaxAge     time.Duration
+	MinLoss    int
+	MinBacklog int
+	MinOutage  time.Duration
+	Steady     int // signals per tenant before the first outage
+	Cycles     int // Redis outage + PostgreSQL outage, this many times
+	// MinSignals keeps the load running after the last cycle until the
+	// reference pipeline was offered this many signals.
+	MinSignals int
+	// Drain bounds the wait for the pipelines to drain at the end.
+	Drain time.Duration
+}
+
+func lossScaleOf() lossScale {
+	if cfg.Profile == harness.ProfileFull {
+		// NOTE: ≥ 100,000 signals through the reference pipeline, two
+		// cycles of both outages (the bar: ledger exactly balanced
+		// across ≥ 100,000 signals with Redis and PostgreSQL outages). The
+		// offered rate (6 × 500/s) is above what COUNT 1 archiving sustains
+		// on 2 cores, so the streams carry a backlog that drains at the end.
+		return lossScale{Rate: 500, MaxEntries: 2_000, MaxAge: 2 * time.Second, MinLoss: 1_000, MinBacklog: 1_000, MinOutage: 4 * time.Second,
+			Steady: 2_000, Cycles: 2, MinSignals: 100_000, Drain: 5 * time.Minute}
+	}
+	return lossScale{Rate: 200, MaxEntries: 100, MaxAge: 400 * time.Millisecond, MinLoss: 50, MinBacklog: 100, MinOutage: time.Second,
+		Steady: 100, Cycles: 1, Drain: time.Minute}
+}
+
+// offerBound is memory speed: Offer takes microseconds; a millisecond at
+// the 99th percentile leaves room for a loaded 2-core scheduler and none
+// for a network round trip under an outage.
+const offerBound = time.Millisecond
+
+type lossResult struct{ silent, errs report.Check }
+
+var _ = Describe("marconi-loss-budget", Serial, func() {
+	for _, b := range harness.BackendsFromEnv() {
+		Context(string(b), Ordered, func() {
+			var res lossResult
+			BeforeAll(func(ctx SpecContext) { res = runLossBudget(ctx, b) })
+			harness.Emit(
+				harness.Scenario{
+					Name: "marconi-loss-budget/ledger/" + string(b), Row: report.RowMarconiLossBudget, Column: report.ColumnSilentlyWrong,
+					Spec: "three-way ledger (accepted in memory, stream, PG) per tenant: after a Redis outage overflows the queues of every policy, accepted signals missing from PG = marconi_audit_queue_overwrite_total EXACTLY; a PostgreSQL outage loses nothing; no duplicate (002 §3.6 loss budget, §4)",
+					Run:  func(SpecContext) report.Check { return res.silent },
+				},
+				harness.Scenario{
+					Name: "marconi-loss-budget/outages-loud/" + string(b), Row: report.RowMarconiLossBudget, Column: report.ColumnErrors,
+					Spec: "Offer stays at memory speed through a Redis outage; writer and archiver errors only inside outages and all counted; lag gauges grow with each outage and settle after it; nothing left in flight (002 §3.6, §4.1, §4.2 failure modes, §9)",
+					Run:  func(SpecContext) report.Check { return res.errs },
+				},
+			)
+		})
+	}
+})
+
+func runLossBudget(ctx context.Context, b client.Backend) lossResult {
+	GinkgoHelper()
+	began := time.Now()
+	s := lossScaleOf()
+	Expect(cluster.Reset(ctx)).To(Succeed())
+	pool := harness.Pool(ctx, b, cluster)
+	clock := traffic.NewClock()
+	tag := fmt.Sprintf("%s-%d", map[client.Backend]string{client.BackendGoRedis: "gr", client.BackendValkeyGo: "vg"}[b], cfg.Seed%100_000)
+	cut, healthy := cluster.Primaries()[0], cluster.Primaries()[1]
+	on := func(name string) string { return tenantOn(ctx, "lb-"+tag+"-"+name, cut) }
+
+	small := func(p audit.Policy) audit.QueueConfig {
+		c := audit.DefaultQueueConfig()
+		c.MaxEntries, c.Policy = s.MaxEntries, p
+		return c
+	}
+	byBytes := audit.DefaultQueueConfig()
+	byBytes.MaxBytes = int64(s.MaxEntries) * 900 // ≈ MaxEntries entries of the seeded size (~750 B)
+	byAge := audit.DefaultQueueConfig()
+	byAge.MaxAge = s.MaxAge
+	tenants := map[string]string{ // role → tenant id
+		"oldest": on("oldest"), "bytes": on("bytes"), "age": on("age"), "reject": on("reject"), "backpressure": on("backpressure"),
+		"healthy": tenantOn(ctx, "lb-"+tag+"-healthy", healthy),
+	}
+	configs := map[string]audit.QueueConfig{
+		tenants["oldest"]: small(audit.PolicyOldest), tenants["bytes"]: byBytes, tenants["age"]: byAge,
+		tenants["reject"]: small(audit.PolicyRejectNew), tenants["backpressure"]: small(audit.PolicyBoundedBackPressure),
+	}
+	var cutTenants, mainTenants []string
+	for _, role := range []string{"oldest", "bytes", "age", "reject", "backpressure", "healthy"} {
+		mainTenants = append(mainTenants, tenants[role])
+		if role != "healthy" {
+			cutTenants = append(cutTenants, tenants[role])
+		}
+	}
+	primary := audit.Targets{Primary: true} // MARCONI_PG_ARCHIVER_PRIMARY: the archiver is the only writer
+
+	By(fmt.Sprintf("reference pipeline: tenants %v on %s (oldest, max_bytes, max_age, reject_new, bounded_back_pressure) and %s on %s, %.0f signals/s each",
+		cutTenants, cut.Name(), tenants["healthy"], healthy.Name(), s.Rate))
+	main := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "main", Schema: "lb_main_" + tag, Tenants: mainTenants,
+		Queue: audit.QueueOptions{Tenants: configs}, Targets: primary, Rate: s.Rate})
+	By("negative controls alongside on the same node: a queue that drops without counting, a writer that swallows its errors, a sink that writes through to Redis")
+	uncountedTenant, silentTenant, wtTenant := on("uncounted"), on("silent"), on("writethrough")
+	uncounted := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "uncounted", Schema: "lb_uncounted_" + tag, Tenants: []string{uncountedTenant},
+		Queue: audit.QueueOptions{Default: small(audit.PolicyOldest)}, Mutant: audit.MutantUncountedDrop, Targets: primary, Rate: s.Rate})
+	silent := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "silent-writer", Schema: "lb_silent_" + tag, Tenants: []string{silentTenant},
+		Mutant: audit.MutantSilentWriter, Targets: primary, Rate: s.Rate})
+	wtPool := harness.Pool(ctx, b, cluster)
+	writeThrough := &traffic.AuditLoad{Sink: traffic.WriteThroughSink{Pool: wtPool, Timeout: 200 * time.Millisecond}, Tenants: []string{wtTenant},
+		Rate: 20, Clock: clock, Rand: func(string) *rand.Rand { return cfg.Rand("marconi-audit/writethrough/" + string(b)) }}
+	writeThrough.Start(ctx)
+	all := []*pipeline{main, uncounted, silent}
+	DeferCleanup(func() { _ = writeThrough.Stop(); stopAll(all...) })
+	mainSampler := &traffic.AuditSampler{Gatherer: main.metrics.Gatherer(), Tenants: mainTenants, Every: 50 * time.Millisecond, Clock: clock}
+	silentSampler := &traffic.AuditSampler{Gatherer: silent.metrics.Gatherer(), Tenants: []string{silentTenant}, Every: 50 * time.Millisecond, Clock: clock}
+	mainSampler.Start(ctx)
+	silentSampler.Start(ctx)
+	DeferCleanup(func() { mainSampler.Stop(); silentSampler.Stop() })
+
+	var outages, silentOutages []check.AuditOutage
+	ev := harness.Evidence(cfg, cluster, pool)
+	waitUntil(ctx, "steady traffic before the first outage", 30*time.Second, func() bool {
+		return main.load.Count() >= int64(s.Steady*len(mainTenants))
+	})
+	for cycle := 1; cycle <= s.Cycles; cycle++ {
+		By(fmt.Sprintf("cycle %d: Redis outage — %s's link down until every queue on it overflowed by %d", cycle, cut.Name(), s.MinLoss))
+		overflowedFrom := uncounted.load.Count()
+		start, wall := clock.Now(), time.Now()
+		cut.DisableProxy()
+		DeferCleanup(cut.EnableProxy) // heals even if this run fails mid-outage (idempotent)
+		waitUntil(ctx, "every queue on the cut node overflowed and its writer reported the outage", 60*time.Second, func() bool {
+			if clock.Now()-start < s.MinOutage {
+				return false
+			}
+			for _, t := range cutTenants {
+				if main.lost(t) < float64(s.MinLoss) || main.errs.Count(audit.StageWriter, t) == 0 {
+					return false
+				}
+			}
+			return uncounted.load.Count()-overflowedFrom >= int64(s.MaxEntries+s.MinLoss)
+		})
+		Expect(cut.EnableProxy()).To(Succeed())
+		end := clock.Now()
+		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: "link/down", Target: cut.Name(), Start: wall, End: time.Now()})
+		outages = append(outages, check.AuditOutage{Name: fmt.Sprintf("redis-%d", cycle), Start: start, End: end, Tenants: cutTenants,
+			Expect: []check.AuditStage{string(audit.StageWriter), string(audit.StageArchiver)}, Lag: []check.AuditStage{string(audit.StageWriter)}})
+		silentOutages = append(silentOutages, check.AuditOutage{Name: fmt.Sprintf("redis-%d", cycle), Start: start, End: end, Tenants: []string{silentTenant},
+			Expect: []check.AuditStage{string(audit.StageWriter), string(audit.StageArchiver)}, Lag: []check.AuditStage{string(audit.StageWriter)}})
+
+		By("Redis healed: waiting for the writers to empty the queues")
+		waitUntil(ctx, "every queue emptied after the Redis outage", 60*time.Second, func() bool {
+			for _, p := range all {
+				for _, t := range p.spec.Tenants {
+					if p.queue.Stats(t).Depth > s.MaxEntries/4 {
+						return false
+					}
+				}
+			}
+			return true
+		})
+
+		By(fmt.Sprintf("cycle %d: PostgreSQL outage — its link down until every stream grew %d entries further ahead of PG", cycle, s.MinBacklog))
+		before := map[string]float64{}
+		for _, t := range mainTenants {
+			before[t] = main.backlog(t)
+		}
+		start, wall = clock.Now(), time.Now()
+		pg.DisableProxy()
+		DeferCleanup(pg.EnableProxy)
+		waitUntil(ctx, "every stream ahead of PostgreSQL and every archiver reported the outage", 60*time.Second, func() bool {
+			if clock.Now()-start < s.MinOutage {
+				return false
+			}
+			for _, t := range mainTenants {
+				if main.backlog(t)-before[t] < float64(s.MinBacklog) || main.errs.Count(audit.StageArchiver, t) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		Expect(pg.EnableProxy()).To(Succeed())
+		end = clock.Now()
+		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: "link/down", Target: "postgres", Start: wall, End: time.Now()})
+		outages = append(outages, check.AuditOutage{Name: fmt.Sprintf("postgres-%d", cycle), Start: start, End: end, Tenants: mainTenants,
+			Expect: []check.AuditStage{string(audit.StageArchiver)}, Lag: []check.AuditStage{string(audit.StageArchiver)}})
+		silentOutages = append(silentOutages, check.AuditOutage{Name: fmt.Sprintf("postgres-%d", cycle), Start: start, End: end, Tenants: []string{silentTenant},
+			Expect: []check.AuditStage{string(audit.StageArchiver)}, Lag: []check.AuditStage{string(audit.StageArchiver)}})
+	}
+	if s.MinSignals > 0 {
+		By(fmt.Sprintf("load continues until the reference pipeline was offered %d signals", s.MinSignals))
+		waitUntil(ctx, "enough signals offered", 5*time.Minute, func() bool { return main.load.Count() >= int64(s.MinSignals) })
+	}
+	By("both healed: stopping the load and waiting for the pipelines to drain")
+	_ = writeThrough.Stop()
+	for _, p := range all {
+		Expect(p.load.Stop()).To(Succeed())
+	}
+	loadDone := clock.Now()
+	waitDrained(ctx, pool, 4*claimMinIdle, s.Drain, all...)
+	drained := clock.Now()
+	mainSampler.Stop()
+	silentSampler.Stop()
+	stopAll(all...)
+
+	ledgers := main.ledgers(ctx, pool, canonicalSet, func(t string) bool { return slices.Contains(cutTenants, t) })
+	ledger := check.MarconiLossBudget(ledgers)
+	bounds := map[string]time.Duration{}
+	for _, t := range mainTenants {
+		bounds[t] = offerBound
+	}
+	bounds[tenants["backpressure"]] = configs[tenants["backpressure"]].BackPressureWait + offerBound
+	loud := check.MarconiPipelineErrors(main.history(ctx, pool, outages, mainSampler.Samples(), bounds))
+
+	accepted, lost := 0, 0.0
+	for _, l := range ledgers {
+		accepted += len(l.Offers)
+		lost += l.Overwrites
+	}
+	ev.Timings = map[string]report.Duration{"load": report.Duration(loadDone), "drain": report.Duration(drained - loadDone), "run": report.Duration(time.Since(began))}
+	ev.Metrics = map[string]float64{
+		"signals_accepted": float64(accepted), "overwrites_counted": lost,
+		"writer_errors": main.sum(audit.MetricWriterErrors, nil), "archiver_errors": main.sum(audit.MetricArchiverErrors, nil),
+		"signals_all_pipelines": float64(main.load.Count() + uncounted.load.Count() + silent.load.Count() + writeThrough.Count()),
+	}
+	for _, o := range outages {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("outage %s: %v–%v (%.1fs) on the scenario clock", o.Name, o.Start.Round(time.Millisecond), o.End.Round(time.Millisecond), (o.End-o.Start).Seconds()))
+	}
+	peak := func(f func(check.AuditSample) float64) float64 {
+		m := 0.0
+		for _, smp := range mainSampler.Samples() {
+			m = max(m, f(smp))
+		}
+		return m
+	}
+	ev.Metrics["writer_lag_peak_s"] = peak(func(x check.AuditSample) float64 { return x.WriterLag })
+	ev.Metrics["archiver_lag_peak_s"] = peak(func(x check.AuditSample) float64 { return x.ArchiverLag })
+	ev.Metrics["stream_backlog_peak"] = peak(func(x check.AuditSample) float64 { return x.Backlog })
+	ev.Metrics["queue_depth_peak"] = peak(func(x check.AuditSample) float64 { return x.Depth })
+
+	By("judging the controls with the same checkers")
+	uncountedCtl := harness.Control(string(audit.MutantUncountedDrop),
+		"the queue overwrites and refuses without counting: the loss budget is spent invisibly",
+		check.MarconiLossBudget(uncounted.ledgers(ctx, pool, canonicalSet, func(string) bool { return true })))
+	silentCtl := harness.Control(string(audit.MutantSilentWriter),
+		"the stream writer swallows its errors: nothing counted, nothing reported — the Redis outage shows only as lag",
+		check.MarconiPipelineErrors(silent.history(ctx, pool, silentOutages, silentSampler.Samples(), nil)))
+	wtHistory := check.AuditPipelineHistory{Name: "write-through", Offers: writeThrough.Offers(), OfferBound: map[string]time.Duration{wtTenant: offerBound}}
+	wtCtl := harness.Control("sink/write-through",
+		"send_signal XADDs to the stream itself (timeout 200 ms): the hot path blocks on the Redis writer's health",
+		check.MarconiPipelineErrors(wtHistory))
+
+	return lossResult{
+		silent: harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", ledger, ev, uncountedCtl),
+		errs:   harness.Check(report.RowMarconiLossBudget, report.ColumnErrors, "", loud, ev, silentCtl, wtCtl),
+	}
+}

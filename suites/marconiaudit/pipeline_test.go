@@ -1,0 +1,341 @@
+package marconiaudit_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// Archiver timing for the runs: a short block so incarnations stop and
+// claim promptly; a claim idle time well above one entry's processing time,
+// so a live archiver is never robbed (only one runs at a time anyway).
+const (
+	archiverBlock    = 200 * time.Millisecond
+	claimMinIdle     = 300 * time.Millisecond
+	claimEvery       = 100 * time.Millisecond
+	archiverRetryMax = 100 * time.Millisecond
+)
+
+// healSettle is how long after a link is restored a pipeline error still
+// belongs to the outage: the clients' own reconnect time. go-redis v9.23.0
+// is the slower one — after PoolSize failed dials its pool stops dialing
+// and returns the last dial error until a probe, once a second, succeeds
+// (internal/pool/pool.go tryDial), on top of a command's own retries
+// (MaxRetryBackoff 512 ms) and the pipeline's retry backoff (100 ms here).
+// Measured: the last writer error 0.8 s after the heal.
+const healSettle = 2 * time.Second
+
+// pipelineSpec is one audit fan-out as data: its own queue, writer,
+// archiver(s), metrics registry and PostgreSQL schema. The reference
+// pipeline and every negative control are pipelines of this shape, run side
+// by side against the same servers.
+type pipelineSpec struct {
+	Name    string
+	Schema  string
+	Tenants []string
+	Queue   audit.QueueOptions
+	// Mutant applies to the component it names (queue/…, writer/…,
+	// archiver/…).
+	Mutant audit.Mutant
+	// Targets are the archiver's table sets.
+	Targets audit.Targets
+	// Plan kills the archiver at these points; it is restarted at once.
+	Plan []traffic.CrashPlan
+	// Direct runs the legacy synchronous PG write for every signal.
+	Direct bool
+	// Rate and Max drive the load (per tenant).
+	Rate float64
+	Max  int
+}
+
+type pipeline struct {
+	spec    pipelineSpec
+	backend client.Backend
+	metrics *audit.Metrics
+	queue   *audit.Queue
+	errs    *traffic.AuditErrors
+	load    *traffic.AuditLoad
+	sup     *traffic.ArchiverSupervisor
+
+	stopWriter context.CancelFunc
+	writerDone chan struct{}
+}
+
+func mutantFor(m audit.Mutant, component string) audit.Mutant {
+	if strings.HasPrefix(string(m), component+"/") {
+		return m
+	}
+	return audit.MutantNone
+}
+
+// dialArchiver opens one archiver tenant loop's own pool.
+func dialArchiver(b client.Backend) func(ctx context.Context) (client.Pool, error) {
+	return func(ctx context.Context) (client.Pool, error) {
+		return client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "marconi-archiver"})
+	}
+}
+
+// startPipeline migrates the schema and starts the writer, the archiver
+// supervisor and the load, all on clock.
+func startPipeline(ctx context.Context, b client.Backend, pool client.Pool, clock *traffic.Clock, s pipelineSpec) *pipeline {
+	GinkgoHelper()
+	Expect(audit.Migrate(ctx, pg.DSN(), audit.MigrateOptions{Schema: s.Schema, Mutant: mutantFor(s.Mutant, "archiver")})).To(Succeed())
+	p := &pipeline{spec: s, backend: b, metrics: audit.NewMetrics(nil), errs: &traffic.AuditErrors{Clock: clock}}
+	qo := s.Queue
+	qo.Metrics, qo.Mutant = p.metrics, mutantFor(s.Mutant, "queue")
+	var err error
+	p.queue, err = audit.NewQueue(qo)
+	Expect(err).NotTo(HaveOccurred())
+	w, err := audit.NewWriter(audit.WriterOptions{Pool: pool, Queue: p.queue, OnError: p.errs.Record, Mutant: mutantFor(s.Mutant, "writer"), RetryMax: archiverRetryMax})
+	Expect(err).NotTo(HaveOccurred())
+	wctx, cancel := context.WithCancel(ctx)
+	p.stopWriter, p.writerDone = cancel, make(chan struct{})
+	go func() {
+		defer close(p.writerDone)
+		_ = w.Run(wctx)
+	}()
+
+	p.sup = &traffic.ArchiverSupervisor{Name: s.Name + "-archiver", Plan: s.Plan, Clock: clock,
+		New: func(consumer string, crash func(audit.CrashPoint, string, string) bool) (*audit.Archiver, error) {
+			return audit.NewArchiver(audit.ArchiverOptions{
+				Dial: dialArchiver(b), PostgresDSN: pg.DSN(), Schema: s.Schema, Tenants: s.Tenants, Consumer: consumer,
+				Targets: s.Targets, Block: archiverBlock, ClaimMinIdle: claimMinIdle, ClaimEvery: claimEvery,
+				RetryMax: archiverRetryMax, Metrics: p.metrics, OnError: p.errs.Record,
+				Mutant: mutantFor(s.Mutant, "archiver"), Crash: crash,
+			})
+		}}
+	p.sup.Start(ctx)
+
+	p.load = &traffic.AuditLoad{Sink: p.queue, Tenants: s.Tenants, Rate: s.Rate, Max: s.Max, Clock: clock,
+		Rand: func(tenant string) *rand.Rand {
+			return cfg.Rand(fmt.Sprintf("marconi-audit/%s/%s/%s", b, s.Name, tenant))
+		}}
+	if s.Direct {
+		p.load.Direct = func(ctx context.Context, _ string) (*audit.DirectWriter, error) {
+			return audit.NewDirectWriter(ctx, audit.DirectWriterOptions{PostgresDSN: pg.DSN(), Schema: s.Schema})
+		}
+	}
+	p.load.Start(ctx)
+	return p
+}
+
+// stop ends the load, the writer and the archivers (idempotent enough for
+// DeferCleanup after a normal stop).
+func (p *pipeline) stop() {
+	_ = p.load.Stop()
+	if p.stopWriter != nil {
+		p.stopWriter()
+		<-p.writerDone
+		p.stopWriter = nil
+	}
+	if p.sup != nil {
+		_ = p.sup.Stop()
+		p.sup = nil
+	}
+}
+
+func (p *pipeline) sum(name string, labels map[string]string) float64 {
+	v, err := traffic.MetricSum(p.metrics.Gatherer(), name, labels)
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
+
+// lost is the overwrite counter of tenant, from the registry.
+func (p *pipeline) lost(tenant string) float64 {
+	return p.sum(audit.MetricQueueOverwrite, map[string]string{"tenant": tenant})
+}
+
+// backlog is what the stream holds that PostgreSQL does not: appended −
+// archived.
+func (p *pipeline) backlog(tenant string) float64 {
+	sel := map[string]string{"tenant": tenant}
+	return p.sum(audit.MetricWriterAppended, sel) - p.sum(audit.MetricArchiverArchived, sel)
+}
+
+// end reads every tenant's end state.
+func (p *pipeline) end(ctx context.Context, pool client.Pool) map[string]check.AuditEnd {
+	GinkgoHelper()
+	out := map[string]check.AuditEnd{}
+	for _, t := range p.spec.Tenants {
+		g, err := traffic.ReadAuditGroup(ctx, pool, t, audit.DefaultGroup)
+		Expect(err).NotTo(HaveOccurred())
+		sel := map[string]string{"tenant": t}
+		out[t] = check.AuditEnd{
+			QueueDepth: int64(p.queue.Stats(t).Depth), Pending: g.Pending, Undelivered: g.Undelivered,
+			WriterLag: p.sum(audit.MetricWriterLag, sel), ArchiverLag: p.sum(audit.MetricArchiverLag, sel),
+		}
+	}
+	return out
+}
+
+// waitDrained waits until every pipeline has nothing in flight, or — for a
+// control that can never drain (a dead consumer's entries nobody claims) —
+// until nothing is left to deliver and its archiver made no progress for
+// quiet. It fails the spec at the deadline.
+func waitDrained(ctx context.Context, pool client.Pool, quiet, deadline time.Duration, ps ...*pipeline) {
+	GinkgoHelper()
+	type progress struct {
+		archived float64
+		since    time.Time
+	}
+	last := map[*pipeline]*progress{}
+	began := time.Now()
+	for {
+		settled := true
+		var why []string
+		for _, p := range ps {
+			archived := p.sum(audit.MetricArchiverArchived, nil)
+			pr := last[p]
+			if pr == nil || pr.archived != archived {
+				pr = &progress{archived: archived, since: time.Now()}
+				last[p] = pr
+			}
+			for t, e := range p.end(ctx, pool) {
+				if e.QueueDepth == 0 && e.Undelivered == 0 && (e.Pending == 0 || time.Since(pr.since) >= quiet) {
+					continue
+				}
+				settled = false
+				why = append(why, fmt.Sprintf("%s/%s %+v", p.spec.Name, t, e))
+			}
+		}
+		if settled {
+			return
+		}
+		if time.Since(began) > deadline {
+			Fail(fmt.Sprintf("pipelines did not drain in %v: %s", deadline, strings.Join(why, "; ")))
+		}
+		select {
+		case <-ctx.Done():
+			Fail("interrupted while draining")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitUntil polls cond every 20 ms until it holds, failing the spec with
+// what at the deadline.
+func waitUntil(ctx context.Context, what string, deadline time.Duration, cond func() bool) {
+	GinkgoHelper()
+	began := time.Now()
+	for !cond() {
+		if time.Since(began) > deadline {
+			Fail(fmt.Sprintf("timed out after %v waiting until %s", deadline, what))
+		}
+		select {
+		case <-ctx.Done():
+			Fail("interrupted waiting until " + what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// tables names the table set a ledger reads.
+type tables struct{ Queue, Trace, Obligations string }
+
+var (
+	shadowSet    = tables{audit.TableQueueShadow, audit.TableTraceEventsShadow, audit.TableObligationsShadow}
+	canonicalSet = tables{audit.TableQueue, audit.TableTraceEvents, audit.TableObligations}
+)
+
+// ledgers reads each tenant's three-way ledger once the pipeline drained.
+func (p *pipeline) ledgers(ctx context.Context, pool client.Pool, set tables, expectLoss func(tenant string) bool) []check.AuditLedger {
+	GinkgoHelper()
+	offers := p.load.Offers()
+	end := p.end(ctx, pool)
+	var out []check.AuditLedger
+	read := func(table string) map[string]int {
+		m, err := traffic.ReadAuditCounts(ctx, pg.DirectDSN(), p.spec.Schema, table)
+		Expect(err).NotTo(HaveOccurred())
+		return m
+	}
+	rows, trace, oblig := read(set.Queue), read(set.Trace), read(set.Obligations)
+	for _, t := range p.spec.Tenants {
+		stream, err := traffic.ReadAuditStream(ctx, pool, t)
+		Expect(err).NotTo(HaveOccurred())
+		l := check.AuditLedger{Name: p.spec.Name + "/" + t, Tenant: t, Stream: stream, End: end[t],
+			Rows: map[string]int{}, Trace: map[string]int{}, Obligations: map[string]int{}}
+		for _, o := range offers {
+			if o.Tenant == t {
+				l.Offers = append(l.Offers, o)
+			}
+		}
+		prefix := t + "-"
+		for id, n := range rows {
+			if strings.HasPrefix(id, prefix) {
+				l.Rows[id] = n
+			}
+		}
+		for id, n := range trace {
+			if strings.HasPrefix(id, prefix) {
+				l.Trace[id] = n
+			}
+		}
+		for id, n := range oblig {
+			if strings.HasPrefix(id, prefix) {
+				l.Obligations[id] = n
+			}
+		}
+		byReason, err := traffic.MetricByLabel(p.metrics.Gatherer(), audit.MetricQueueOverwrite, "reason", map[string]string{"tenant": t})
+		Expect(err).NotTo(HaveOccurred())
+		l.ByReason = byReason
+		for _, v := range byReason {
+			l.Overwrites += v
+		}
+		l.ExpectLoss = expectLoss != nil && expectLoss(t)
+		out = append(out, l)
+	}
+	return out
+}
+
+// history is the pipeline's errors-column history.
+func (p *pipeline) history(ctx context.Context, pool client.Pool, outages []check.AuditOutage, samples []check.AuditSample, bounds map[string]time.Duration) check.AuditPipelineHistory {
+	GinkgoHelper()
+	return check.AuditPipelineHistory{
+		Name: p.spec.Name, Errors: p.errs.Errors(), Outages: outages, Settle: healSettle, Samples: samples,
+		Offers: p.load.Offers(), OfferBound: bounds, End: p.end(ctx, pool), SettledLag: 1,
+		Counted: map[check.AuditStage]float64{
+			string(audit.StageWriter):   p.sum(audit.MetricWriterErrors, nil),
+			string(audit.StageArchiver): p.sum(audit.MetricArchiverErrors, nil),
+		},
+	}
+}
+
+// tenantOn returns a tenant id "<prefix>-<n>" whose stream slot node owns,
+// so a fault on that node's link hits exactly the tenants chosen for it.
+func tenantOn(ctx context.Context, prefix string, node *fixtures.Node) string {
+	GinkgoHelper()
+	for i := 0; i < 10_000; i++ {
+		t := fmt.Sprintf("%s-%d", prefix, i)
+		keys, err := audit.KeysFor(t)
+		Expect(err).NotTo(HaveOccurred())
+		owner, err := cluster.NodeForSlot(ctx, slot.Of(keys.Stream))
+		Expect(err).NotTo(HaveOccurred())
+		if owner == node {
+			return t
+		}
+	}
+	Fail("no tenant id found on " + node.Name())
+	return ""
+}
+
+// stopAll stops pipelines in parallel.
+func stopAll(ps ...*pipeline) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Go(p.stop)
+	}
+	wg.Wait()
+}
