@@ -6,7 +6,7 @@ GO    ?= go
 OUT   ?= slotgate-report
 ARGS  ?=
 
-.PHONY: all deps build test unit locality smoke conformance bench size vet fmt clean
+.PHONY: all deps build test unit locality smoke conformance bench size images containers vet fmt clean
 
 all: build
 
@@ -37,6 +37,14 @@ smoke: build
 conformance: deps build
 	./bin/slotgate run --profile full --out $(OUT) $(ARGS)
 
+# Local images from the host's Debian packages (no registry needed), and the
+# smoke profile on the container provider (testcontainers; Docker required).
+images:
+	bash scripts/images.sh
+
+containers: build
+	eval "$$(bash scripts/images.sh)"; export SLOTGATE_VALKEY_IMAGE SLOTGATE_POSTGRES_IMAGE; ./bin/slotgate run --provider containers --profile smoke --out $(OUT)-containers $(ARGS)
+
 # Fan-out sizing for the shard-count decision D1 (spec 000 §Open Decisions).
 size: build
 	./bin/slotgate size --out $(OUT)-sizing
@@ -48,4 +56,4 @@ bench:
 	$(GO) test -run '^$$' -bench SendLatency -benchtime 3000x ./impl/marconi
 
 clean:
-	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing
+	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing $(OUT)-containers

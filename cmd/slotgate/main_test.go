@@ -22,6 +22,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"unknown row", []string{"run", "--row", "fencing-scripts,nope"}, `unknown row "nope"`},
 		{"bad topology", []string{"run", "--topology", "cluster:0x1"}, "primaries"},
+		{"bad provider", []string{"run", "--provider", "docker"}, "want local or containers"},
 		{"not a cluster topology", []string{"run", "--topology", "standalone"}, "multi-shard"},
 		{"bad profile", []string{"run", "--profile", "medium"}, `unknown profile "medium"`},
 		{"bad backend", []string{"run", "--backend", "jedis"}, `unknown client backend "jedis"`},

@@ -23,6 +23,7 @@ var suiteOf = map[report.RowID]string{
 	report.RowRouting:          "./suites/routing",
 	report.RowFailureDrills:    "./suites/failuredrills",
 	report.RowProtocol:         "./suites/protocol",
+	report.RowTelemetry:        "./suites/telemetry",
 	report.RowLocality:         "./suites/locality",
 
 	// Marconi mesh (spec 002).

@@ -27,10 +27,11 @@ import (
 const runHelp = `Usage: slotgate run [flags]
 
 Runs the suites of the selected rows against real servers started on this
-machine (local processes, behind in-process toxiproxy proxies), prints a
-scorecard, and writes results.json, junit.xml, summary.md and report.html
-into --out. Exits 0 when every selected row passes in both columns, 1 when
-the gate fails, 2 on bad input.
+machine (local processes, or Docker containers with --provider containers;
+behind in-process toxiproxy proxies either way), prints a scorecard, and
+writes results.json, junit.xml, summary.md and report.html into --out.
+Exits 0 when every selected row passes in both columns, 1 when the gate
+fails, 2 on bad input.
 
 Flags:
 `
@@ -47,6 +48,7 @@ type runFlags struct {
 	requireAll bool
 	quiet      bool
 	ports      string
+	provider   string
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -63,6 +65,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
 	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue row is not run (a CI gate before entering cluster mode should set this)")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
+	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes) or containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones)")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -86,6 +89,7 @@ type plan struct {
 	runFlags
 	rows     []report.RowID
 	profile  harness.Profile
+	provider fixtures.Provider
 	server   string // resolved path
 	version  string
 	root     string // module root
@@ -112,7 +116,15 @@ func validate(f runFlags) (plan, error) {
 	if spec.Kind != fixtures.KindCluster {
 		return p, fmt.Errorf("%w: --topology must be a multi-shard cluster (cluster:NxR), got %q; rows that need a standalone or single-shard node start their own", errUsage, f.topology)
 	}
-	if p.server, p.version, err = serverBinary(f.server); err != nil {
+	if p.provider, err = fixtures.ParseProvider(f.provider); err != nil {
+		return p, fmt.Errorf("%w: --provider %q: want local or containers", errUsage, f.provider)
+	}
+	var images []string // the container provider's, checked once the rows are known
+	if p.provider == fixtures.ProviderContainers {
+		p.server = f.server
+		images = append(images, envOr(harness.EnvValkeyImage, fixtures.DefaultValkeyImage))
+		p.version = "image " + images[0]
+	} else if p.server, p.version, err = serverBinary(f.server); err != nil {
 		return p, err
 	}
 	if f.ports != "" {
@@ -123,7 +135,9 @@ func validate(f runFlags) (plan, error) {
 	for _, id := range p.rows {
 		row, _ := report.Lookup(id)
 		for _, need := range row.Needs {
-			if need == "postgres" {
+			if need == "postgres" && p.provider == fixtures.ProviderContainers {
+				images = appendUnique(images, envOr(harness.EnvPostgresImage, fixtures.DefaultPostgresImage))
+			} else if need == "postgres" {
 				if _, err := fixtures.PostgresBinDir(); err != nil {
 					return p, fmt.Errorf("%w: row %s needs PostgreSQL: %v", errUsage, id, err)
 				}
@@ -131,6 +145,14 @@ func validate(f runFlags) (plan, error) {
 		}
 		if pkg, ok := suiteOf[id]; ok {
 			p.packages = appendUnique(p.packages, pkg)
+		}
+	}
+	if len(images) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a pull may be slow
+		err := fixtures.CheckContainerEngine(ctx, images...)
+		cancel()
+		if err != nil {
+			return p, fmt.Errorf("%w: --provider containers: %v", errUsage, err)
 		}
 	}
 	if p.root, err = moduleRoot(); err != nil {
@@ -201,6 +223,13 @@ func moduleRoot() (string, error) {
 	}
 }
 
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 func appendUnique(s []string, v string) []string {
 	for _, x := range s {
 		if x == v {
@@ -257,6 +286,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			harness.EnvBackends+"="+p.backends,
 			harness.EnvTopology+"="+p.topology,
 			harness.EnvPorts+"="+p.ports,
+			harness.EnvProvider+"="+string(p.provider),
 		)
 		// Own process group: a Ctrl-C reaches slotgate, which forwards exactly
 		// one interrupt so Ginkgo runs its cleanup (a second would skip it).
@@ -295,7 +325,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	}
 	meta := report.Meta{
 		StartedAt: started, Duration: report.Duration(time.Since(started)), Profile: string(p.profile), Seed: p.seed,
-		Rows: p.rows, Provider: "local", Version: version, GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
+		Rows: p.rows, Provider: string(p.provider), Version: version, GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
 		Servers: []string{p.version}, Host: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
 	}
 	card, err := report.FromGinkgo(reports, meta)

@@ -63,6 +63,13 @@ type Options struct {
 	// client's default.
 	DialTimeout time.Duration
 	ReadTimeout time.Duration
+	// ReplicaReads sends a ModeCluster Pool's read-only commands to
+	// replicas, as a relay that scales reads does (spec 000 §Conformance,
+	// Failure drills: replica connection repair under load): go-redis
+	// ClusterOptions.ReadOnly (read-only by the server's COMMAND info),
+	// valkey-go SendToReplicas for the commands in readOnlyCommands.
+	// Subscribers ignore it.
+	ReplicaReads bool
 }
 
 // Cmd is one command with its keys declared, so both clients can route it by

@@ -20,6 +20,14 @@ const (
 	KindBusy        ErrorKind = "BUSY"
 	// KindScript is a Lua runtime error, e.g. "ERR ... non local key".
 	KindScript ErrorKind = "ERR"
+	// KindNoPerm: the authenticated ACL user may not run the command or
+	// touch the key (spec 000 §Conformance, Routing: TLS/auth).
+	KindNoPerm ErrorKind = "NOPERM"
+	// KindWrongPass: AUTH (or HELLO AUTH) with an unknown user, a wrong
+	// password or a disabled user.
+	KindWrongPass ErrorKind = "WRONGPASS"
+	// KindNoAuth: a command on a connection that has not authenticated.
+	KindNoAuth ErrorKind = "NOAUTH"
 	KindOther  ErrorKind = "OTHER"
 )
 
@@ -35,7 +43,8 @@ func (e *ServerError) Error() string { return e.Msg }
 func ParseServerError(msg string) *ServerError {
 	code, _, _ := strings.Cut(msg, " ")
 	switch k := ErrorKind(code); k {
-	case KindCrossSlot, KindNoScript, KindMoved, KindAsk, KindTryAgain, KindClusterDown, KindLoading, KindBusy, KindScript:
+	case KindCrossSlot, KindNoScript, KindMoved, KindAsk, KindTryAgain, KindClusterDown, KindLoading, KindBusy, KindScript,
+		KindNoPerm, KindWrongPass, KindNoAuth:
 		return &ServerError{Kind: k, Msg: msg}
 	}
 	return &ServerError{Kind: KindOther, Msg: msg}

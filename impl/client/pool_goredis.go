@@ -46,7 +46,9 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 	var c redis.UniversalClient
 	switch o.Mode {
 	case ModeCluster:
-		c = redis.NewClusterClient(goRedisClusterOptions(o))
+		co := goRedisClusterOptions(o)
+		co.ReadOnly = o.ReplicaReads
+		c = redis.NewClusterClient(co)
 	case ModeSingle:
 		c = redis.NewClient(goRedisOptions(o))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/valkey-io/valkey-go"
 )
@@ -32,8 +33,9 @@ import (
 //   - Arbitrary panics for any command ending in SUBSCRIBE; Cmd.validate
 //     refuses those first with ErrBadCommand.
 type valkeyGoPool struct {
-	c       valkey.Client
-	version string
+	c            valkey.Client
+	version      string
+	replicaReads bool
 }
 
 func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
@@ -45,7 +47,16 @@ func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
 		c.Close()
 		return nil, fmt.Errorf("ping %v: %w", o.Addrs, valkeyGoErr(err))
 	}
-	return &valkeyGoPool{c: c, version: backendVersion(BackendValkeyGo)}, nil
+	return &valkeyGoPool{c: c, version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster}, nil
+}
+
+// readOnlyCommands are the commands a ReplicaReads pool marks read-only
+// for valkey-go (Arbitrary commands are not, and only read-only commands
+// are sent to replicas); go-redis learns the same from COMMAND.
+var readOnlyCommands = map[string]bool{
+	"GET": true, "MGET": true, "EXISTS": true, "STRLEN": true, "TTL": true, "PTTL": true, "TYPE": true,
+	"HGET": true, "HMGET": true, "HGETALL": true, "HLEN": true, "SMEMBERS": true, "SCARD": true,
+	"SISMEMBER": true, "ZSCORE": true, "ZRANGE": true, "ZCARD": true, "LRANGE": true, "LLEN": true,
 }
 
 // newValkeyGoClient builds a client for o and checks that it is in the mode
@@ -85,7 +96,17 @@ func valkeyGoOptions(o Options) valkey.ClientOption {
 		// timeout.
 		ConnWriteTimeout: o.ReadTimeout,
 		DisableCache:     true,
+		SendToReplicas:   sendToReplicas(o),
 	}
+}
+
+// sendToReplicas routes commands built read-only to replicas when o asks
+// for replica reads (a Pool in ModeCluster only).
+func sendToReplicas(o Options) func(valkey.Completed) bool {
+	if !o.ReplicaReads || o.Mode != ModeCluster {
+		return nil
+	}
+	return func(c valkey.Completed) bool { return c.IsReadOnly() }
 }
 
 // Do sends cmd with its keys declared through Arbitrary.Keys.
@@ -190,7 +211,11 @@ func (p *valkeyGoPool) build(c Cmd) (built valkey.Completed, err error) {
 			panic(r)
 		}
 	}()
-	return p.c.B().Arbitrary(c.Prefix...).Keys(c.Keys...).Args(c.Args...).Build(), nil
+	a := p.c.B().Arbitrary(c.Prefix...).Keys(c.Keys...).Args(c.Args...)
+	if p.replicaReads && len(c.Prefix) == 1 && readOnlyCommands[strings.ToUpper(c.Prefix[0])] {
+		return a.ReadOnly(), nil
+	}
+	return a.Build(), nil
 }
 
 func (p *valkeyGoPool) Backend() Backend { return BackendValkeyGo }

@@ -16,6 +16,8 @@ func NewSubscriber(ctx context.Context, o Options) (Subscriber, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Subscriptions are the primaries' (a sharded channel's owner).
+	o.ReplicaReads = false
 	switch o.Backend {
 	case BackendGoRedis:
 		return newGoRedisSubscriber(ctx, o)

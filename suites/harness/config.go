@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	Topology string
 	// PortLo and PortHi confine every bound port when non-zero.
 	PortLo, PortHi int
+	// Provider is where the servers run, with the images the container
+	// provider uses ("" = the fixtures' defaults); see provider.go.
+	Provider                   fixtures.Provider
+	ValkeyImage, PostgresImage string
 }
 
 // ConfigFromEnv reads the run configuration from the environment.
@@ -91,6 +96,9 @@ func ConfigFromEnv() (Config, error) {
 			return c, err
 		}
 		c.PortLo, c.PortHi = lo, hi
+	}
+	if err := c.providerFromEnv(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

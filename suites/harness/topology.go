@@ -26,19 +26,27 @@ func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
 	// Registered before Run: an interrupt that abandons Run half-way still
 	// closes whatever it had started (Close is idempotent).
 	DeferCleanup(fixtures.CleanupAll)
-	opts := []fixtures.Option{fixtures.WithServer(cfg.Server), fixtures.WithLogger(func(format string, args ...any) {
-		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
-	})}
-	if cfg.PortLo != 0 {
-		opts = append(opts, fixtures.WithPortRange(cfg.PortLo, cfg.PortHi))
-	}
-	t, err := fixtures.Run(ctx, s, opts...)
+	t, err := fixtures.Run(ctx, s, cfg.FixtureOptions()...)
 	if t != nil {
 		DeferCleanup(t.Close)
 	}
 	Expect(err).NotTo(HaveOccurred(), "start %s", spec)
 	fmt.Fprintf(os.Stderr, "  %s up in %v (%s)\n", spec, time.Since(began).Round(time.Millisecond), t.ServerVersion())
 	return t
+}
+
+// FixtureOptions are the fixtures options every suite starts its servers
+// with (Valkey topologies and PostgreSQL alike): the configured server
+// binary, provider and images, port range, and a logger into the spec's
+// output.
+func (c Config) FixtureOptions() []fixtures.Option {
+	opts := []fixtures.Option{fixtures.WithServer(c.Server), fixtures.WithLogger(func(format string, args ...any) {
+		fmt.Fprintf(GinkgoWriter, format+"\n", args...)
+	})}
+	if c.PortLo != 0 {
+		opts = append(opts, fixtures.WithPortRange(c.PortLo, c.PortHi))
+	}
+	return append(opts, c.ProviderOptions()...)
 }
 
 // Pool opens a command pool of backend on t — cluster-aware on any

@@ -15,7 +15,6 @@
 package marconi_test
 
 import (
-	"fmt"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -45,11 +44,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	go func() {
 		defer GinkgoRecover()
 		defer close(done)
-		opts := []fixtures.Option{fixtures.WithLogger(func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, format+"\n", args...) })}
-		if cfg.PortLo != 0 {
-			opts = append(opts, fixtures.WithPortRange(cfg.PortLo, cfg.PortHi))
-		}
-		p, err := fixtures.RunPostgres(ctx, opts...)
+		p, err := fixtures.RunPostgres(ctx, cfg.FixtureOptions()...)
 		if p != nil {
 			DeferCleanup(p.Close)
 		}

@@ -38,10 +38,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	cfg, err = harness.ConfigFromEnv()
 	Expect(err).NotTo(HaveOccurred())
 	began := time.Now()
-	opts := []fixtures.Option{fixtures.WithLogger(func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, format+"\n", args...) })}
-	if cfg.PortLo != 0 {
-		opts = append(opts, fixtures.WithPortRange(cfg.PortLo, cfg.PortHi))
-	}
+	opts := cfg.FixtureOptions()
 	done := make(chan error, 1)
 	go func() {
 		defer GinkgoRecover()

@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/slotgate/slotgate/fixtures"
+)
+
+// Environment the CLI sets to choose where the suites' servers run (issue
+// #8); a developer running ginkgo directly may set it by hand.
+const (
+	EnvProvider      = "SLOTGATE_PROVIDER"       // local | containers (default local)
+	EnvValkeyImage   = "SLOTGATE_VALKEY_IMAGE"   // containers: Valkey image (default fixtures.DefaultValkeyImage)
+	EnvPostgresImage = "SLOTGATE_POSTGRES_IMAGE" // containers: PostgreSQL image (default fixtures.DefaultPostgresImage)
+)
+
+// ParseProvider parses "local" or "containers"; the error wraps
+// ErrBadConfig and says what is accepted.
+func ParseProvider(s string) (fixtures.Provider, error) {
+	p, err := fixtures.ParseProvider(s)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s=%q: want local or containers", ErrBadConfig, EnvProvider, s)
+	}
+	return p, nil
+}
+
+// providerFromEnv reads the provider and its images.
+func (c *Config) providerFromEnv() error {
+	c.Provider = fixtures.ProviderLocal
+	if v := os.Getenv(EnvProvider); v != "" {
+		p, err := ParseProvider(v)
+		if err != nil {
+			return err
+		}
+		c.Provider = p
+	}
+	c.ValkeyImage = os.Getenv(EnvValkeyImage)
+	c.PostgresImage = os.Getenv(EnvPostgresImage)
+	return nil
+}
+
+// ProviderOptions are the fixtures options that put c's servers where c
+// says: Start passes them to fixtures.Run, and a suite that starts its own
+// PostgreSQL passes them to fixtures.RunPostgres, so a row runs unchanged
+// on either provider.
+func (c Config) ProviderOptions() []fixtures.Option {
+	return []fixtures.Option{
+		fixtures.WithProvider(c.Provider),
+		fixtures.WithValkeyImage(c.ValkeyImage),
+		fixtures.WithPostgresImage(c.PostgresImage),
+	}
+}
