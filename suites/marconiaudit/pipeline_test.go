@@ -181,6 +181,15 @@ func (p *pipeline) end(ctx context.Context, pool client.Pool) map[string]check.A
 	return out
 }
 
+// settledLag is the lag (seconds) a drained pipeline's gauges must come
+// back under, and lagSettle how long after draining they get to do so: a
+// gauge is reset by the first empty read after the last entry, one Block
+// (200 ms) later on an idle machine, seconds on a loaded 2-core runner.
+const (
+	settledLag = 1.0
+	lagSettle  = 5 * time.Second
+)
+
 // waitDrained waits until every pipeline has nothing in flight, or — for a
 // control that can never drain (a dead consumer's entries nobody claims) —
 // until nothing is left to deliver and its archiver made no progress for
@@ -193,8 +202,9 @@ func waitDrained(ctx context.Context, pool client.Pool, quiet, deadline time.Dur
 	}
 	last := map[*pipeline]*progress{}
 	began := time.Now()
+	var drainedAt time.Time
 	for {
-		settled := true
+		settled, lagging := true, false
 		var why []string
 		for _, p := range ps {
 			archived := p.sum(audit.MetricArchiverArchived, nil)
@@ -205,13 +215,20 @@ func waitDrained(ctx context.Context, pool client.Pool, quiet, deadline time.Dur
 			}
 			for t, e := range p.end(ctx, pool) {
 				if e.QueueDepth == 0 && e.Undelivered == 0 && (e.Pending == 0 || time.Since(pr.since) >= quiet) {
+					// Drained. The lag gauges still show the age of the last
+					// entry until the next empty read resets them (§9): give
+					// them lagSettle to settle before the checker judges.
+					lagging = lagging || e.WriterLag > settledLag || e.ArchiverLag > settledLag
 					continue
 				}
 				settled = false
 				why = append(why, fmt.Sprintf("%s/%s %+v", p.spec.Name, t, e))
 			}
 		}
-		if settled {
+		if settled && drainedAt.IsZero() {
+			drainedAt = time.Now()
+		}
+		if settled && (!lagging || time.Since(drainedAt) > lagSettle) {
 			return
 		}
 		if time.Since(began) > deadline {
@@ -305,7 +322,7 @@ func (p *pipeline) history(ctx context.Context, pool client.Pool, outages []chec
 	GinkgoHelper()
 	return check.AuditPipelineHistory{
 		Name: p.spec.Name, Errors: p.errs.Errors(), Outages: outages, Settle: healSettle, Samples: samples,
-		Offers: p.load.Offers(), OfferBound: bounds, End: p.end(ctx, pool), SettledLag: 1,
+		Offers: p.load.Offers(), OfferBound: bounds, End: p.end(ctx, pool), SettledLag: settledLag,
 		Counted: map[check.AuditStage]float64{
 			string(audit.StageWriter):   p.sum(audit.MetricWriterErrors, nil),
 			string(audit.StageArchiver): p.sum(audit.MetricArchiverErrors, nil),
