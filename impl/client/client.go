@@ -69,7 +69,18 @@ type Options struct {
 	// ClusterOptions.ReadOnly (read-only by the server's COMMAND info),
 	// valkey-go SendToReplicas for the commands in readOnlyCommands.
 	// Subscribers ignore it.
+	// A read whose replica fails (a network error, LOADING, or its deadline
+	// running out) moves that replica to a short cool-down and, when the
+	// deadline allows, is retried at once on the primary: valkey-go does not
+	// do this itself (see replicaRouter); go-redis does (it marks a failed
+	// node and reads from another).
 	ReplicaReads bool
+	// NaiveReplicaReads keeps valkey-go's own replica-read behaviour
+	// (SendToReplicas alone: reads stay on a dead replica until a topology
+	// refresh drops it) instead of impl's replica fail-over. It exists for
+	// negative controls (spec 000 §Conformance, Failure drills) and means
+	// nothing without ReplicaReads, or for go-redis.
+	NaiveReplicaReads bool
 }
 
 // Cmd is one command with its keys declared, so both clients can route it by

@@ -121,3 +121,7 @@ func (c Cmd) validate() error {
 	}
 	return nil
 }
+
+// Version is the backend library and its module version, as a pool of
+// that backend reports it (for evidence recorded without an open pool).
+func (b Backend) Version() string { return backendVersion(b) }

@@ -36,10 +36,17 @@ type valkeyGoPool struct {
 	c            valkey.Client
 	version      string
 	replicaReads bool
+	// replicas routes replica reads around a failed replica (see
+	// replicaRouter); nil without ReplicaReads, or with NaiveReplicaReads.
+	replicas *replicaRouter
 }
 
 func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
-	c, err := newValkeyGoClient(o)
+	p := &valkeyGoPool{version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster}
+	if p.replicaReads && !o.NaiveReplicaReads {
+		p.replicas = newReplicaRouter(replicaCoolDown)
+	}
+	c, err := newValkeyGoClient(o, p.replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +54,8 @@ func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
 		c.Close()
 		return nil, fmt.Errorf("ping %v: %w", o.Addrs, valkeyGoErr(err))
 	}
-	return &valkeyGoPool{c: c, version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster}, nil
+	p.c = c
+	return p, nil
 }
 
 // readOnlyCommands are the commands a ReplicaReads pool marks read-only
@@ -62,9 +70,10 @@ var readOnlyCommands = map[string]bool{
 // newValkeyGoClient builds a client for o and checks that it is in the mode
 // asked for: valkey.NewClient silently falls back to a single client when
 // one InitAddress is not a cluster node, which would make a ModeCluster run
-// quietly test something else.
-func newValkeyGoClient(o Options) (valkey.Client, error) {
-	c, err := valkey.NewClient(valkeyGoOptions(o))
+// quietly test something else. replicas, when not nil, routes the replica
+// reads of a ReplicaReads pool.
+func newValkeyGoClient(o Options, replicas *replicaRouter) (valkey.Client, error) {
+	c, err := valkey.NewClient(valkeyGoOptions(o, replicas))
 	if err != nil {
 		if c != nil {
 			c.Close()
@@ -81,8 +90,8 @@ func newValkeyGoClient(o Options) (valkey.Client, error) {
 
 // valkeyGoOptions maps Options onto valkey.ClientOption. Client-side caching
 // is off: slotgate observes the server, not a cache in front of it.
-func valkeyGoOptions(o Options) valkey.ClientOption {
-	return valkey.ClientOption{
+func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
+	co := valkey.ClientOption{
 		InitAddress:       o.Addrs,
 		ForceSingleClient: o.Mode == ModeSingle,
 		AlwaysRESP2:       o.Protocol == RESP2,
@@ -98,6 +107,14 @@ func valkeyGoOptions(o Options) valkey.ClientOption {
 		DisableCache:     true,
 		SendToReplicas:   sendToReplicas(o),
 	}
+	if co.SendToReplicas != nil {
+		co.DialCtxFn = readOnlyDial(o)
+	}
+	if replicas != nil && co.SendToReplicas != nil {
+		co.ReadNodeSelector = replicas.selectNode
+		co.RetryDelay = replicas.retryDelay
+	}
+	return co
 }
 
 // sendToReplicas routes commands built read-only to replicas when o asks
@@ -118,7 +135,12 @@ func (p *valkeyGoPool) Do(ctx context.Context, c Cmd) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Read the slot before Do: valkey-go recycles a command that succeeded.
+	slot, replicaRead := built.Slot(), p.replicas != nil && built.IsReadOnly()
 	msg, err := p.c.Do(ctx, built).ToMessage()
+	if err != nil && replicaRead && ctx.Err() != nil {
+		p.replicas.readTimedOut(slot, err)
+	}
 	if err != nil {
 		if valkey.IsValkeyNil(err) {
 			return nil, nil

@@ -67,7 +67,7 @@ type valkeyGoSubscriber struct {
 }
 
 func newValkeyGoSubscriber(ctx context.Context, o Options) (*valkeyGoSubscriber, error) {
-	c, err := newValkeyGoClient(o)
+	c, err := newValkeyGoClient(o, nil)
 	if err != nil {
 		return nil, err
 	}

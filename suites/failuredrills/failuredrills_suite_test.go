@@ -2,7 +2,8 @@
 // §Conformance, Failure drills; §Client Architecture: "a dead primary halts
 // dispatch"): primary failover, graceful and by kill, under a write load on
 // every shard, with each client backend — the dispatch-halt window of the
-// failed shard and of the healthy ones, and the acknowledged writes lost.
+// failed shard and of the healthy ones, and the acknowledged writes lost —
+// and replica repair: a replica killed and restarted under replica reads.
 package failuredrills_test
 
 import (

@@ -71,7 +71,7 @@ func restartOf(ctx SpecContext, b client.Backend) *restartRun {
 	r.main = restartDrillRun(ctx, b, "restart", s.RestartReceivers, s.RestartPerSender, marconi.MutantNone)
 	By("negative control: the same drill with B skipping its warm-up")
 	r.noWarm = restartDrillRun(ctx, b, "restart-cold", s.RestartReceivers/2, max(s.RestartPerSender/2, 2), marconi.MutantSkipWarmup)
-	r.ev.Client = string(b)
+	r.ev.Client = b.Version()
 	r.ev.Metrics = r.main.metrics
 	restartRuns[b] = r
 	return r

@@ -1,0 +1,354 @@
+package failuredrills_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// Spec 000 §Conformance, Failure drills: "Replica connection repair under
+// load (the #2120 path)"; §Client Architecture: replica reads lean on the
+// replica-repair path. A command pool that reads from replicas
+// (client.Options.ReplicaReads) writes and reads every key in turn while
+// one shard's replica is killed and restarted.
+//
+// Both backends are scored through impl's pool, which fails a read over to
+// the primary when its replica is gone (valkey-go does not do that itself;
+// see impl/client replicaRouter). For valkey-go the naive default
+// (client.Options.NaiveReplicaReads: SendToReplicas alone) runs on its own
+// keys during the same kill as a negative control the same checker must
+// fail: it keeps reading from the dead replica until the cluster marks it
+// FAIL and a topology refresh drops it.
+
+var _ = Describe("failure-drills: replica repair", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(harness.Scenario{
+			Name: "failure-drills/replica-repair/" + string(b), Row: row, Column: report.ColumnErrors,
+			Spec: "a replica killed and restarted under load: its shard's reads (sent to replicas) and writes keep succeeding, and the replica resyncs (000 §Conformance, Failure drills: replica connection repair under load, the #2120 path)",
+			Run:  func(ctx SpecContext) report.Check { return replicaRepair(ctx, b) },
+		})
+	}
+})
+
+type repairScale struct {
+	KeysPerShard int
+	Pace         time.Duration
+	// Before, Down and After are the phases: load before the kill, the
+	// replica dead, load after it answers again.
+	Before, Down, After time.Duration
+}
+
+func repairScaleOf() repairScale {
+	if cfg.Profile == harness.ProfileFull {
+		return repairScale{KeysPerShard: 8, Pace: 2 * time.Millisecond, Before: time.Second, Down: 3 * maxGap, After: 3 * time.Second}
+	}
+	// NOTE: the replica stays dead twice maxGap (the 2 s node timeout):
+	// long enough that a client which keeps its reads on the dead replica
+	// shows a gap the checker cannot miss, and that the cluster marks the
+	// replica FAIL while the load runs.
+	return repairScale{KeysPerShard: 4, Pace: 5 * time.Millisecond, Before: 500 * time.Millisecond, Down: 2 * maxGap, After: 1500 * time.Millisecond}
+}
+
+// repairWorkload runs one sequential writer-reader per key: SET key seq,
+// then GET key, each with a timeout, recording both.
+type repairWorkload struct {
+	pool    client.Pool
+	clock   *traffic.Clock
+	keys    []traffic.DrillKey
+	pace    time.Duration
+	timeout time.Duration
+
+	mu  sync.Mutex
+	ops []check.ReplicaOp
+}
+
+func (w *repairWorkload) run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for _, k := range w.keys {
+		wg.Go(func() {
+			for seq := 1; ; seq++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				case <-time.After(w.pace):
+				}
+				w.do(ctx, k, false, client.NewCmd("SET", []string{k.Key}, strconv.Itoa(seq)))
+				w.do(ctx, k, true, client.NewCmd("GET", []string{k.Key}))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (w *repairWorkload) do(ctx context.Context, k traffic.DrillKey, read bool, cmd client.Cmd) {
+	o := check.ReplicaOp{Key: k.Key, Shard: k.Shard, Read: read, Call: w.clock.Now()}
+	octx, cancel := context.WithTimeout(ctx, w.timeout)
+	_, err := w.pool.Do(octx, cmd)
+	cancel()
+	o.Return = w.clock.Now()
+	if err != nil {
+		o.ErrKind, o.Err = traffic.ErrKind(err), err.Error()
+	}
+	w.mu.Lock()
+	w.ops = append(w.ops, o)
+	w.mu.Unlock()
+}
+
+func (w *repairWorkload) history() []check.ReplicaOp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]check.ReplicaOp(nil), w.ops...)
+}
+
+// replicaPool opens a command pool that reads from replicas; naive keeps
+// the client library's own replica-read behaviour (negative control).
+func replicaPool(ctx context.Context, b client.Backend, name string, naive bool) client.Pool {
+	GinkgoHelper()
+	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, ReplicaReads: true, NaiveReplicaReads: naive})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(p.Close)
+	return p
+}
+
+// replicasListed reports the first node whose CLUSTER SLOTS shows a slot
+// range without a replica.
+func replicasListed(ctx context.Context) error {
+	for _, n := range cluster.Nodes() {
+		v, err := n.Do(ctx, "CLUSTER", "SLOTS")
+		if err != nil {
+			return err
+		}
+		for _, r := range v.([]any) {
+			if e := r.([]any); len(e) < 4 {
+				return fmt.Errorf("%s lists slots %v-%v without a replica", n.Name(), e[0], e[1])
+			}
+		}
+	}
+	return nil
+}
+
+// getCalls is a node's GET count (INFO commandstats), 0 when it has none.
+func getCalls(ctx context.Context, n *fixtures.Node) float64 {
+	GinkgoHelper()
+	cs, err := n.Info(ctx, "commandstats")
+	Expect(err).NotTo(HaveOccurred())
+	for _, kv := range strings.Split(cs["cmdstat_get"], ",") {
+		if v, ok := strings.CutPrefix(kv, "calls="); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// syncState reads the replica's replication state next to its primary's.
+func syncState(ctx context.Context, replica, primary *fixtures.Node) check.ReplicaSync {
+	GinkgoHelper()
+	s := check.ReplicaSync{Replica: replica.Name()}
+	pi, err := primary.Info(ctx, "replication")
+	Expect(err).NotTo(HaveOccurred())
+	s.PrimaryOffset, _ = strconv.ParseInt(pi["master_repl_offset"], 10, 64)
+	pk, err := primary.Do(ctx, "DBSIZE")
+	Expect(err).NotTo(HaveOccurred())
+	s.PrimaryKeys = pk.(int64)
+	if replica.State() != fixtures.NodeRunning {
+		return s
+	}
+	ri, err := replica.Info(ctx, "replication")
+	Expect(err).NotTo(HaveOccurred())
+	s.LinkUp = ri["master_link_status"] == "up"
+	s.ReplicaOffset, _ = strconv.ParseInt(ri["slave_repl_offset"], 10, 64)
+	rk, err := replica.Do(ctx, "DBSIZE")
+	Expect(err).NotTo(HaveOccurred())
+	s.ReplicaKeys = rk.(int64)
+	return s
+}
+
+func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
+	s := repairScaleOf()
+	name := "failure-drills/replica-repair/" + string(b)
+	rng := cfg.Rand(name)
+	shard := rng.IntN(len(cluster.Primaries()))
+	primary := cluster.Primaries()[shard]
+	var replica *fixtures.Node
+	for _, n := range cluster.Replicas() {
+		if n.Shard() == shard {
+			replica = n
+			break
+		}
+	}
+	Expect(replica).NotTo(BeNil(), "shard %d has no replica in %s", shard, cluster.Spec)
+	keysFor := func(prefix string) []traffic.DrillKey {
+		var out []traffic.DrillKey
+		per := map[int]int{}
+		for i := 0; len(out) < s.KeysPerShard*len(cluster.Primaries()); i++ {
+			k := fmt.Sprintf("rr:%s:%x:%d", prefix, rng.Uint32(), i)
+			n, err := cluster.NodeForSlot(ctx, slot.Of(k))
+			Expect(err).NotTo(HaveOccurred())
+			if per[n.Shard()] < s.KeysPerShard {
+				per[n.Shard()]++
+				out = append(out, traffic.DrillKey{Key: k, Shard: n.Shard()})
+			}
+		}
+		return out
+	}
+	keys := keysFor("s")
+	By("seeding every key on its primary; waiting until every node's CLUSTER SLOTS lists the replicas")
+	for _, k := range keys {
+		_, err := cluster.Primaries()[k.Shard].Do(ctx, "SET", k.Key, "0")
+		Expect(err).NotTo(HaveOccurred())
+	}
+	// A replica whose replication offset is still 0 in the gossip is left
+	// out of CLUSTER SLOTS (Valkey's isReplicaAvailable), and a client
+	// never reads from a replica it was not shown.
+	Eventually(func() error { return replicasListed(ctx) }).WithTimeout(15 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+	clock := traffic.NewClock()
+	pool := replicaPool(ctx, b, "slotgate-replica-reads", false)
+	scored := &repairWorkload{pool: pool, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { scored.run(ctx, stop) })
+	stopped := false
+	halt := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			wg.Wait()
+		}
+	}
+	DeferCleanup(halt)
+	var naive *naiveRun
+	if b == client.BackendValkeyGo {
+		naive = startNaive(ctx, b, clock, keysFor("n"), s)
+		DeferCleanup(naive.halt)
+	}
+
+	time.Sleep(s.Before)
+	// Counted before the naive control starts reading: these GETs are the
+	// scored pool's.
+	readsBefore := getCalls(ctx, replica)
+	naive.start(ctx)
+	By(fmt.Sprintf("kill %s (replica of shard %d) under load; it stays dead %v", replica.Name(), shard, s.Down))
+	d := check.ReplicaDrill{Shard: shard, Kill: clock.Now()}
+	began := time.Now()
+	Expect(replica.Kill()).To(Succeed())
+	time.Sleep(s.Down)
+	down := syncState(ctx, replica, primary)
+	// The naive control is judged over the outage alone, and stopped before
+	// the restart so that every GET the restarted replica counts is the
+	// scored pool's.
+	naive.halt()
+	By("restart it; the load goes on")
+	Expect(replica.Restart(ctx)).To(Succeed())
+	d.Restarted = clock.Now()
+	time.Sleep(s.After)
+	d.End = clock.Now()
+	halt()
+	repaired := time.Since(began)
+
+	By("writes stopped: wait for the replica to apply the primary's whole stream")
+	var synced check.ReplicaSync
+	Eventually(func() check.Result {
+		synced = syncState(ctx, replica, primary)
+		return check.ReplicaResynced(synced)
+	}).WithTimeout(10 * time.Second).WithPolling(50 * time.Millisecond).Should(HaveField("Status", check.Pass))
+	readsAfter := getCalls(ctx, replica)
+
+	ops := scored.history()
+	reads, writes := check.ReplicaStats(ops, d)
+	result := check.All("replica-repair", check.ReplicaReadsKept(ops, d, maxGap, maxFailPct, 20), check.ReplicaResynced(synced))
+	if readsBefore == 0 {
+		result = check.All("replica-repair", result, check.Result{Status: check.Unknown, Message: fmt.Sprintf("%s served no GET before the kill: the pool did not read from replicas, so the drill proves nothing about replica repair", replica.Name())})
+	}
+	ev := harness.Evidence(cfg, cluster, pool)
+	ev.Metrics = map[string]float64{
+		"operations": float64(len(ops)), "drilled_reads": float64(reads.Ops), "drilled_reads_failed": float64(reads.Failed), "drilled_read_gap_ms": float64(reads.LongestGap.Milliseconds()),
+		"drilled_writes": float64(writes.Ops), "drilled_writes_failed": float64(writes.Failed), "drilled_write_gap_ms": float64(writes.LongestGap.Milliseconds()),
+		"replica_gets_before_kill": readsBefore, "replica_gets_after_restart": readsAfter, "kill_to_end_ms": float64(repaired.Milliseconds()),
+	}
+	ev.Faults = []report.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: began, End: began.Add(d.Restarted - d.Kill)}}
+	ev.Observed = append(ev.Observed, fmt.Sprintf("%s served %.0f GETs before its kill (replica reads in use) and %.0f after its restart (reads back on the repaired replica)", replica.Name(), readsBefore, readsAfter))
+	if readsAfter == 0 {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("FINDING: %s sent no read to the restarted replica within %v: its reads stayed on the primary", pool.Version(), s.After))
+	}
+	if len(reads.FailedKinds) > 0 {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("failed reads of shard %d by kind: %v", shard, reads.FailedKinds))
+	}
+
+	By("negative controls: reads kept on the dead replica; the replica's state while it was down")
+	planted, ok := check.PlantReplicaHalt(ops, d)
+	noRepair := harness.Control("no-replica-repair", "the recorded history with every read of the drilled shard failing while its replica was dead: a client that keeps reading from a dead replica until it returns", check.ReplicaReadsKept(planted, d, maxGap, maxFailPct, 20))
+	noRepair.Caught = noRepair.Caught && ok
+	controls := []report.Control{noRepair,
+		harness.Control("not-resynced", "the replica as it was while dead (read during the outage): the resync check must not pass a replica that has not caught up", check.ReplicaResynced(down))}
+	if naive != nil {
+		ctl, metrics := naive.control(d, shard)
+		controls = append(controls, ctl)
+		maps.Copy(ev.Metrics, metrics)
+	}
+	return harness.Check(row, report.ColumnErrors, "", result, ev, controls...)
+}
+
+// naiveRun is the negative control of replica repair: valkey-go's own
+// replica reads (client.Options.NaiveReplicaReads), recorded on their own
+// keys from just before the kill to just before the restart.
+type naiveRun struct {
+	w    *repairWorkload
+	stop chan struct{}
+	wg   sync.WaitGroup
+	end  time.Duration
+}
+
+// startNaive opens the naive pool now (so its slot map, replicas included,
+// is loaded before the kill); its load starts with start.
+func startNaive(ctx context.Context, b client.Backend, clock *traffic.Clock, keys []traffic.DrillKey, s repairScale) *naiveRun {
+	GinkgoHelper()
+	pool := replicaPool(ctx, b, "slotgate-naive-replica-reads", true)
+	return &naiveRun{w: &repairWorkload{pool: pool, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}, stop: make(chan struct{})}
+}
+
+func (n *naiveRun) start(ctx context.Context) {
+	if n == nil {
+		return
+	}
+	n.wg.Go(func() { n.w.run(ctx, n.stop) })
+}
+
+// halt stops the load once; the control is judged up to that moment.
+func (n *naiveRun) halt() {
+	if n == nil || n.stop == nil {
+		return
+	}
+	close(n.stop)
+	n.stop = nil
+	n.wg.Wait()
+	n.end = n.w.clock.Now()
+}
+
+// control judges the naive history with the scored checker over the
+// outage (kill to halt), and returns what it measured as evidence metrics.
+func (n *naiveRun) control(d check.ReplicaDrill, shard int) (report.Control, map[string]float64) {
+	nd := check.ReplicaDrill{Shard: shard, Kill: d.Kill, Restarted: n.end, End: n.end}
+	ops := n.w.history()
+	reads, _ := check.ReplicaStats(ops, nd)
+	metrics := map[string]float64{"naive_drilled_reads": float64(reads.Ops), "naive_drilled_reads_failed": float64(reads.Failed), "naive_drilled_read_gap_ms": float64(reads.LongestGap.Milliseconds())}
+	return harness.Control("naive-replica-reads", "valkey-go's own replica reads (SendToReplicas alone, no fail-over to the primary), run on their own keys during the same kill until the restart: reads stay on the dead replica until the cluster marks it FAIL and a topology refresh drops it",
+		check.ReplicaReadsKept(ops, nd, maxGap, maxFailPct, 20)), metrics
+}
