@@ -40,6 +40,9 @@ func (f Failover) Name() string { return "node/failover-" + string(f.Mode) }
 
 // Available implements Fault: the shard needs a replica to promote.
 func (f Failover) Available(t *fixtures.Topology) error {
+	if err := t.Controllable(); err != nil {
+		return err
+	}
 	if _, _, err := shardNodes(t, f.Shard); err != nil {
 		return err
 	}

@@ -87,8 +87,9 @@ type KillClients struct{ Client string }
 // Name implements Fault.
 func (f KillClients) Name() string { return "client/kill-" + f.Client }
 
-// Available implements Fault.
-func (KillClients) Available(*fixtures.Topology) error { return nil }
+// Available implements Fault: not on an attached target, which slotgate
+// does not fault.
+func (KillClients) Available(t *fixtures.Topology) error { return t.Controllable() }
 
 // Inject implements Fault.
 func (f KillClients) Inject(ctx context.Context, t *fixtures.Topology) (Window, error) {
@@ -142,7 +143,12 @@ func (f Pause) Inject(ctx context.Context, t *fixtures.Topology) (Window, error)
 	return w, ctx.Err()
 }
 
+// pick resolves node names; a topology slotgate did not start has no node
+// it may fault (fixtures.Topology.Controllable).
 func pick(t *fixtures.Topology, want []string) ([]*fixtures.Node, error) {
+	if err := t.Controllable(); err != nil {
+		return nil, err
+	}
 	if len(want) == 0 {
 		return t.Nodes(), nil
 	}

@@ -18,8 +18,9 @@ type ScriptFlush struct{}
 // Name implements Fault.
 func (ScriptFlush) Name() string { return "script-cache/flush" }
 
-// Available implements Fault: every topology has a script cache.
-func (ScriptFlush) Available(*fixtures.Topology) error { return nil }
+// Available implements Fault: every topology slotgate started has a script
+// cache it may flush; an attached target is faulted by nothing.
+func (ScriptFlush) Available(t *fixtures.Topology) error { return t.Controllable() }
 
 // Inject implements Fault.
 func (f ScriptFlush) Inject(ctx context.Context, t *fixtures.Topology) (Window, error) {
@@ -45,6 +46,9 @@ func (RestartPrimary) Name() string { return "node/restart-primary" }
 
 // Available implements Fault.
 func (f RestartPrimary) Available(t *fixtures.Topology) error {
+	if err := t.Controllable(); err != nil {
+		return err
+	}
 	if n := len(t.Primaries()); f.Index >= n {
 		return fmt.Errorf("primary %d of %d", f.Index, n)
 	}

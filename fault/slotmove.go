@@ -29,6 +29,9 @@ func (f MoveSlot) Name() string { return "slot/migrate-" + strconv.Itoa(f.Slot) 
 
 // Available implements Fault: a slot can only move between two primaries.
 func (f MoveSlot) Available(t *fixtures.Topology) error {
+	if err := t.Controllable(); err != nil {
+		return err
+	}
 	if t.Spec.Kind != fixtures.KindCluster || t.Spec.Primaries < 2 {
 		return fmt.Errorf("%s has fewer than two primaries", t.Spec)
 	}

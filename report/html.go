@@ -65,7 +65,9 @@ type htmlCell struct {
 	Count       string
 	Summary     string
 	Open        bool
-	Checks      []htmlCheck
+	// Note is why a cell was not run at all (Meta.NotRun), shown in it.
+	Note   string
+	Checks []htmlCheck
 }
 
 type htmlCheck struct {
@@ -101,7 +103,7 @@ func newHTMLView(s *Scorecard) htmlView {
 	}
 	for _, row := range s.Rows {
 		hr := htmlRow{Row: row, Requested: s.IsRequested(row.ID)}
-		if !hr.Requested && !s.hasChecks(row.ID) {
+		if !s.listed(row.ID) {
 			v.Unlisted = append(v.Unlisted, row)
 			continue
 		}
@@ -171,6 +173,9 @@ func newHTMLCell(s *Scorecard, row Row, c *Cell, requested bool) htmlCell {
 		hc.Count = ""
 		if !requested {
 			hc.Label = "not requested"
+		}
+		if s.Meta.NotRun[c.Row] != "" {
+			hc.Label, hc.Note = "not run", c.Summary
 		}
 	}
 	for i, ch := range c.Checks {

@@ -18,11 +18,14 @@ func WriteMarkdown(w io.Writer, s *Scorecard) error {
 	fmt.Fprintf(b, "| Row | Errors | Silently wrong |\n|---|---|---|\n")
 	for _, row := range s.Rows {
 		requested := s.IsRequested(row.ID)
-		if !requested && !s.hasChecks(row.ID) {
+		if !s.listed(row.ID) {
 			continue
 		}
 		name := fmt.Sprintf("%s `%s`", mdText(row.Title), row.ID)
-		if !requested {
+		switch reason := s.Meta.NotRun[row.ID]; {
+		case reason != "" && !s.hasChecks(row.ID):
+			name += " (not run: " + mdText(reason) + ")"
+		case !requested:
 			name += " (not requested)"
 		}
 		fmt.Fprintf(b, "| %s |", name)
@@ -80,16 +83,23 @@ func (s *Scorecard) hasChecks(row RowID) bool {
 	return false
 }
 
-// unlisted counts rows neither run nor requested (so not gated), which
-// the compact renderers name or count instead of drawing.
+// unlisted counts rows neither run nor requested (so not gated) and with no
+// recorded reason for not running, which the compact renderers name or
+// count instead of drawing.
 func (s *Scorecard) unlisted() int {
 	n := 0
 	for _, r := range s.Rows {
-		if !s.IsRequested(r.ID) && !s.hasChecks(r.ID) {
+		if !s.listed(r.ID) {
 			n++
 		}
 	}
 	return n
+}
+
+// listed reports whether the renderers draw row: it is requested, it has
+// checks, or the run recorded why it did not run (Meta.NotRun).
+func (s *Scorecard) listed(row RowID) bool {
+	return s.IsRequested(row) || s.hasChecks(row) || s.Meta.NotRun[row] != ""
 }
 
 // metaLines are the run facts as label/value pairs, in reading order.

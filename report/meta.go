@@ -31,4 +31,10 @@ type Meta struct {
 	// Host is the machine, with its CPU count ("linux/amd64, 16 cores"):
 	// timing-sensitive rows read differently on 2 CPUs than on 32.
 	Host string `json:"host,omitempty"`
+	// NotRun says why a row was not run at all — on an external target,
+	// the topology control it needs or an endpoint that was not given
+	// (issue #8). Each of its cells reads "not run: <reason>". A requested
+	// row stays gated (silence is not a pass); one the run chose not to
+	// request is shown with its reason, not gated.
+	NotRun map[RowID]string `json:"not_run,omitempty"`
 }

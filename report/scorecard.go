@@ -74,6 +74,10 @@ func build(meta Meta, rows []Row, checks []Check) *Scorecard {
 	}
 	for i := range s.Cells {
 		fold(&s.Cells[i])
+		c := &s.Cells[i]
+		if reason := meta.NotRun[c.Row]; reason != "" && c.Status == StatusNotRun {
+			c.Summary = "not run: " + reason
+		}
 	}
 	s.Meta.Servers = union(s.Meta.Servers, s.evidence(func(e Evidence) string { return e.Server }))
 	s.Meta.Clients = union(s.Meta.Clients, s.evidence(func(e Evidence) string { return e.Client }))

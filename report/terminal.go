@@ -30,7 +30,7 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 	}
 	width := len("ROW")
 	for _, r := range s.Rows {
-		if s.IsRequested(r.ID) || s.hasChecks(r.ID) {
+		if s.listed(r.ID) {
 			width = max(width, len(r.ID))
 		}
 	}
@@ -38,7 +38,7 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 	fmt.Fprintf(b, "%s  %s  %s\n", pad("ROW", width), pad("ERRORS", colWidth), "SILENTLY WRONG")
 	for _, row := range s.Rows {
 		requested := s.IsRequested(row.ID)
-		if !requested && !s.hasChecks(row.ID) {
+		if !s.listed(row.ID) {
 			continue
 		}
 		line := pad(string(row.ID), width)
@@ -50,7 +50,10 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 			}
 			line += "  " + paint(termColor(c.Status, requested), text)
 		}
-		if !requested {
+		switch reason := s.Meta.NotRun[row.ID]; {
+		case reason != "" && !s.hasChecks(row.ID):
+			line += paint(ansiDim, "  (not run: "+reason+")")
+		case !requested:
 			line += paint(ansiDim, "  (not requested)")
 		}
 		fmt.Fprintln(b, strings.TrimRight(line, " "))

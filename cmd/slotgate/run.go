@@ -33,6 +33,17 @@ writes results.json, junit.xml, summary.md and report.html into --out.
 Exits 0 when every selected row passes in both columns, 1 when the gate
 fails, 2 on bad input.
 
+--provider external runs against endpoints slotgate did not start (a staging
+cluster, compose/): --endpoint host:port of the cluster, and optionally
+--standalone host:port and --postgres DSN, with --user/--password/--tls/
+--cacert/--cert/--key as slotgate preflight takes them (same SLOTGATE_*
+variables). It requires --allow-flush: every scenario starts by flushing the
+target. Rows that need control of the topology (kills, failovers, slot
+migration, proxies) or an endpoint that was not given are not run, and the
+report says why; --topology, --server and --ports do not apply. Without
+--row, only the rows the target can run are requested; a row named with
+--row that cannot run fails the gate.
+
 Flags:
 `
 
@@ -49,6 +60,7 @@ type runFlags struct {
 	quiet      bool
 	ports      string
 	provider   string
+	external   externalFlags // --provider external (external.go)
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -65,8 +77,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
 	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue row is not run (a CI gate before entering cluster mode should set this)")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
-	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes) or containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones)")
+	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
+	f.external.register(fs)
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -94,6 +107,12 @@ type plan struct {
 	version  string
 	root     string // module root
 	packages []string
+
+	// run are the rows whose suites run: rows minus those an external
+	// target cannot run, which notRun explains (external.go).
+	run     []report.RowID
+	notRun  map[report.RowID]string
+	servers []string // the external target's servers, as probed
 }
 
 // validate turns flags into a plan or a usage error naming what to fix.
@@ -117,24 +136,36 @@ func validate(f runFlags) (plan, error) {
 		return p, fmt.Errorf("%w: --topology must be a multi-shard cluster (cluster:NxR), got %q; rows that need a standalone or single-shard node start their own", errUsage, f.topology)
 	}
 	if p.provider, err = fixtures.ParseProvider(f.provider); err != nil {
-		return p, fmt.Errorf("%w: --provider %q: want local or containers", errUsage, f.provider)
+		return p, fmt.Errorf("%w: --provider %q: want local or containers, or external with --endpoint", errUsage, f.provider)
 	}
+	p.run = p.rows
+	external := p.provider == fixtures.ProviderExternal
 	var images []string // the container provider's, checked once the rows are known
-	if p.provider == fixtures.ProviderContainers {
+	if external {
+		target, servers, err := validateExternal(&p.external)
+		if err != nil {
+			return p, err
+		}
+		p.server, p.version, p.servers = f.server, "external", servers
+		p.rows, p.run, p.notRun = splitExternalRows(p.rows, strings.TrimSpace(f.rows) != "", target)
+	} else if p.provider == fixtures.ProviderContainers {
 		p.server = f.server
 		images = append(images, envOr(harness.EnvValkeyImage, fixtures.DefaultValkeyImage))
 		p.version = "image " + images[0]
 	} else if p.server, p.version, err = serverBinary(f.server); err != nil {
 		return p, err
 	}
-	if f.ports != "" {
+	if f.ports != "" && !external {
 		if err := checkPorts(f.ports, spec.Nodes()+2); err != nil {
 			return p, err
 		}
 	}
-	for _, id := range p.rows {
+	for _, id := range p.run {
 		row, _ := report.Lookup(id)
 		for _, need := range row.Needs {
+			if external {
+				break // the target's --postgres, checked by validateExternal
+			}
 			if need == "postgres" && p.provider == fixtures.ProviderContainers {
 				images = appendUnique(images, envOr(harness.EnvPostgresImage, fixtures.DefaultPostgresImage))
 			} else if need == "postgres" {
@@ -264,13 +295,21 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		p.seed = time.Now().UnixNano()%1_000_000_000 + 1
 	}
 	started := time.Now()
-	fmt.Fprintf(stdout, "slotgate: profile %s · seed %d · server %s · rows %s\n", p.profile, p.seed, p.version, joinRows(p.rows))
+	fmt.Fprintf(stdout, "slotgate: profile %s · seed %d · server %s · rows %s\n", p.profile, p.seed, p.version, joinRows(p.run))
+	for _, id := range p.rows {
+		if reason := p.notRun[id]; reason != "" {
+			fmt.Fprintf(stdout, "slotgate: %s not run on this target: %s\n", id, reason)
+		}
+	}
+	for _, s := range p.servers {
+		fmt.Fprintf(stdout, "slotgate: target %s\n", s)
+	}
 	ginkgoJSON := filepath.Join(out, "ginkgo.json")
 	_ = os.Remove(ginkgoJSON)
 
 	interrupted := false
 	if len(p.packages) > 0 {
-		args := []string{"run", "--label-filter", labelFilter(p.rows), "--json-report", "ginkgo.json", "--output-dir", out,
+		args := []string{"run", "--label-filter", labelFilter(p.run), "--json-report", "ginkgo.json", "--output-dir", out,
 			"--timeout", p.timeout.String(), "--poll-progress-after", "120s", "--keep-going"}
 		if !p.quiet {
 			args = append(args, "-v")
@@ -288,6 +327,9 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			harness.EnvPorts+"="+p.ports,
 			harness.EnvProvider+"="+string(p.provider),
 		)
+		if p.provider == fixtures.ProviderExternal {
+			cmd.Env = append(cmd.Env, externalEnv(p.external.target())...)
+		}
 		// Own process group: a Ctrl-C reaches slotgate, which forwards exactly
 		// one interrupt so Ginkgo runs its cleanup (a second would skip it).
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -326,7 +368,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	meta := report.Meta{
 		StartedAt: started, Duration: report.Duration(time.Since(started)), Profile: string(p.profile), Seed: p.seed,
 		Rows: p.rows, Provider: string(p.provider), Version: version, GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
-		Servers: []string{p.version}, Host: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
+		Servers: serversOf(p), NotRun: p.notRun, Host: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
 	}
 	card, err := report.FromGinkgo(reports, meta)
 	if err != nil {
@@ -399,6 +441,15 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// serversOf names the servers of the run for the report: the external
+// target's as probed, else the binary or image that was started.
+func serversOf(p plan) []string {
+	if len(p.servers) > 0 {
+		return p.servers
+	}
+	return []string{p.version}
 }
 
 func labelFilter(rows []report.RowID) string {

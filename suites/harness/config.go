@@ -56,6 +56,10 @@ type Config struct {
 	// provider uses ("" = the fixtures' defaults); see provider.go.
 	Provider                   fixtures.Provider
 	ValkeyImage, PostgresImage string
+	// External is the target the external provider attaches to (endpoints,
+	// credentials, AllowFlush), read from fixtures.Env* when Provider is
+	// external.
+	External fixtures.External
 }
 
 // ConfigFromEnv reads the run configuration from the environment.

@@ -10,17 +10,17 @@ import (
 // Environment the CLI sets to choose where the suites' servers run (issue
 // #8); a developer running ginkgo directly may set it by hand.
 const (
-	EnvProvider      = "SLOTGATE_PROVIDER"       // local | containers (default local)
+	EnvProvider      = "SLOTGATE_PROVIDER"       // local | containers | external (default local)
 	EnvValkeyImage   = "SLOTGATE_VALKEY_IMAGE"   // containers: Valkey image (default fixtures.DefaultValkeyImage)
 	EnvPostgresImage = "SLOTGATE_POSTGRES_IMAGE" // containers: PostgreSQL image (default fixtures.DefaultPostgresImage)
 )
 
-// ParseProvider parses "local" or "containers"; the error wraps
-// ErrBadConfig and says what is accepted.
+// ParseProvider parses "local", "containers" or "external"; the error
+// wraps ErrBadConfig and says what is accepted.
 func ParseProvider(s string) (fixtures.Provider, error) {
 	p, err := fixtures.ParseProvider(s)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s=%q: want local or containers", ErrBadConfig, EnvProvider, s)
+		return "", fmt.Errorf("%w: %s=%q: want local, containers or external", ErrBadConfig, EnvProvider, s)
 	}
 	return p, nil
 }
@@ -37,17 +37,34 @@ func (c *Config) providerFromEnv() error {
 	}
 	c.ValkeyImage = os.Getenv(EnvValkeyImage)
 	c.PostgresImage = os.Getenv(EnvPostgresImage)
+	if c.Provider == fixtures.ProviderExternal {
+		// The target's endpoints, credentials and --allow-flush, under the
+		// names slotgate run and preflight set (fixtures.Env*).
+		ext, err := fixtures.ExternalFromEnv()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBadConfig, err)
+		}
+		if err := ext.Validate(); err != nil {
+			return fmt.Errorf("%w: %s=external: %v", ErrBadConfig, EnvProvider, err)
+		}
+		c.External = ext
+	}
 	return nil
 }
 
 // ProviderOptions are the fixtures options that put c's servers where c
 // says: Start passes them to fixtures.Run, and a suite that starts its own
 // PostgreSQL passes them to fixtures.RunPostgres, so a row runs unchanged
-// on either provider.
+// on any provider — on the external one Run and RunPostgres attach to the
+// target's endpoints instead of starting servers.
 func (c Config) ProviderOptions() []fixtures.Option {
-	return []fixtures.Option{
+	opts := []fixtures.Option{
 		fixtures.WithProvider(c.Provider),
 		fixtures.WithValkeyImage(c.ValkeyImage),
 		fixtures.WithPostgresImage(c.PostgresImage),
 	}
+	if c.Provider == fixtures.ProviderExternal {
+		opts = append(opts, fixtures.WithExternal(c.External))
+	}
+	return opts
 }

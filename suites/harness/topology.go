@@ -50,14 +50,17 @@ func (c Config) FixtureOptions() []fixtures.Option {
 }
 
 // Pool opens a command pool of backend on t — cluster-aware on any
-// cluster-enabled topology — and closes it when the current node ends.
+// cluster-enabled topology, with an external target's credentials and TLS
+// — and closes it when the current node ends.
 func Pool(ctx context.Context, backend client.Backend, t *fixtures.Topology) client.Pool {
 	GinkgoHelper()
 	mode := client.ModeSingle
 	if t.Spec.IsCluster() {
 		mode = client.ModeCluster
 	}
-	p, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: mode, Addrs: t.Addrs(), ClientName: "slotgate-pool"})
+	cred := t.Credentials()
+	p, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: mode, Addrs: t.Addrs(), ClientName: "slotgate-pool",
+		Username: cred.Username, Password: cred.Password, TLS: cred.TLS})
 	Expect(err).NotTo(HaveOccurred(), "open %s pool on %s", backend, t.Spec)
 	DeferCleanup(p.Close)
 	return p
