@@ -72,6 +72,21 @@ func TestSubscriptionsDelivered(t *testing.T) {
 		t.Errorf("loss after a heal that came during the next fault: %s %s", r.Status, r.Message)
 	}
 
+	// Acknowledged 1 ms before the application unsubscribed and never
+	// delivered: in flight when the topic was let go, not a loss. The same
+	// message acked long before the unsubscribe is one.
+	inFlight := subHistory(100)
+	last := inFlight.Publishes[len(inFlight.Publishes)-1]
+	inFlight.Held = []SubInterval{{Sub: "buzz:a:global", From: 0, To: last.Done + ms}}
+	inFlight.Deliveries = inFlight.Deliveries[:len(inFlight.Deliveries)-1]
+	if st := AnalyzeSubscriptions(inFlight); st.LostOutside != 0 {
+		t.Errorf("a message in flight at the unsubscribe counted lost: %d", st.LostOutside)
+	}
+	inFlight.Held[0].To = last.Done + 500*ms
+	if st := AnalyzeSubscriptions(inFlight); st.LostOutside != 1 {
+		t.Errorf("a message acked 500 ms before the unsubscribe and never delivered: lost outside %d, want 1", st.LostOutside)
+	}
+
 	noRecovery := subHistory(35) // nothing sent after the window closed
 	if r := SubscriptionsDelivered(noRecovery, 1); r.Status != Unknown {
 		t.Errorf("no delivery after the fault: %s %s", r.Status, r.Message)
