@@ -1,0 +1,151 @@
+package check_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+)
+
+// partitionRun is a plausible partition of shard 0's primary on a 2-shard
+// history, every 100 ms one write to key a (shard 0) and one to key b
+// (shard 1): the isolated primary acknowledges a's writes until it goes
+// down at 3 s (those from 1.1 s on exist only on its copy: the ledger),
+// refuses them CLUSTERDOWN until the client reaches the new primary at
+// 4 s; healed at 4.5 s, rejoined at 6 s, the workload stops at 7 s.
+func partitionRun() check.PartitionRun {
+	r := check.PartitionRun{
+		Timeline:      check.PartitionTimeline{Shard: 0, Start: ms(1000), MinorityDown: ms(3000), Promoted: ms(3800), Heal: ms(4500), Rejoined: ms(6000)},
+		Until:         ms(7000),
+		MinorityWrite: "CLUSTERDOWN",
+		LedgerRead:    true,
+		Survivors:     map[string][]int64{},
+	}
+	for i := range 70 {
+		t := ms(i * 100)
+		seq := int64(i + 1)
+		a := check.DrillOp{Key: "a", Shard: 0, Seq: seq, Call: t, Return: t + ms(2)}
+		switch {
+		case t > ms(1000) && t < ms(3000):
+			r.Ledger = append(r.Ledger, check.LedgerEntry{Key: "a", Seq: seq})
+		case t >= ms(3000) && t < ms(4000):
+			a.ErrKind, a.Err = "CLUSTERDOWN", "CLUSTERDOWN The cluster is down"
+		default:
+			r.Survivors["a"] = append(r.Survivors["a"], seq)
+		}
+		b := check.DrillOp{Key: "b", Shard: 1, Seq: seq, Call: t, Return: t + ms(2)}
+		r.Survivors["b"] = append(r.Survivors["b"], seq)
+		r.Writes = append(r.Writes, a, b)
+	}
+	return r
+}
+
+func runs(r check.PartitionRun) []check.PartitionRun { return []check.PartitionRun{r} }
+
+func TestPartitionCheckersPassPlausibleHistory(t *testing.T) {
+	r := partitionRun()
+	for _, res := range []check.Result{
+		check.PartitionDispatch(runs(r), 2*time.Second, 1),
+		check.PartitionAccounted(runs(r), 10),
+	} {
+		if res.Status != check.Pass {
+			t.Errorf("%s: %s %s\n%s", res.Checker, res.Status, res.Message, res.Counterexample)
+		}
+	}
+	h := check.PartitionHalts(r)
+	if !h.Recovered || h.Recovery != ms(4002) || h.RecoveredWhileHeld != true || h.Halt != ms(1100) {
+		t.Errorf("halt %+v: want recovered at 4.002 s while held, halt 1.1 s (last minority ack 2.902 s)", h)
+	}
+	if got := len(check.PartitionLosses(r)); got != 19 {
+		t.Errorf("%d losses, want the 19 ledgered writes", got)
+	}
+}
+
+// Every known-bad variant fails its checker: the negative controls the
+// failure-drills partition scenarios run.
+func TestPartitionCheckersFailBadHistories(t *testing.T) {
+	withoutAcks := func(r check.PartitionRun, keep func(check.DrillOp) bool) check.PartitionRun {
+		var w []check.DrillOp
+		for _, o := range r.Writes {
+			if keep(o) {
+				w = append(w, o)
+			}
+		}
+		r.Writes = w
+		return r
+	}
+	postHeal, ok := check.DropPostHeal(partitionRun())
+	if !ok {
+		t.Fatal("DropPostHeal found no write after the heal")
+	}
+	hidden, ok := check.HideLedger(partitionRun())
+	if !ok {
+		t.Fatal("HideLedger found no ledgered loss")
+	}
+	early := partitionRun()
+	early.Timeline.Start = ms(2000) // the ledger now excuses writes acked before the partition
+	lying := partitionRun()
+	lying.Ledger = append(lying.Ledger, check.LedgerEntry{Key: "b", Seq: 5})
+	lateOnMinority := partitionRun()
+	lateOnMinority.Ledger = append(lateOnMinority.Ledger, check.LedgerEntry{Key: "a", Seq: 32}) // sent at 3.1 s, refused
+	lateOnMinority.Writes[62].ErrKind = ""                                                      // ... acknowledged after all
+
+	cases := []struct {
+		name, want string
+		res        check.Result
+	}{
+		{"post-heal write dropped", "not in the loss ledger", check.PartitionAccounted(runs(postHeal), 10)},
+		{"ledger hides losses", "not in the loss ledger", check.PartitionAccounted(runs(hidden), 10)},
+		{"ledger excuses a write acked before the partition", "outside the partition window", check.PartitionAccounted(runs(early), 10)},
+		{"ledger lists a survivor", "the ledger is wrong", check.PartitionAccounted(runs(lying), 10)},
+		{"minority accepts a direct write", "split brain", check.PartitionDispatch(runs(check.AcceptedByMinority(partitionRun())), 2*time.Second, 1)},
+		{"minority applied a write sent after it went down", "is on its copy", check.PartitionDispatch(runs(lateOnMinority), 2*time.Second, 1)},
+		{"minority never went down", "never reported cluster_state:fail", check.PartitionDispatch(runs(func() check.PartitionRun {
+			r := partitionRun()
+			r.Timeline.MinorityDown = 0
+			return r
+		}()), 2*time.Second, 1)},
+		{"client never reached the new primary", "did not move onto the new primary", check.PartitionDispatch(runs(withoutAcks(partitionRun(), func(o check.DrillOp) bool {
+			return o.Shard != 0 || o.Call < ms(3000)
+		})), 2*time.Second, 1)},
+		{"healthy shards halted", "without a server answer", check.PartitionDispatch(runs(withoutAcks(partitionRun(), func(o check.DrillOp) bool {
+			return o.Shard != 1 || o.Call < ms(2000) || o.Call > ms(4500)
+		})), 2*time.Second, 1)},
+		{"healthy shards failing", "failed client-side", check.PartitionDispatch(runs(func() check.PartitionRun {
+			r := partitionRun()
+			for i := range r.Writes {
+				if r.Writes[i].Shard == 1 && i%10 == 1 {
+					r.Writes[i].ErrKind = "network"
+				}
+			}
+			return r
+		}()), 2*time.Second, 1)},
+	}
+	for _, c := range cases {
+		if c.res.Status != check.Fail || !strings.Contains(c.res.Message, c.want) {
+			t.Errorf("%s: %s %q, want fail with %q", c.name, c.res.Status, c.res.Message, c.want)
+		}
+	}
+}
+
+// Without what the checkers rely on, they say unknown, never pass.
+func TestPartitionCheckersUnknown(t *testing.T) {
+	noLedger := partitionRun()
+	noLedger.LedgerRead = false
+	notRead := partitionRun()
+	delete(notRead.Survivors, "b")
+	odd := partitionRun()
+	odd.MinorityWrite = "network"
+	for name, res := range map[string]check.Result{
+		"no ledger":         check.PartitionAccounted(runs(noLedger), 10),
+		"key not read back": check.PartitionAccounted(runs(notRead), 10),
+		"too few writes":    check.PartitionAccounted(runs(partitionRun()), 1000),
+		"probe unanswered":  check.PartitionDispatch(runs(odd), 2*time.Second, 1),
+		"nothing recorded":  check.PartitionDispatch(nil, 2*time.Second, 1),
+	} {
+		if res.Status != check.Unknown {
+			t.Errorf("%s: %s %q, want unknown", name, res.Status, res.Message)
+		}
+	}
+}
