@@ -61,10 +61,23 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 			problems = append(problems, fmt.Sprintf("suite %q: %s", r.SuiteDescription, reason))
 		}
 		for _, sr := range r.SpecReports {
+			rows, cols := rowLabels(sr.Labels())
 			if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
+				// A scenario skipped by its own Skip(reason) — the topology
+				// cannot host it — is listed; one left out by a filter
+				// (--row, --label-filter) or focus has no message.
+				if sr.State.Is(types.SpecStateSkipped) && sr.Failure.Message != "" && len(rows) == 1 {
+					targets := cols
+					if len(targets) == 0 {
+						targets = []Column{""} // the whole row
+					}
+					reason := strings.TrimPrefix(sr.Failure.Message, "not run on this topology: ")
+					for _, col := range targets {
+						meta.Skipped = append(meta.Skipped, Skipped{Row: rows[0], Column: col, Scenario: sr.FullText(), Reason: reason})
+					}
+				}
 				continue
 			}
-			rows, cols := rowLabels(sr.Labels())
 			var recorded []Check
 			for _, e := range sr.ReportEntries {
 				if e.Name != EntryName {

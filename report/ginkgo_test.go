@@ -58,6 +58,10 @@ func ginkgoReports() []types.Report {
 		entry(report.Check{Row: report.RowLocality, Column: report.ColumnSilentlyWrong, Scenario: "locality/validator", Status: report.StatusPass}))
 	asserted.Failure = failure("locality/silently-wrong locality/validator: blind")
 
+	// Skipped by its own Skip(reason): listed, never scored.
+	partitionSkipped := spec("partition", types.SpecStateSkipped, []string{"routing", "errors"})
+	partitionSkipped.Failure = failure("not run on this topology: the local provider cannot cut a node off the bus")
+
 	beforeSuite := types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, Failure: failure("valkey-server not found")}
 
 	return []types.Report{{
@@ -73,6 +77,7 @@ func ginkgoReports() []types.Report {
 			spec("skipped", types.SpecStateSkipped, []string{"telemetry", "errors"},
 				entry(report.Check{Row: report.RowTelemetry, Column: report.ColumnErrors, Status: report.StatusPass, Controls: []report.Control{ok}})),
 			spec("pending", types.SpecStatePending, []string{"telemetry", "silently-wrong"}),
+			partitionSkipped,
 			panicked,
 			late,
 			asserted,
@@ -140,6 +145,13 @@ func TestFromGinkgo(t *testing.T) {
 			routed := s.Cell(report.RowRouting, report.ColumnErrors).Checks[0]
 			if routed.Row != report.RowRouting || routed.Column != report.ColumnErrors || routed.Evidence.Duration != report.Duration(1500*time.Millisecond) {
 				t.Errorf("labels did not fill the check: %+v", routed)
+			}
+			if c := s.Cell(report.RowRouting, report.ColumnErrors); c.Status != report.StatusPass ||
+				!strings.Contains(c.Summary, "(+1 scenario not run on this topology: the local provider cannot cut a node off the bus)") {
+				t.Errorf("a skipped scenario is not named in its cell: %s %q", c.Status, c.Summary)
+			}
+			if len(s.Meta.Skipped) != 1 || s.Meta.Skipped[0].Scenario != "partition" {
+				t.Errorf("Meta.Skipped = %+v (a filtered-out spec has no message and is not listed)", s.Meta.Skipped)
 			}
 			if len(s.Problems) != 1 || !strings.Contains(s.Problems[0], "BeforeSuite failed without a row label: valkey-server not found") {
 				t.Errorf("Problems = %q", s.Problems)

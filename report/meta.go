@@ -37,4 +37,17 @@ type Meta struct {
 	// row stays gated (silence is not a pass); one the run chose not to
 	// request is shown with its reason, not gated.
 	NotRun map[RowID]string `json:"not_run,omitempty"`
+	// Skipped lists the scenarios the topology could not host (a bus
+	// partition on the local provider, a kill on an external target):
+	// skipped with their reason, never scored. Their cells say so in their
+	// summary, so a pass is read as the pass of the scenarios that ran.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// Skipped is one scenario a run skipped, and why.
+type Skipped struct {
+	Row      RowID  `json:"row"`
+	Column   Column `json:"column,omitempty"`
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
 }

@@ -75,6 +75,9 @@ func build(meta Meta, rows []Row, checks []Check) *Scorecard {
 	for i := range s.Cells {
 		fold(&s.Cells[i])
 		c := &s.Cells[i]
+		if n, reason := skippedIn(meta.Skipped, c.Row, c.Column); n > 0 {
+			c.Summary += fmt.Sprintf(" (+%s not run on this topology: %s)", plural(n, "scenario"), reason)
+		}
 		if reason := meta.NotRun[c.Row]; reason != "" && c.Status == StatusNotRun {
 			c.Summary = "not run: " + reason
 		}
@@ -95,6 +98,21 @@ func severity(s Status) int {
 		return 2
 	}
 	return 3
+}
+
+// skippedIn counts the skipped scenarios of a cell and returns the first
+// one's reason.
+func skippedIn(skipped []Skipped, row RowID, col Column) (int, string) {
+	n, reason := 0, ""
+	for _, s := range skipped {
+		if s.Row == row && (s.Column == col || s.Column == "") {
+			if n == 0 {
+				reason = s.Reason
+			}
+			n++
+		}
+	}
+	return n, reason
 }
 
 // fold sets the cell's status and summary from its checks.
