@@ -189,7 +189,9 @@ func ObservedSingleAuthority(samples []KeyspaceSample, minSamples int) Result {
 // it can miss the last expiries before by (a TTL drain ends in a step, many
 // leases expiring in the same millisecond). The caller takes that witness
 // right after the gate allowed and before the step acts (traffic.Operator's
-// OnAllowed), so it shows the state the gate decided on.
+// OnAllowed), so it shows the state the gate decided on. A sample more than
+// drainWitnessTolerance after by is no witness (the witness call failed, and
+// a later tick would show a state the gate never saw).
 func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
 	return keyspaceDrained("old-keyspace-drained", "old", func(s KeyspaceSample) int { return s.OldLeases }, samples, since, by)
 }
@@ -200,6 +202,10 @@ func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Resul
 func NewKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
 	return keyspaceDrained("new-keyspace-drained", "new", func(s KeyspaceSample) int { return s.NewLeases }, samples, since, by)
 }
+
+// drainWitnessTolerance bounds how late the witness of a gate decision may
+// be: it is taken right after the decision, before the step acts.
+const drainWitnessTolerance = 50 * time.Millisecond
 
 func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []KeyspaceSample, since, by time.Duration) Result {
 	var first, zero *KeyspaceSample
@@ -212,7 +218,7 @@ func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []
 			continue
 		}
 		if s.At >= by {
-			if witnessed {
+			if witnessed || s.At > by+drainWitnessTolerance {
 				continue
 			}
 			witnessed = true

@@ -112,6 +112,11 @@ func TestOldKeyspaceDrainedWitness(t *testing.T) {
 	if r := check.OldKeyspaceDrained(late, 0, ms(20)); r.Status != check.Fail {
 		t.Fatalf("drained only after the witness: %v", r)
 	}
+	// The witness call failed; the next tick, long after, is no witness.
+	tooLate := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(200), OldLeases: 0}}
+	if r := check.OldKeyspaceDrained(tooLate, 0, ms(20)); r.Status != check.Fail {
+		t.Fatalf("a sample 180 ms after the decision counted as its witness: %v", r)
+	}
 }
 
 func TestMigrationErrorsAround(t *testing.T) {

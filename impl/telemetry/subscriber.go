@@ -27,8 +27,12 @@ func WrapSubscriber(s client.Subscriber, m *Metrics) *Subscriber {
 	return ts
 }
 
+// forward is the only sender on, and so the only closer of, Messages: it
+// closes it when the wrapped channel closes (as the unwrapped subscriber's
+// consumer would see) or when Close stops it.
 func (s *Subscriber) forward() {
 	defer s.wg.Done()
+	defer close(s.out)
 	for msg := range s.Subscriber.Messages() {
 		s.count(msg)
 		select {
@@ -58,13 +62,12 @@ func (s *Subscriber) count(msg client.Message) {
 func (s *Subscriber) Messages() <-chan client.Message { return s.out }
 
 // Close implements client.Subscriber: it closes the wrapped subscriber and
-// then Messages.
+// waits until Messages is closed.
 func (s *Subscriber) Close() error {
 	s.once.Do(func() {
 		close(s.done)
 		s.err = s.Subscriber.Close()
 		s.wg.Wait()
-		close(s.out)
 	})
 	return s.err
 }
