@@ -49,6 +49,120 @@ type AuditLedger struct {
 	ExpectLoss bool
 	// End is the pipeline's state when the ledger was read.
 	End AuditEnd
+	// LossSet, when set, also judges WHICH signals the queue lost, from
+	// its policy and the offers' arrival order; nil judges only how many.
+	LossSet *AuditLossSet
+}
+
+// Queue policies the loss-set check knows (impl/marconi/audit.Policy).
+const (
+	AuditPolicyOldest       = "oldest"
+	AuditPolicyRejectNew    = "reject_new"
+	AuditPolicyBackPressure = "bounded_back_pressure"
+)
+
+// AuditLossSet is what a tenant's queue policy says about which offers it
+// may lose (spec 002 §3.6 overwrite_policy). What the recorded offers —
+// Kept answers, arrival order per tenant, scenario-clock times — can decide:
+//
+//   - reject_new and bounded_back_pressure never evict a queued entry: the
+//     signals missing from PostgreSQL are exactly the offers answered
+//     Kept=false (a refusal is the only loss).
+//   - oldest never refuses, and evicts from the head of a FIFO: every
+//     missing offer was answered Kept=true; and in each overflow (from one
+//     OverflowStarts to the next) the first offer made since the overflow
+//     began that is lost is at most WriterBatch offers after the
+//     overflow's first offer — at the start the stalled writer holds at
+//     most one batch out of the queue's reach, and every later offer sits
+//     in the queue, oldest first, until the queue evicts it. A policy
+//     evicting the newest keeps the queue's first Capacity−1 offers and
+//     loses the ones after them, which this bound catches whenever
+//     Capacity−1 > WriterBatch (Unknown otherwise: not decidable).
+//
+// What the offers cannot decide: which entries max_age ejects (it depends
+// on when the writer resumes, not on arrival order alone) — leave LossSet
+// nil for an age-bound queue and judge only the count; for oldest, which
+// offers made before an overflow began were still queued at its start (the
+// writer's backlog at the cut is not recorded: they may be lost, first),
+// and exactly where inside the writer's held batch the loss begins.
+type AuditLossSet struct {
+	Policy string
+	// OverflowStarts are the scenario-clock instants the queue's writer was
+	// cut off (each Redis outage's start), ascending.
+	OverflowStarts []time.Duration
+	// WriterBatch is the most entries the writer takes at once
+	// (audit.DefaultWriterBatch); Capacity the queue's max_entries, or the
+	// entries max_bytes holds at the seeded size.
+	WriterBatch, Capacity int
+}
+
+// auditLossSetViolations lists what l's lost set does that its policy
+// forbids; undecidable is set when the configuration cannot tell.
+func auditLossSetViolations(l AuditLedger) (why []string, undecidable string) {
+	ls := l.LossSet
+	missing := map[string]bool{}
+	for _, o := range l.Offers {
+		if l.Rows[o.SignalID] == 0 {
+			missing[o.SignalID] = true
+		}
+	}
+	switch ls.Policy {
+	case AuditPolicyRejectNew, AuditPolicyBackPressure:
+		var evicted, archivedRefused []string
+		for _, o := range l.Offers {
+			switch {
+			case missing[o.SignalID] && o.Kept:
+				evicted = append(evicted, o.SignalID)
+			case !missing[o.SignalID] && !o.Kept:
+				archivedRefused = append(archivedRefused, o.SignalID)
+			}
+		}
+		if len(evicted) > 0 {
+			why = append(why, fmt.Sprintf("%s lost %d signals it had kept (a queued entry evicted): %s", ls.Policy, len(evicted), auditSample(evicted, 3)))
+		}
+		if len(archivedRefused) > 0 {
+			why = append(why, fmt.Sprintf("%s refused %d signals that reached PG anyway: %s", ls.Policy, len(archivedRefused), auditSample(archivedRefused, 3)))
+		}
+	case AuditPolicyOldest:
+		if ls.Capacity-1 <= ls.WriterBatch {
+			return nil, fmt.Sprintf("capacity %d ≤ writer batch %d + 1: which end oldest evicts is not decidable from arrival order", ls.Capacity, ls.WriterBatch)
+		}
+		var refused []string
+		for _, o := range l.Offers {
+			if missing[o.SignalID] && !o.Kept {
+				refused = append(refused, o.SignalID)
+			}
+		}
+		if len(refused) > 0 {
+			why = append(why, fmt.Sprintf("oldest refused %d new signals: %s", len(refused), auditSample(refused, 3)))
+		}
+		for k, start := range ls.OverflowStarts {
+			end := time.Duration(1<<63 - 1)
+			if k+1 < len(ls.OverflowStarts) {
+				end = ls.OverflowStarts[k+1]
+			}
+			first, firstLost := -1, -1
+			for i, o := range l.Offers {
+				if o.At < start || o.At >= end {
+					continue
+				}
+				if first < 0 {
+					first = i
+				}
+				if missing[o.SignalID] {
+					firstLost = i
+					break
+				}
+			}
+			if firstLost >= 0 && firstLost-first > ls.WriterBatch {
+				why = append(why, fmt.Sprintf("overflow %d: the first signal lost (%s) is the %d-th offered since the overflow began, past the writer's batch of %d: the oldest queued were kept, newer ones lost",
+					k+1, l.Offers[firstLost].SignalID, firstLost-first+1, ls.WriterBatch))
+			}
+		}
+	default:
+		return nil, fmt.Sprintf("policy %q has no loss-set rule", ls.Policy)
+	}
+	return why, ""
 }
 
 // AuditEnd is a tenant pipeline's end state: a ledger is only decidable
@@ -217,8 +331,10 @@ func MarconiExactlyOnce(ledgers []AuditLedger, minOffers int) Result {
 // EXACTLY as many as marconi_audit_queue_overwrite_total says the queue
 // lost — no more (an uncounted loss), no fewer (a counted loss that was not
 // one) — and what PostgreSQL holds is a duplicate-free subset of what was
-// accepted, each row in the stream too. A ledger marked ExpectLoss that lost
-// nothing is Unknown: the overflow the scenario claims did not happen.
+// accepted, each row in the stream too; a ledger with a LossSet must also
+// have lost the signals its policy allows (AuditLossSet). A ledger marked
+// ExpectLoss that lost nothing is Unknown: the overflow the scenario claims
+// did not happen.
 func MarconiLossBudget(ledgers []AuditLedger) Result {
 	const name = "marconi-loss-budget"
 	var bad, observed []string
@@ -252,6 +368,13 @@ func MarconiLossBudget(ledgers []AuditLedger) Result {
 		}
 		if len(f.badTrace)+len(f.badOblig) > 0 {
 			why = append(why, fmt.Sprintf("companion rows wrong: %s", auditSample(append(f.badTrace, f.badOblig...), 3)))
+		}
+		if l.LossSet != nil {
+			setWhy, undecidable := auditLossSetViolations(l)
+			if undecidable != "" {
+				return unknown(name, "%s: %s", l.Name, undecidable)
+			}
+			why = append(why, setWhy...)
 		}
 		if len(why) > 0 {
 			bad = append(bad, l.Name+": "+strings.Join(why, "; "))

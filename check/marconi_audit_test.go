@@ -239,3 +239,68 @@ func TestMarconiPipelineErrors(t *testing.T) {
 		t.Errorf("failed direct write: %s", r.Message)
 	}
 }
+
+// overflowLedger is 300 offers of tenant t, one per millisecond, whose queue
+// (capacity 100, writer batch 8) overflowed from offer 100 on: the writer
+// held offers 100–104 and the queue the rest, so a correct oldest loses
+// 105–199 and keeps the newest 100 (200–299).
+func overflowLedger(t string, lost func(i int) bool, refused func(i int) bool) AuditLedger {
+	l := auditLedger(t, 300)
+	for i := range l.Offers {
+		l.Offers[i].At = time.Duration(i) * time.Millisecond
+		if refused != nil && refused(i) {
+			l.Offers[i].Kept = false
+		}
+		if lost(i) {
+			id := l.Offers[i].SignalID
+			delete(l.Stream, id)
+			delete(l.Rows, id)
+			delete(l.Trace, id)
+			delete(l.Obligations, id)
+			l.Overwrites++
+		}
+	}
+	l.ExpectLoss = true
+	l.LossSet = &AuditLossSet{Policy: AuditPolicyOldest, OverflowStarts: []time.Duration{100 * time.Millisecond}, WriterBatch: 8, Capacity: 100}
+	return l
+}
+
+func TestMarconiLossBudgetWhichSignals(t *testing.T) {
+	oldest := overflowLedger("o", func(i int) bool { return i >= 105 && i < 200 }, nil)
+	if r := MarconiLossBudget([]AuditLedger{oldest}); r.Status != Pass {
+		t.Fatalf("oldest evicting the head: %s %s", r.Status, r.Message)
+	}
+	// The mutant: the queue kept its first 99 entries (105–203) and lost
+	// the next ones; same count, same counter.
+	newest := overflowLedger("n", func(i int) bool { return i >= 204 && i < 299 }, nil)
+	if r := MarconiLossBudget([]AuditLedger{newest}); r.Status != Fail || !strings.Contains(r.Counterexample, "oldest queued were kept") {
+		t.Errorf("oldest evicting the newest: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	// The writer's backlog at the cut (offers 97–99, queued before the
+	// overflow began) is the head: lost first, and allowed.
+	backlog := overflowLedger("b", func(i int) bool { return i >= 97 && i < 100 || i >= 105 && i < 200 }, nil)
+	if r := MarconiLossBudget([]AuditLedger{backlog}); r.Status != Pass {
+		t.Errorf("backlog queued before the overflow lost first: %s %s", r.Status, r.Message)
+	}
+	refusing := overflowLedger("r", func(i int) bool { return i >= 200 && i < 295 }, func(i int) bool { return i >= 200 && i < 295 })
+	if r := MarconiLossBudget([]AuditLedger{refusing}); r.Status != Fail || !strings.Contains(r.Counterexample, "oldest refused") {
+		t.Errorf("oldest refusing the new: %s %s", r.Status, r.Message)
+	}
+	small := overflowLedger("s", func(i int) bool { return i >= 105 && i < 200 }, nil)
+	small.LossSet.WriterBatch = 99
+	if r := MarconiLossBudget([]AuditLedger{small}); r.Status != Unknown {
+		t.Errorf("capacity ≤ batch+1 must be undecidable: %s %s", r.Status, r.Message)
+	}
+
+	// reject_new: the refused offers are the loss, nothing else.
+	reject := overflowLedger("j", func(i int) bool { return i >= 200 && i < 250 }, func(i int) bool { return i >= 200 && i < 250 })
+	reject.LossSet.Policy = AuditPolicyRejectNew
+	if r := MarconiLossBudget([]AuditLedger{reject}); r.Status != Pass {
+		t.Fatalf("reject_new refusing the new: %s %s", r.Status, r.Message)
+	}
+	evicting := overflowLedger("v", func(i int) bool { return i >= 150 && i < 200 }, func(i int) bool { return i >= 200 && i < 250 })
+	evicting.LossSet.Policy = AuditPolicyRejectNew
+	if r := MarconiLossBudget([]AuditLedger{evicting}); r.Status != Fail || !strings.Contains(r.Counterexample, "queued entry evicted") {
+		t.Errorf("reject_new evicting queued entries: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+}

@@ -33,10 +33,15 @@ const (
 	// MutantSkipWarmup: Start does not rehydrate the tables from the
 	// SessionStore (§6 step 2 skipped).
 	MutantSkipWarmup Mutant = "skip-warmup"
+	// MutantStaticListener is the keyspace listener that subscribes to the
+	// primaries it was given (or found) at Start, configures only them and
+	// never looks again: after a failover the promoted primary announces
+	// its expiries to nobody, and on_session_expired silently stops (§5).
+	MutantStaticListener Mutant = "static-keyspace-listener"
 )
 
 // Mutants lists every mesh mutant.
-var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup}
+var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

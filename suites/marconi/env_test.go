@@ -121,10 +121,10 @@ type pipeline struct {
 	stopArchive func()
 }
 
-func startPipeline(ctx context.Context, b client.Backend, reg prometheus.Registerer, name string, archive bool) *pipeline {
+func startPipeline(ctx context.Context, b client.Backend, reg prometheus.Registerer, name string, archive bool, queueMutant audit.Mutant) *pipeline {
 	GinkgoHelper()
 	metrics := audit.NewMetrics(reg)
-	q, err := audit.NewQueue(audit.QueueOptions{Metrics: metrics})
+	q, err := audit.NewQueue(audit.QueueOptions{Metrics: metrics, Mutant: queueMutant})
 	Expect(err).NotTo(HaveOccurred())
 	p := &pipeline{queue: q, writerPool: newPool(ctx, b, name+"-writer")}
 	p.writer, err = audit.NewWriter(audit.WriterOptions{Pool: p.writerPool, Queue: q, Metrics: metrics})

@@ -14,6 +14,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
@@ -89,7 +90,7 @@ func hotPathIO(ctx SpecContext, b client.Backend) report.Check {
 	reg := prometheus.NewRegistry()
 	store := newPool(ctx, b, "marconi-store")
 	ev.Client = store.Version()
-	pipe := startPipeline(ctx, b, reg, "hp-"+string(b), true)
+	pipe := startPipeline(ctx, b, reg, "hp-"+string(b), true, audit.MutantNone)
 	env := startMesh(ctx, marconi.Options{Pool: store, Sink: pipe.queue, Registry: reg})
 	rec := traffic.NewMeshRecorder(traffic.NewClock(), env.api)
 	recv := traffic.NewMeshReceivers(rec, env.url)
@@ -214,7 +215,7 @@ func hotPathOutage(ctx SpecContext, b client.Backend) report.Check {
 	reg := prometheus.NewRegistry()
 	store := newPool(ctx, b, "marconi-store")
 	ev.Client = store.Version()
-	pipe := startPipeline(ctx, b, reg, "outage-"+string(b), true)
+	pipe := startPipeline(ctx, b, reg, "outage-"+string(b), true, audit.MutantNone)
 	env := startMesh(ctx, marconi.Options{Pool: store, Sink: pipe.queue, Registry: reg})
 	rec := traffic.NewMeshRecorder(traffic.NewClock(), env.api)
 	recv := traffic.NewMeshReceivers(rec, env.url)

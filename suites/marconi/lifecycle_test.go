@@ -11,8 +11,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
+	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
@@ -23,7 +25,7 @@ var _ = Describe("marconi-cache-lifecycle", func() {
 		harness.Emit(
 			harness.Scenario{
 				Name: "marconi-cache-lifecycle/transitions-and-staleness/" + string(b), Row: report.RowMarconiCacheLifecycle, Column: report.ColumnSilentlyWrong,
-				Spec: "every Stage 2 hook's state transition (on_session_expired via keyspace notifications on every primary); under register/deregister churn no send after a deregister's 200 routes to the old session, master-alias sends follow every flip (002 §5, Stage 2 test gates)",
+				Spec: "every Stage 2 hook's state transition (on_session_expired via keyspace notifications on every primary, across a graceful failover of the sessions' shard); under register/deregister churn no send after a deregister's 200 routes to the old session, master-alias sends follow every flip (002 §5, Stage 2 test gates)",
 				Run:  func(ctx SpecContext) report.Check { return lifecycleOf(ctx, b).transitions(b) },
 			},
 			harness.Scenario{
@@ -50,6 +52,12 @@ type lifecycleRun struct {
 	forgetSteps []check.MeshHookStep
 	forgetHist  check.MeshHistory
 	cold        check.MeshCacheStats
+
+	resubscribed time.Duration // from the failover's end until B's listener covered the promoted primary
+
+	// The static keyspace listener's tour across the same failover.
+	staticSteps []check.MeshHookStep
+	staticErr   error
 }
 
 var (
@@ -99,7 +107,9 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 	primaries, err := marconi.PrimaryAddrs(ctx, newPool(ctx, b, "marconi-discovery"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(primaries).To(HaveLen(len(cluster.Primaries())), "CLUSTER NODES primaries")
-	notify := &marconi.NotifyOptions{Backend: b, Addrs: primaries, Configure: true, ClientName: "marconi-keyspace"}
+	// No addresses: on a cluster the listener discovers the primaries
+	// itself, and again after every failover (§5 KeyspaceReaper).
+	notify := &marconi.NotifyOptions{Backend: b, Configure: true, ClientName: "marconi-keyspace"}
 
 	By(fmt.Sprintf("instance A registers %d sessions (TTL %v) and a master, then stops", s.WarmSessions, s.TTL))
 	poolA := newPool(ctx, b, "marconi-a")
@@ -124,7 +134,34 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 		MinHitRate: 0.99, MinReads: s.MinReads}
 	cold.stop()
 
-	By("hook tour on B: every Stage 2 hook through the API, a socket and a key expiry")
+	By("failover of the tenant's shard (graceful) under B and a static-listener mutant: every later expiry is announced by the promoted primary")
+	static := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-static"), Store: marconi.StoreOptions{TTL: s.TTL, Prefix: "static"},
+		Notify: notify, Sink: marconi.NewMemorySink(), Mutant: marconi.MutantStaticListener})
+	owner, err := cluster.NodeForSlot(ctx, slot.Of("{"+tenant+"}"))
+	Expect(err).NotTo(HaveOccurred())
+	w, err := fault.Failover{Shard: owner.Shard(), Mode: fault.FailoverGraceful}.Inject(ctx, cluster)
+	Expect(err).NotTo(HaveOccurred(), "failover of shard %d", owner.Shard())
+	r.ev.Faults = append(r.ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+	// The promoted primary reaches every node's CLUSTER NODES by gossip.
+	discovery := newPool(ctx, b, "marconi-discovery")
+	var promoted []string
+	Eventually(ctx, func() ([]string, error) {
+		promoted, err = marconi.PrimaryAddrs(ctx, discovery)
+		return promoted, err
+	}).WithTimeout(10*time.Second).WithPolling(20*time.Millisecond).ShouldNot(Equal(primaries), "CLUSTER NODES shows the promoted primary")
+	Eventually(ctx, bEnv.mesh.ExpiryListenerAddrs).WithTimeout(5*marconi.DefaultRediscover).WithPolling(20*time.Millisecond).
+		Should(Equal(promoted), "B's keyspace listener follows the failover")
+	r.resubscribed = time.Since(w.End)
+
+	By("hook tour on B (and on the static-listener mutant beside it): every Stage 2 hook through the API, a socket and a key expiry on the promoted primary")
+	recS := traffic.NewMeshRecorder(traffic.NewClock(), static.api)
+	recvS := traffic.NewMeshReceivers(recS, static.url)
+	DeferCleanup(recvS.Close)
+	staticDone := make(chan struct{})
+	go func() {
+		defer close(staticDone)
+		r.staticSteps, r.staticErr = traffic.MeshHookTour(ctx, static.mesh, recS, recvS, tenant, "tour", r.expiryWait)
+	}()
 	recvB := traffic.NewMeshReceivers(recB, bEnv.url)
 	DeferCleanup(recvB.Close)
 	r.steps, r.tourErr = traffic.MeshHookTour(ctx, bEnv.mesh, recB, recvB, tenant, "tour", r.expiryWait)
@@ -136,6 +173,9 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 	r.churn, err = churn.Run(ctx, recB, recvB, s.ChurnFor)
 	Expect(err).NotTo(HaveOccurred())
 	recvB.Close()
+	<-staticDone // the mutant's tour ran beside the churn
+	recvS.Close()
+	static.stop()
 	r.hist = recB.History()
 	hits, misses := traffic.MeshLiveReads(onlyProject(r.hist, tenant+"/churn/"))
 	r.cache = check.MeshCacheStats{Hits: hits, Misses: misses, MinHitRate: 0.99, FirstReads: first, HookErrors: hookErrors(bEnv.mesh),
@@ -145,7 +185,8 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 		"reregistrations": float64(r.churn.Reregistrations), "master_flips": float64(r.churn.MasterFlips), "expired": float64(r.churn.Expired),
 		"heartbeats": float64(r.churn.Heartbeats), "live_reads": float64(hits + misses), "hit_rate_pct": 100 * float64(hits) / float64(max(hits+misses, 1)),
 		"mesh_hits": bEnv.mesh.MetricSum("marconi_routing_cache_hits_total", nil), "mesh_misses": bEnv.mesh.MetricSum("marconi_routing_cache_misses_total", nil),
-		"expired_hook_calls": bEnv.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(marconi.HookSessionExpired)}),
+		"expired_hook_calls":            bEnv.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(marconi.HookSessionExpired)}),
+		"listener_followed_failover_ms": ms(r.resubscribed),
 	}
 	for _, h := range marconi.Hooks {
 		r.ev.Metrics["hook_calls_"+string(h)] = bEnv.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(h)})
@@ -209,7 +250,21 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	// stale-route bound saw it: each check must be able to fail alone.
 	ctl.Caught = ctl.Caught && tour.Status == check.Fail && stale.Status == check.Fail
 	ctl.Observed = fmt.Sprintf("hook transitions: %s | stale routes: %s", tour.Message, stale.Message)
-	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl)
+	// The static listener heard only the demoted primary: its tour's
+	// expiry on the promoted one never reaches on_session_expired.
+	staticTour := check.MarconiHookTransitions(r.staticSteps)
+	staticCtl := harness.Control(string(marconi.MutantStaticListener), "the keyspace listener subscribes to the primaries seen at Start and never rediscovers: after the failover on_session_expired silently stops",
+		staticTour)
+	expiredSeen := false
+	for _, st := range r.staticSteps {
+		expiredSeen = expiredSeen || st.Hook == string(marconi.HookSessionExpired)
+	}
+	staticCtl.Caught = staticCtl.Caught && !expiredSeen
+	if r.staticErr != nil {
+		staticCtl.Observed += " | tour: " + r.staticErr.Error()
+	}
+	ev.Observed = append(ev.Observed, fmt.Sprintf("graceful failover of the tenant's shard before the tour; B's listener covered the promoted primary %v after it", r.resubscribed.Round(time.Millisecond)))
+	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl)
 }
 
 func (r *lifecycleRun) health(b client.Backend) report.Check {

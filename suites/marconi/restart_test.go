@@ -42,7 +42,7 @@ type restartDrill struct {
 	window     check.MeshHistory // the window sends and everything delivered after the restart
 	rehydrated check.Result
 	ledger     check.MeshLedger
-	overwrites int64 // the dead queue's own loss counter (drops before the death)
+	inFlight   int // A's audit-queue depth at its death (reported, never scored)
 	cache      check.MeshCacheStats
 	warm       marconi.Warmup
 	metrics    map[string]float64
@@ -68,9 +68,12 @@ func restartOf(ctx SpecContext, b client.Backend) *restartRun {
 	s := scaleOf()
 	r := &restartRun{ev: harness.Evidence(cfg, cluster, nil)}
 	By(fmt.Sprintf("drill: instance A with %d receivers dies with entries in its audit queue; instance B starts on the same Redis", s.RestartReceivers))
-	r.main = restartDrillRun(ctx, b, "restart", s.RestartReceivers, s.RestartPerSender, marconi.MutantNone)
-	By("negative control: the same drill with B skipping its warm-up")
-	r.noWarm = restartDrillRun(ctx, b, "restart-cold", s.RestartReceivers/2, max(s.RestartPerSender/2, 2), marconi.MutantSkipWarmup)
+	r.main = restartDrillRun(ctx, b, "restart", s.RestartReceivers, s.RestartPerSender, audit.MutantNone, marconi.MutantNone)
+	// One control drill carries two independent mutants: B's skipped
+	// warm-up only touches what B serves; A's uncounted shutdown only
+	// touches A's ledger (accepted by A vs stream + A's counter).
+	By("negative controls: the same drill with A's queue dropping its in-flight entries uncounted at shutdown and B skipping its warm-up")
+	r.noWarm = restartDrillRun(ctx, b, "restart-cold", s.RestartReceivers/2, max(s.RestartPerSender/2, 2), audit.MutantUncountedShutdown, marconi.MutantSkipWarmup)
 	r.ev.Client = b.Version()
 	r.ev.Metrics = r.main.metrics
 	restartRuns[b] = r
@@ -82,20 +85,21 @@ func restartOf(ctx SpecContext, b client.Backend) *restartRun {
 //  1. A serves n receivers with its audit queue and Redis Stream writer;
 //     a burst is delivered and appended.
 //  2. A's writer stops (lagging), a second burst is delivered but stays in
-//     A's audit queue; A dies: its in-flight entries are the counted loss.
+//     A's audit queue; A dies: its queue's Close counts the in-flight
+//     entries (reason "shutdown"), and A's last scrape is the counted loss.
 //  3. B starts on the same Redis (warm-up); its tables are read before any
 //     shim reconnects.
 //  4. Window: a burst to B while no socket is attached (queued offline).
 //  5. The shims reconnect their sockets to B (re-registering first if B
 //     refuses a socket, as a shim does); heartbeats go to B.
-func restartDrillRun(ctx context.Context, b client.Backend, project string, n, perSender int, bMutant marconi.Mutant) restartDrill {
+func restartDrillRun(ctx context.Context, b client.Backend, project string, n, perSender int, aQueue audit.Mutant, bMutant marconi.Mutant) restartDrill {
 	GinkgoHelper()
 	s := scaleOf()
 	var d restartDrill
 	clock := traffic.NewClock()
 
 	regA := prometheus.NewRegistry()
-	pipeA := startPipeline(ctx, b, regA, project+"-a-"+string(b), false)
+	pipeA := startPipeline(ctx, b, regA, project+"-a-"+string(b), false, aQueue)
 	a := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-a"), Sink: pipeA.queue, Registry: regA})
 	recA := traffic.NewMeshRecorder(clock, a.api)
 	recv := traffic.NewMeshReceivers(recA, a.url)
@@ -110,23 +114,26 @@ func restartDrillRun(ctx context.Context, b client.Backend, project string, n, p
 	burst.Rand = cfg.Rand("marconi-restart/" + project + "/lagging/" + string(b))
 	burst.Run(ctx, recA)
 	Expect(traffic.AwaitDeliveries(withTimeout(ctx, 10*time.Second), recA, "pushed")).To(BeZero(), "burst 2 delivered by A")
-	st := pipeA.queue.Stats(tenant)
-	for _, v := range st.Dropped {
-		d.overwrites += v
-	}
-	lost := int64(st.Depth) + d.overwrites
 	hA := recA.History()
 	for _, snd := range hA.Sends {
 		if snd.OK() {
 			d.ledger.Accepted = append(d.ledger.Accepted, snd.SignalID)
 		}
 	}
-	d.ledger.CountedLost = lost
-	a.stop() // the process dies: tables, pending index and audit queue with it
+	d.inFlight = pipeA.queue.Stats(tenant).Depth // for the report only: the ledger never reads it
+	// The process exits: the instance stops, then its audit queue closes,
+	// counting what it still held (reason "shutdown"); the counted loss is
+	// the last scrape of A's own registry (§6, §9 overwrite counter), not
+	// the harness's arithmetic.
+	a.stop()
+	pipeA.queue.Close()
+	lost, err := traffic.MetricSum(regA, audit.MetricQueueOverwrite, map[string]string{"tenant": tenant})
+	Expect(err).NotTo(HaveOccurred(), "scrape A's overwrite counter")
+	d.ledger.CountedLost = int64(lost)
 	recv.Wait(withTimeout(ctx, 10*time.Second))
 
 	regB := prometheus.NewRegistry()
-	pipeB := startPipeline(ctx, b, regB, project+"-b-"+string(b), false)
+	pipeB := startPipeline(ctx, b, regB, project+"-b-"+string(b), false, audit.MutantNone)
 	bEnv := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-b"), Sink: pipeB.queue, Registry: regB, Mutant: bMutant})
 	d.warm = bEnv.warm
 	tables := bEnv.mesh.Tables()
@@ -186,7 +193,7 @@ func restartDrillRun(ctx context.Context, b client.Backend, project string, n, p
 		}
 	}
 	d.metrics = map[string]float64{
-		"receivers": float64(n), "accepted_by_a": float64(len(d.ledger.Accepted)), "a_audit_in_flight_lost": float64(lost),
+		"receivers": float64(n), "accepted_by_a": float64(len(d.ledger.Accepted)), "a_audit_in_flight": float64(d.inFlight), "a_counted_lost": float64(lost),
 		"stream_signals": float64(len(streamed)), "warmup_sessions": float64(d.warm.Sessions), "warmup_ms": ms(d.warm.Took),
 		"window_sends": float64(len(d.window.Sends)), "window_queued_offline": float64(queued), "window_undelivered": float64(missing),
 		"b_misses": bEnv.mesh.MetricSum("marconi_routing_cache_misses_total", nil),
@@ -247,16 +254,17 @@ func (r *restartRun) silently(b client.Backend) report.Check {
 	result := check.All("marconi-restart", m.rehydrated, check.MarconiSendsDelivered(m.window, 1, true), check.MarconiAuditLedger(m.ledger))
 	cold := r.noWarm.rehydrated
 	ctl := harness.Control(string(marconi.MutantSkipWarmup), "B skips warm_caches_from_store: until the shims re-register, every active session is unroutable", cold)
-	// The loss a dead process leaves is its audit queue's depth, which no
-	// counter of the queue itself holds: a ledger that trusts the
-	// overwrite counter alone hides it.
-	hidden := m.ledger
-	hidden.CountedLost = m.overwrites
-	hideCtl := harness.Control("uncounted-in-flight", "the restart's in-flight audit entries left out of the loss count (only marconi_audit_queue_overwrite_total counted)", check.MarconiAuditLedger(hidden))
+	// The control drill's A ran audit.MutantUncountedShutdown: its queue
+	// discards the in-flight entries at Close without counting them, so
+	// its own counter under-reports what the stream misses. Caught only
+	// if it actually died holding entries (the paused writer forces it).
+	hideCtl := harness.Control(string(audit.MutantUncountedShutdown), "A's audit queue drops its in-flight entries at shutdown without counting them", check.MarconiAuditLedger(r.noWarm.ledger))
+	hideCtl.Caught = hideCtl.Caught && r.noWarm.inFlight > 0
+	hideCtl.Observed += fmt.Sprintf(" (%d entries in flight at the death)", r.noWarm.inFlight)
 	ev := r.ev
 	ev.Observed = []string{
 		fmt.Sprintf("warm-up: %d sessions in %v", m.warm.Sessions, m.warm.Took.Round(time.Microsecond)),
-		fmt.Sprintf("A accepted %d signals; %d were in A's audit queue when it died (counted lost); the stream holds %d signals (A's and B's)", len(m.ledger.Accepted), m.ledger.CountedLost, len(m.ledger.Streamed)),
+		fmt.Sprintf("A accepted %d signals; %d were in A's audit queue when it died; A's overwrite counter (last scrape) says %d lost; the stream holds %d signals (A's and B's)", len(m.ledger.Accepted), m.inFlight, m.ledger.CountedLost, len(m.ledger.Streamed)),
 	}
 	return harness.Check(report.RowMarconiRestart, report.ColumnSilentlyWrong, "", result, ev, ctl, hideCtl)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -121,17 +122,19 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		cutTenants, cut.Name(), tenants["healthy"], healthy.Name(), s.Rate))
 	main := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "main", Schema: "lb_main_" + tag, Tenants: mainTenants,
 		Queue: audit.QueueOptions{Tenants: configs}, Targets: primary, Rate: s.Rate})
-	By("negative controls alongside on the same node: a queue that drops without counting, a writer that swallows its errors, a sink that writes through to Redis")
-	uncountedTenant, silentTenant, wtTenant := on("uncounted"), on("silent"), on("writethrough")
+	By("negative controls alongside on the same node: a queue that drops without counting, an oldest queue that evicts the newest, a writer that swallows its errors, a sink that writes through to Redis")
+	uncountedTenant, newestTenant, silentTenant, wtTenant := on("uncounted"), on("newest"), on("silent"), on("writethrough")
 	uncounted := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "uncounted", Schema: "lb_uncounted_" + tag, Tenants: []string{uncountedTenant},
 		Queue: audit.QueueOptions{Default: small(audit.PolicyOldest)}, Mutant: audit.MutantUncountedDrop, Targets: primary, Rate: s.Rate})
+	newest := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "evicts-newest", Schema: "lb_newest_" + tag, Tenants: []string{newestTenant},
+		Queue: audit.QueueOptions{Default: small(audit.PolicyOldest)}, Mutant: audit.MutantOldestEvictsNewest, Targets: primary, Rate: s.Rate})
 	silent := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "silent-writer", Schema: "lb_silent_" + tag, Tenants: []string{silentTenant},
 		Mutant: audit.MutantSilentWriter, Targets: primary, Rate: s.Rate})
 	wtPool := harness.Pool(ctx, b, cluster)
 	writeThrough := &traffic.AuditLoad{Sink: traffic.WriteThroughSink{Pool: wtPool, Timeout: 200 * time.Millisecond}, Tenants: []string{wtTenant},
 		Rate: 20, Clock: clock, Rand: func(string) *rand.Rand { return cfg.Rand("marconi-audit/writethrough/" + string(b)) }}
 	writeThrough.Start(ctx)
-	all := []*pipeline{main, uncounted, silent}
+	all := []*pipeline{main, uncounted, newest, silent}
 	DeferCleanup(func() { _ = writeThrough.Stop(); stopAll(all...) })
 	mainSampler := &traffic.AuditSampler{Gatherer: main.metrics.Gatherer(), Tenants: mainTenants, Every: 50 * time.Millisecond, Clock: clock}
 	silentSampler := &traffic.AuditSampler{Gatherer: silent.metrics.Gatherer(), Tenants: []string{silentTenant}, Every: 50 * time.Millisecond, Clock: clock}
@@ -159,7 +162,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 					return false
 				}
 			}
-			return uncounted.load.Count()-overflowedFrom >= int64(s.MaxEntries+s.MinLoss)
+			return uncounted.load.Count()-overflowedFrom >= int64(s.MaxEntries+s.MinLoss) && newest.lost(newestTenant) >= float64(cycle*s.MinLoss)
 		})
 		Expect(cut.EnableProxy()).To(Succeed())
 		end := clock.Now()
@@ -224,7 +227,33 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	silentSampler.Stop()
 	stopAll(all...)
 
-	ledgers := main.ledgers(ctx, pool, canonicalSet, func(t string) bool { return slices.Contains(cutTenants, t) })
+	// Which signals each policy may lose (check.AuditLossSet): the
+	// overflows begin with the Redis outages; the age-bound queue is judged
+	// by count only (which entries max_age ejects is a matter of time, not
+	// arrival order).
+	var overflowStarts []time.Duration
+	for _, o := range outages {
+		if strings.HasPrefix(o.Name, "redis-") {
+			overflowStarts = append(overflowStarts, o.Start)
+		}
+	}
+	lossSet := func(policy string, capacity int) *check.AuditLossSet {
+		return &check.AuditLossSet{Policy: policy, OverflowStarts: overflowStarts, WriterBatch: audit.DefaultWriterBatch, Capacity: capacity}
+	}
+	lossSets := map[string]*check.AuditLossSet{
+		tenants["oldest"]: lossSet(check.AuditPolicyOldest, s.MaxEntries),
+		tenants["bytes"]:  lossSet(check.AuditPolicyOldest, s.MaxEntries), // max_bytes ≈ MaxEntries entries of the seeded size
+		tenants["reject"]: lossSet(check.AuditPolicyRejectNew, s.MaxEntries), tenants["backpressure"]: lossSet(check.AuditPolicyBackPressure, s.MaxEntries),
+		tenants["healthy"]: lossSet(check.AuditPolicyOldest, audit.DefaultQueueConfig().MaxEntries),
+		newestTenant:       lossSet(check.AuditPolicyOldest, s.MaxEntries),
+	}
+	withLossSets := func(ls []check.AuditLedger) []check.AuditLedger {
+		for i := range ls {
+			ls[i].LossSet = lossSets[ls[i].Tenant]
+		}
+		return ls
+	}
+	ledgers := withLossSets(main.ledgers(ctx, pool, canonicalSet, func(t string) bool { return slices.Contains(cutTenants, t) }))
 	ledger := check.MarconiLossBudget(ledgers)
 	bounds := map[string]time.Duration{}
 	for _, t := range mainTenants {
@@ -242,7 +271,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	ev.Metrics = map[string]float64{
 		"signals_accepted": float64(accepted), "overwrites_counted": lost,
 		"writer_errors": main.sum(audit.MetricWriterErrors, nil), "archiver_errors": main.sum(audit.MetricArchiverErrors, nil),
-		"signals_all_pipelines": float64(main.load.Count() + uncounted.load.Count() + silent.load.Count() + writeThrough.Count()),
+		"signals_all_pipelines": float64(main.load.Count() + uncounted.load.Count() + newest.load.Count() + silent.load.Count() + writeThrough.Count()),
 	}
 	for _, o := range outages {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("outage %s: %v–%v (%.1fs) on the scenario clock", o.Name, o.Start.Round(time.Millisecond), o.End.Round(time.Millisecond), (o.End-o.Start).Seconds()))
@@ -263,6 +292,9 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	uncountedCtl := harness.Control(string(audit.MutantUncountedDrop),
 		"the queue overwrites and refuses without counting: the loss budget is spent invisibly",
 		check.MarconiLossBudget(uncounted.ledgers(ctx, pool, canonicalSet, func(string) bool { return true })))
+	newestCtl := harness.Control(string(audit.MutantOldestEvictsNewest),
+		"overwrite_policy=oldest evicts the newest queued entry: every loss counted, but the wrong signals lost",
+		check.MarconiLossBudget(withLossSets(newest.ledgers(ctx, pool, canonicalSet, func(string) bool { return true }))))
 	silentCtl := harness.Control(string(audit.MutantSilentWriter),
 		"the stream writer swallows its errors: nothing counted, nothing reported — the Redis outage shows only as lag",
 		check.MarconiPipelineErrors(silent.history(ctx, pool, silentOutages, silentSampler.Samples(), nil)))
@@ -272,7 +304,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		check.MarconiPipelineErrors(wtHistory))
 
 	return lossResult{
-		silent: harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", ledger, ev, uncountedCtl),
+		silent: harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", ledger, ev, uncountedCtl, newestCtl),
 		errs:   harness.Check(report.RowMarconiLossBudget, report.ColumnErrors, "", loud, ev, silentCtl, wtCtl),
 	}
 }

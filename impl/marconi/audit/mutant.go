@@ -11,6 +11,15 @@ const (
 	// MutantUncountedDrop is a queue that evicts and refuses entries without
 	// counting them: the loss budget is spent invisibly (§3.6).
 	MutantUncountedDrop Mutant = "queue/uncounted-drop"
+	// MutantUncountedShutdown is a queue whose Close discards what is still
+	// queued without counting it: a restart's in-flight entries vanish from
+	// the ledger (§6 "counted, not hidden").
+	MutantUncountedShutdown Mutant = "queue/uncounted-shutdown"
+	// MutantOldestEvictsNewest is PolicyOldest evicting the newest queued
+	// entry instead of the oldest (and keeping the new one): the count of
+	// losses is right and the overwrite counter matches, but the signals
+	// lost are the wrong ones (§3.6 overwrite_policy=oldest).
+	MutantOldestEvictsNewest Mutant = "queue/oldest-evicts-newest"
 	// MutantSilentWriter is a Redis Stream writer that swallows its errors:
 	// no error counter, no error report (§4.1, §9: the operator alerts on
 	// writer errors and lag; this one only ever shows lag).

@@ -34,10 +34,14 @@ const (
 	DropTooLarge DropReason = "too_large"
 	// DropBadTenant: the entry's tenant cannot be keyed (ValidateTenant).
 	DropBadTenant DropReason = "bad_tenant"
+	// DropShutdown: the entry was still queued when the process stopped
+	// (Queue.Close), or was offered after it (§6: in-flight audit-queue
+	// entries die with the instance — counted, not hidden).
+	DropShutdown DropReason = "shutdown"
 )
 
 // DropReasons lists every reason, in report order.
-var DropReasons = []DropReason{DropOverwritten, DropMaxBytes, DropMaxAge, DropRejected, DropBackPressure, DropTooLarge, DropBadTenant}
+var DropReasons = []DropReason{DropOverwritten, DropMaxBytes, DropMaxAge, DropRejected, DropBackPressure, DropTooLarge, DropBadTenant, DropShutdown}
 
 // Offset is an entry's position in its tenant's audit queue: the queue's
 // generation (fixed-width decimal start time, so a restarted process never
@@ -113,6 +117,7 @@ type Queue struct {
 	mu        sync.RWMutex
 	tenants   map[string]*tenantQueue
 	newTenant chan struct{}
+	closed    bool
 }
 
 // The queue is what send_signal offers to (envelope.go's Sink).
@@ -148,6 +153,42 @@ func NewQueue(o QueueOptions) (*Queue, error) {
 		tenants:   map[string]*tenantQueue{},
 		newTenant: make(chan struct{}, 1),
 	}, nil
+}
+
+// Close is the queue's part of a process exit (spec 002 §6): every entry
+// still queued — accepted, never appended — is lost with the process, and
+// Close counts it in marconi_audit_queue_overwrite_total{reason="shutdown"}
+// before the registry is scraped for the last time, so the loss is what
+// the instance itself reported, not a number an observer inferred. Offers
+// after Close are refused and counted the same way. The writer must be
+// stopped first (entries it holds are not the queue's). Close returns how
+// many entries it dropped; it is idempotent.
+func (q *Queue) Close() int {
+	q.mu.Lock()
+	q.closed = true
+	tenants := make([]*tenantQueue, 0, len(q.tenants))
+	for _, tq := range q.tenants {
+		tenants = append(tenants, tq)
+	}
+	q.mu.Unlock()
+	n := 0
+	for _, tq := range tenants {
+		tq.mu.Lock()
+		tq.closed = true
+		lost := tq.items.len()
+		for tq.items.len() > 0 {
+			tq.items.popFront()
+		}
+		tq.bytes = 0
+		if lost > 0 {
+			tq.dropLocked(DropShutdown, lost)
+		}
+		tq.publishLocked()
+		tq.freedLocked()
+		tq.mu.Unlock()
+		n += lost
+	}
+	return n
 }
 
 // Generation is the queue's offset generation.
@@ -341,7 +382,7 @@ func (q *Queue) tenant(tenant string) (*tenantQueue, error) {
 		cfg = q.opts.Default
 	}
 	tq := &tenantQueue{
-		q: q, tenant: tenant, cfg: cfg,
+		q: q, tenant: tenant, cfg: cfg, closed: q.closed,
 		ready: make(chan struct{}, 1), space: make(chan struct{}),
 		dropped: map[DropReason]int64{}, m: q.metrics.forTenant(tenant),
 	}
@@ -374,6 +415,8 @@ type tenantQueue struct {
 	// entries. Back pressure waits only for a writer that is draining.
 	writerFailing bool
 	lastTake      time.Time
+	// closed is set by Queue.Close: every later offer is a counted loss.
+	closed bool
 	// space is closed (and replaced) when entries leave the queue, waking
 	// back-pressure waiters; waiters counts them so nobody pays for the
 	// channel swap when nobody waits.
@@ -392,6 +435,11 @@ func (tq *tenantQueue) offer(e Entry, size int64) bool {
 	tq.mu.Lock()
 	tq.offered++
 	for {
+		if tq.closed {
+			tq.dropLocked(DropShutdown, 1)
+			tq.mu.Unlock()
+			return false
+		}
 		now := tq.q.opts.Now()
 		tq.expireLocked(now)
 		if size > tq.cfg.MaxBytes {
@@ -411,7 +459,11 @@ func (tq *tenantQueue) offer(e Entry, size int64) bool {
 				if tq.items.len() < tq.cfg.MaxEntries {
 					reason = DropMaxBytes
 				}
-				tq.bytes -= tq.items.popFront().Size
+				evict := tq.items.popFront
+				if tq.q.opts.Mutant == MutantOldestEvictsNewest {
+					evict = tq.items.popBack
+				}
+				tq.bytes -= evict().Size
 				tq.dropLocked(reason, 1)
 			}
 			tq.appendLocked(e, size)
@@ -486,10 +538,11 @@ func (tq *tenantQueue) expireLocked(now time.Time) {
 	tq.freedLocked()
 }
 
-// dropLocked counts n lost entries — unless the queue is the uncounted
+// dropLocked counts n lost entries — unless the queue is an uncounted
 // mutant, which loses them all the same.
 func (tq *tenantQueue) dropLocked(r DropReason, n int) {
-	if tq.q.opts.Mutant == MutantUncountedDrop {
+	switch m := tq.q.opts.Mutant; {
+	case m == MutantUncountedDrop, m == MutantUncountedShutdown && r == DropShutdown:
 		return
 	}
 	tq.dropped[r] += int64(n)

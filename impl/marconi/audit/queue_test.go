@@ -317,3 +317,53 @@ func BenchmarkOffer(b *testing.B) {
 		q.Offer(e)
 	}
 }
+
+// TestQueueCloseCountsInFlight: what the queue still holds at a process
+// exit is counted under reason "shutdown" (§6), and so is a late offer; the
+// uncounted-shutdown mutant loses the same entries without a trace.
+func TestQueueCloseCountsInFlight(t *testing.T) {
+	for _, m := range []Mutant{MutantNone, MutantUncountedShutdown} {
+		q := newTestQueue(t, cfg(100, PolicyOldest), m, nil)
+		for i := range 7 {
+			q.Offer(entry("t", i))
+		}
+		q.Take("t", 2) // the writer appended these
+		if n := q.Close(); n != 5 {
+			t.Fatalf("%q: Close dropped %d, want 5", m, n)
+		}
+		if q.Offer(entry("t", 99)) {
+			t.Errorf("%q: offer after Close kept", m)
+		}
+		want := 6.0
+		if m == MutantUncountedShutdown {
+			want = 0
+		}
+		if got := overwriteTotal(t, q, "t"); got != want {
+			t.Errorf("%q: overwrite counter %v, want %v", m, got, want)
+		}
+		if st := q.Stats("t"); st.Depth != 0 {
+			t.Errorf("%q: depth %d after Close", m, st.Depth)
+		}
+	}
+}
+
+// TestQueueOldestEvictsNewestMutant: same count, same counter, the wrong
+// entries — the loss-budget row's set check must tell them apart.
+func TestQueueOldestEvictsNewestMutant(t *testing.T) {
+	q := newTestQueue(t, cfg(3, PolicyOldest), MutantOldestEvictsNewest, nil)
+	for i := range 6 {
+		if !q.Offer(entry("t", i)) {
+			t.Fatalf("offer %d refused", i)
+		}
+	}
+	if got := overwriteTotal(t, q, "t"); got != 3 {
+		t.Errorf("overwrite counter %v, want 3", got)
+	}
+	var kept []string
+	for _, it := range q.Take("t", 10) {
+		kept = append(kept, it.Entry.Envelope.SignalID)
+	}
+	if fmt.Sprint(kept) != "[t-0 t-1 t-5]" {
+		t.Errorf("kept %v, want the oldest two and the newest: [t-0 t-1 t-5]", kept)
+	}
+}

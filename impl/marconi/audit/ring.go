@@ -47,6 +47,19 @@ func (r *ring) popFront() Item {
 	return it
 }
 
+// popBack removes the newest entry (only the oldest-evicts-newest mutant
+// evicts from this end).
+func (r *ring) popBack() Item {
+	i := (r.head + r.n - 1) % len(r.buf)
+	it := r.buf[i]
+	r.buf[i] = Item{}
+	r.n--
+	if r.n == 0 {
+		r.head = 0
+	}
+	return it
+}
+
 func (r *ring) resize(c int) {
 	buf := make([]Item, c)
 	for i := range r.n {

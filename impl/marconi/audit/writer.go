@@ -21,6 +21,11 @@ var appendSource string
 // "MAXLEN ~7d").
 const DefaultRetention = 7 * 24 * time.Hour
 
+// DefaultWriterBatch is the writer's default batch: the most entries it
+// takes from a queue at once, and so the most a stalled writer holds out
+// of the queue's reach (the loss-budget set check relies on this bound).
+const DefaultWriterBatch = 64
+
 // WriterOptions configures a Writer.
 type WriterOptions struct {
 	// Pool is the command pool the writer appends through (shared with
@@ -33,7 +38,8 @@ type WriterOptions struct {
 	// Retention is the stream's time window (default DefaultRetention);
 	// tests shrink it to watch the trim.
 	Retention time.Duration
-	// Batch is the most entries one append script carries (default 64).
+	// Batch is the most entries one append script carries (default
+	// DefaultWriterBatch).
 	Batch int
 	// Timeout bounds one append (default 2 s); RetryMin and RetryMax bound
 	// the backoff between failed appends (defaults 10 ms, 250 ms).
@@ -67,7 +73,7 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 		o.Retention = DefaultRetention
 	}
 	if o.Batch <= 0 {
-		o.Batch = 64
+		o.Batch = DefaultWriterBatch
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
