@@ -91,6 +91,16 @@ func TestPartitionCheckersFailBadHistories(t *testing.T) {
 	lateOnMinority.Ledger = append(lateOnMinority.Ledger, check.LedgerEntry{Key: "a", Seq: 32}) // sent at 3.1 s, refused
 	lateOnMinority.Writes[62].ErrKind = ""                                                      // ... acknowledged after all
 
+	plantedLate, ok := check.LedgerAfterMinorityDown(partitionRun())
+	if !ok {
+		t.Fatal("LedgerAfterMinorityDown found no write sent after MinorityDown")
+	}
+	// The first ledgered write is acknowledged at 1.102 s: with the
+	// partition requested at 1.252 s it is 150 ms early, beyond the
+	// replication allowance.
+	tooEarly := partitionRun()
+	tooEarly.Timeline.Start = ms(1252)
+
 	cases := []struct {
 		name, want string
 		res        check.Result
@@ -101,6 +111,8 @@ func TestPartitionCheckersFailBadHistories(t *testing.T) {
 		{"ledger lists a survivor", "the ledger is wrong", check.PartitionAccounted(runs(lying), 10)},
 		{"minority accepts a direct write", "split brain", check.PartitionDispatch(runs(check.AcceptedByMinority(partitionRun())), 2*time.Second, 1)},
 		{"minority applied a write sent after it went down", "is on its copy", check.PartitionDispatch(runs(lateOnMinority), 2*time.Second, 1)},
+		{"planted: ledger holds a write sent after the minority went down", "is on its copy", check.PartitionDispatch(runs(plantedLate), 2*time.Second, 1)},
+		{"ledger excuses a write acked beyond the replication allowance", "outside the partition window", check.PartitionAccounted(runs(tooEarly), 10)},
 		{"minority never went down", "never reported cluster_state:fail", check.PartitionDispatch(runs(func() check.PartitionRun {
 			r := partitionRun()
 			r.Timeline.MinorityDown = 0
@@ -147,5 +159,34 @@ func TestPartitionCheckersUnknown(t *testing.T) {
 		if res.Status != check.Unknown {
 			t.Errorf("%s: %s %q, want unknown", name, res.Status, res.Message)
 		}
+	}
+}
+
+// A write acknowledged just before the disconnect was requested may not
+// have replicated (asynchronous replication): its loss is excused within
+// PartitionReplicationAllowance of Start, not beyond (see the bad-history
+// case "ledger excuses a write acked beyond the replication allowance").
+func TestPartitionAccountedReplicationAllowance(t *testing.T) {
+	r := partitionRun()
+	// The first ledgered write is acknowledged at 1.102 s, 50 ms before.
+	r.Timeline.Start = ms(1152)
+	if res := check.PartitionAccounted(runs(r), 10); res.Status != check.Pass {
+		t.Errorf("loss acked 50 ms before the partition: %s %q, want pass", res.Status, res.Message)
+	}
+	r.Timeline.Start = ms(1102) + check.PartitionReplicationAllowance
+	if res := check.PartitionAccounted(runs(r), 10); res.Status != check.Pass {
+		t.Errorf("loss acked exactly the allowance before the partition: %s %q, want pass", res.Status, res.Message)
+	}
+	r.Timeline.Start = ms(1103) + check.PartitionReplicationAllowance
+	if res := check.PartitionAccounted(runs(r), 10); res.Status != check.Fail {
+		t.Errorf("loss acked 1 ms beyond the allowance: %s %q, want fail", res.Status, res.Message)
+	}
+}
+
+func TestLedgerAfterMinorityDownNeedsAMinorityDown(t *testing.T) {
+	r := partitionRun()
+	r.Timeline.MinorityDown = 0
+	if _, ok := check.LedgerAfterMinorityDown(r); ok {
+		t.Error("planted a ledger entry without a MinorityDown to plant it after")
 	}
 }

@@ -93,16 +93,28 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 		return w, err
 	}
 	p.Cut = time.Now()
+	// healed is set only once Reconnect succeeded, so that any failure
+	// before or in it (WhileHeld's error, a failed wait, a failed
+	// Reconnect) leaves the heal to the deferred one.
 	healed := false
 	defer func() {
 		if healed {
 			return
 		}
 		// Heal even when ctx is done: a node left off the bus would fail
-		// every later scenario on the topology.
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		// every later scenario on the topology. Reconnect is a no-op on a
+		// node already back. The heal also waits for the rejoin (bounded
+		// like every wait of the fault), so that the next Topology.Reset
+		// does not race a node still finding its way back.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second+partitionLimit)
 		defer cancel()
-		err = errors.Join(err, primary.Reconnect(hctx))
+		if rerr := primary.Reconnect(hctx); rerr != nil {
+			err = errors.Join(err, rerr)
+			return
+		}
+		if rerr := poll(hctx, partitionLimit, func() error { return rejoined(hctx, primary) }); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("heal: wait for %s to rejoin: %w", primary.Name(), rerr))
+		}
 	}()
 
 	if err := poll(ctx, partitionLimit, func() error {
@@ -129,10 +141,10 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 			return w, fmt.Errorf("while %s was partitioned: %w", primary.Name(), err)
 		}
 	}
-	healed = true
 	if err := primary.Reconnect(ctx); err != nil {
 		return w, err
 	}
+	healed = true
 	if err := poll(ctx, partitionLimit, func() error { return rejoined(ctx, primary) }); err != nil {
 		return w, fmt.Errorf("wait for %s to rejoin as a replica of %s: %w", primary.Name(), replica.Name(), err)
 	}

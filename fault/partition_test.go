@@ -76,7 +76,7 @@ func TestPartitionOnContainers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	image := valkeyImage(t, ctx)
 	began := time.Now()
@@ -154,5 +154,24 @@ func TestPartitionOnContainers(t *testing.T) {
 	}
 	if role, err := old.CurrentRole(ctx); err != nil || role != fixtures.RolePrimary {
 		t.Errorf("after Reset %s is %v %v, want primary", old.Name(), role, err)
+	}
+
+	// A WhileHeld error still heals, and Inject returns only once the old
+	// primary has rejoined (the deferred heal waits for it): the next
+	// Reset must not race a node finding its way back onto the bus.
+	errHeld := errors.New("scenario failed while held")
+	f = fault.Partition{Shard: shard, WhileHeld: func(context.Context, fault.Partitioned) error { return errHeld }}
+	if _, err := fault.Apply(ctx, topo, f); !errors.Is(err, errHeld) {
+		t.Fatalf("Apply with a failing WhileHeld = %v, want it to wrap %v", err, errHeld)
+	}
+	if old.Disconnected() {
+		t.Error("the old primary is still off the bus after a failed WhileHeld")
+	}
+	repl, err := old.Info(ctx, "replication")
+	if err != nil || repl["role"] != "slave" || repl["master_link_status"] != "up" {
+		t.Errorf("right after a failed WhileHeld %s is role:%s link:%s (%v), want a rejoined replica", old.Name(), repl["role"], repl["master_link_status"], err)
+	}
+	if err := topo.Reset(ctx); err != nil {
+		t.Fatalf("reset after the failed partition: %v", err)
 	}
 }

@@ -525,13 +525,25 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 	}
 	partitionHaltMetrics(&ev, out.versions[b], halts)
 	result := check.PartitionDispatch(runs, maxGap, maxFailPct)
+	// The checker has two split-brain branches — the harness's direct probe
+	// acknowledged, and the loss ledger holding a client write sent after
+	// the isolated primary reported cluster_state:fail — so each gets its
+	// own planted control.
 	accepting := make([]check.PartitionRun, len(runs))
+	lateOnCopy := make([]check.PartitionRun, len(runs))
+	plantedLate := false
 	for i, r := range runs {
 		accepting[i] = check.AcceptedByMinority(r)
+		var ok bool
+		lateOnCopy[i], ok = check.LedgerAfterMinorityDown(r)
+		plantedLate = plantedLate || ok
 	}
+	ledgerLate := harness.Control("minority-applies-late-write", "planted history variant: the recorded runs with the partitioned shard's first write sent after the isolated primary reported cluster_state:fail added to the loss ledger, as if its copy had taken it (split brain seen in the servers' ledger, not in the probe)", check.PartitionDispatch(lateOnCopy, maxGap, maxFailPct))
+	ledgerLate.Caught = ledgerLate.Caught && plantedLate
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Control("frozen-slot-map", "a client that read the slot map once and never refreshes it nor follows MOVED (spec 000: dispatch halts pending a topology refresh that never comes), on its own keys during the same partitions: it never reaches the new primary", check.PartitionDispatch(out.frozen[b], maxGap, maxFailPct)),
-		harness.Control("minority-accepts", "the recorded runs with the direct write to the isolated primary acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.PartitionDispatch(accepting, maxGap, maxFailPct)))
+		harness.Control("minority-accepts", "planted history variant: the recorded runs with the harness's direct write to the isolated primary recorded as acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.PartitionDispatch(accepting, maxGap, maxFailPct)),
+		ledgerLate)
 }
 
 func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {

@@ -2,8 +2,10 @@ package failuredrills_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
@@ -29,11 +32,13 @@ import (
 //
 // Both backends are scored through impl's pool, which fails a read over to
 // the primary when its replica is gone (valkey-go does not do that itself;
-// see impl/client replicaRouter). For valkey-go the naive default
-// (client.Options.NaiveReplicaReads: SendToReplicas alone) runs on its own
-// keys during the same kill as a negative control the same checker must
-// fail: it keeps reading from the dead replica until the cluster marks it
-// FAIL and a topology refresh drops it.
+// see impl/client replicaRouter). A real bad client runs on its own keys
+// during the same kill as a negative control the same checker must fail:
+// for valkey-go its naive default (client.Options.NaiveReplicaReads:
+// SendToReplicas alone), which keeps reading from the dead replica until
+// the cluster marks it FAIL and a topology refresh drops it; for go-redis,
+// whose ReadOnly cluster client marks a failed node and reads elsewhere
+// (no option turns that off), reads pinned to the replica's address.
 
 var _ = Describe("failure-drills: replica repair", func() {
 	for _, b := range harness.BackendsFromEnv() {
@@ -64,10 +69,16 @@ func repairScaleOf() repairScale {
 	return repairScale{KeysPerShard: 4, Pace: 5 * time.Millisecond, Before: 500 * time.Millisecond, Down: 2 * maxGap, After: 1500 * time.Millisecond}
 }
 
+// commandDoer is what the workload needs of a client: impl's Pool, or a
+// negative control's bad client.
+type commandDoer interface {
+	Do(ctx context.Context, cmd client.Cmd) (any, error)
+}
+
 // repairWorkload runs one sequential writer-reader per key: SET key seq,
 // then GET key, each with a timeout, recording both.
 type repairWorkload struct {
-	pool    client.Pool
+	pool    commandDoer
 	clock   *traffic.Clock
 	keys    []traffic.DrillKey
 	pace    time.Duration
@@ -234,11 +245,8 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		}
 	}
 	DeferCleanup(halt)
-	var naive *naiveRun
-	if b == client.BackendValkeyGo {
-		naive = startNaive(ctx, b, clock, keysFor("n"), s)
-		DeferCleanup(naive.halt)
-	}
+	naive := startNaive(ctx, b, replica, clock, keysFor("n"), s)
+	DeferCleanup(naive.halt)
 
 	time.Sleep(s.Before)
 	// Counted before the naive control starts reading: these GETs are the
@@ -250,7 +258,6 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	began := time.Now()
 	Expect(replica.Kill()).To(Succeed())
 	time.Sleep(s.Down)
-	down := syncState(ctx, replica, primary)
 	// The naive control is judged over the outage alone, and stopped before
 	// the restart so that every GET the restarted replica counts is the
 	// scored pool's.
@@ -270,6 +277,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		return check.ReplicaResynced(synced)
 	}).WithTimeout(10 * time.Second).WithPolling(50 * time.Millisecond).Should(HaveField("Status", check.Pass))
 	readsAfter := getCalls(ctx, replica)
+	behind := replicaBehind(ctx, replica, primary)
 
 	ops := scored.history()
 	reads, writes := check.ReplicaStats(ops, d)
@@ -292,36 +300,122 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("failed reads of shard %d by kind: %v", shard, reads.FailedKinds))
 	}
 
-	By("negative controls: reads kept on the dead replica; the replica's state while it was down")
+	By("negative controls: a client whose reads stay on the dead replica; a running replica held behind its primary")
 	planted, ok := check.PlantReplicaHalt(ops, d)
-	noRepair := harness.Control("no-replica-repair", "the recorded history with every read of the drilled shard failing while its replica was dead: a client that keeps reading from a dead replica until it returns", check.ReplicaReadsKept(planted, d, maxGap, maxFailPct, 20))
+	// Caught by construction (the replica stays dead 2–3× maxGap): it
+	// proves the thresholds can fail at all, not that a bad client is seen;
+	// the real bad client is naive.control.
+	noRepair := harness.Control("no-replica-repair", "threshold self-test (planted history variant, caught by construction since the replica stays dead longer than maxGap): the recorded history with every read of the drilled shard failing while its replica was dead", check.ReplicaReadsKept(planted, d, maxGap, maxFailPct, 20))
 	noRepair.Caught = noRepair.Caught && ok
-	controls := []report.Control{noRepair,
-		harness.Control("not-resynced", "the replica as it was while dead (read during the outage): the resync check must not pass a replica that has not caught up", check.ReplicaResynced(down))}
-	if naive != nil {
-		ctl, metrics := naive.control(d, shard)
-		controls = append(controls, ctl)
-		maps.Copy(ev.Metrics, metrics)
-	}
-	return harness.Check(row, report.ColumnErrors, "", result, ev, controls...)
+	// Counted caught only when the replica was running with its link up:
+	// then the offset and key comparisons did the catching.
+	notResynced := harness.Control("not-resynced", "the restarted replica, running with its link up, read while CLIENT PAUSE WRITE held back its replication stream and the primary took new keys: the resync check must not pass a replica that has not caught up", check.ReplicaResynced(behind))
+	notResynced.Caught = notResynced.Caught && behind.LinkUp && behind.ReplicaOffset < behind.PrimaryOffset
+	ev.Metrics["behind_replica_offset_lag"] = float64(behind.PrimaryOffset - behind.ReplicaOffset)
+	ctl, metrics := naive.control(d, shard)
+	maps.Copy(ev.Metrics, metrics)
+	return harness.Check(row, report.ColumnErrors, "", result, ev, noRepair, notResynced, ctl)
 }
 
-// naiveRun is the negative control of replica repair: valkey-go's own
-// replica reads (client.Options.NaiveReplicaReads), recorded on their own
-// keys from just before the kill to just before the restart.
-type naiveRun struct {
-	w    *repairWorkload
-	stop chan struct{}
-	wg   sync.WaitGroup
-	end  time.Duration
-}
-
-// startNaive opens the naive pool now (so its slot map, replicas included,
-// is loaded before the kill); its load starts with start.
-func startNaive(ctx context.Context, b client.Backend, clock *traffic.Clock, keys []traffic.DrillKey, s repairScale) *naiveRun {
+// replicaBehind holds replica's replication stream back (CLIENT PAUSE
+// WRITE on a replica also postpones the writes its primary streams to it,
+// while the link stays up), writes new keys on primary, and reads the
+// replica's state: a running, linked replica that has not caught up. The
+// pause is lifted and the keys removed before it returns.
+func replicaBehind(ctx context.Context, replica, primary *fixtures.Node) check.ReplicaSync {
 	GinkgoHelper()
-	pool := replicaPool(ctx, b, "slotgate-naive-replica-reads", true)
-	return &naiveRun{w: &repairWorkload{pool: pool, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}, stop: make(chan struct{})}
+	var keys []string
+	for i := 0; len(keys) < 3; i++ {
+		k := fmt.Sprintf("rr:behind:%d", i)
+		n, err := cluster.NodeForSlot(ctx, slot.Of(k))
+		Expect(err).NotTo(HaveOccurred())
+		if n == primary {
+			keys = append(keys, k)
+		}
+	}
+	// The pause's own timeout bounds it should the unpause below not run.
+	_, err := replica.Do(ctx, "CLIENT", "PAUSE", "10000", "WRITE")
+	Expect(err).NotTo(HaveOccurred())
+	unpause := func() { _, _ = replica.Do(context.WithoutCancel(ctx), "CLIENT", "UNPAUSE") }
+	DeferCleanup(unpause)
+	for _, k := range keys {
+		_, err := primary.Do(ctx, "SET", k, "behind")
+		Expect(err).NotTo(HaveOccurred())
+	}
+	behind := syncState(ctx, replica, primary)
+	unpause()
+	for _, k := range keys {
+		_, err := primary.Do(ctx, "DEL", k)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	return behind
+}
+
+// naiveRun is the negative control of replica repair: a real client whose
+// reads stay on a dead replica, recorded on its own keys from just before
+// the kill to just before the restart.
+type naiveRun struct {
+	name, why string
+	w         *repairWorkload
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	end       time.Duration
+}
+
+// startNaive opens the bad client now (so that valkey-go's slot map,
+// replicas included, is loaded before the kill); its load starts with
+// start. valkey-go: its own replica reads (NaiveReplicaReads). go-redis:
+// reads pinned to the drilled replica (pinnedReplicaReads), on the drilled
+// shard's keys only, since the replica answers MOVED for any other slot.
+func startNaive(ctx context.Context, b client.Backend, replica *fixtures.Node, clock *traffic.Clock, keys []traffic.DrillKey, s repairScale) *naiveRun {
+	GinkgoHelper()
+	n := &naiveRun{stop: make(chan struct{})}
+	var pool commandDoer
+	switch b {
+	case client.BackendValkeyGo:
+		n.name, n.why = "naive-replica-reads", "valkey-go's own replica reads (SendToReplicas alone, no fail-over to the primary), run on their own keys during the same kill until the restart: reads stay on the dead replica until the cluster marks it FAIL and a topology refresh drops it"
+		pool = replicaPool(ctx, b, "slotgate-naive-replica-reads", true)
+	default:
+		n.name, n.why = "pinned-replica-reads", "go-redis reads pinned to the drilled replica's address (a single-node client that sent READONLY; writes through a cluster pool), run on their own keys of the drilled shard during the same kill until the restart: a client that keeps reading from a dead replica"
+		pool = pinnedReplicaReads(ctx, b, replica)
+		keys = slices.DeleteFunc(keys, func(k traffic.DrillKey) bool { return k.Shard != replica.Shard() })
+	}
+	n.w = &repairWorkload{pool: pool, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}
+	return n
+}
+
+// pinnedReads is a bad client for go-redis: writes through a cluster pool,
+// GETs on one connection pool pinned to a replica (READONLY on connect), so
+// that reads never leave that replica, dead or alive.
+type pinnedReads struct {
+	writes client.Pool
+	reads  *redis.Client
+}
+
+func pinnedReplicaReads(ctx context.Context, b client.Backend, replica *fixtures.Node) *pinnedReads {
+	GinkgoHelper()
+	reads := redis.NewClient(&redis.Options{
+		Addr:       replica.Addr(),
+		ClientName: "slotgate-pinned-replica-reads",
+		// No retries: each failed read is recorded as it happens, so the
+		// outage yields enough reads for the checker's minimum.
+		MaxRetries: -1,
+		OnConnect:  func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() },
+	})
+	DeferCleanup(reads.Close)
+	Expect(reads.Ping(ctx).Err()).To(Succeed())
+	return &pinnedReads{writes: replicaPool(ctx, b, "slotgate-pinned-replica-writes", false), reads: reads}
+}
+
+func (p *pinnedReads) Do(ctx context.Context, cmd client.Cmd) (any, error) {
+	if len(cmd.Prefix) == 1 && cmd.Prefix[0] == "GET" && len(cmd.Keys) == 1 {
+		v, err := p.reads.Get(ctx, cmd.Keys[0]).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		return v, err
+	}
+	return p.writes.Do(ctx, cmd)
 }
 
 func (n *naiveRun) start(ctx context.Context) {
@@ -344,11 +438,15 @@ func (n *naiveRun) halt() {
 
 // control judges the naive history with the scored checker over the
 // outage (kill to halt), and returns what it measured as evidence metrics.
+// It counts as caught only when the reads broke the checker's bounds: a
+// failure on writes alone would not show a client reading from a dead
+// replica.
 func (n *naiveRun) control(d check.ReplicaDrill, shard int) (report.Control, map[string]float64) {
 	nd := check.ReplicaDrill{Shard: shard, Kill: d.Kill, Restarted: n.end, End: n.end}
 	ops := n.w.history()
-	reads, _ := check.ReplicaStats(ops, nd)
-	metrics := map[string]float64{"naive_drilled_reads": float64(reads.Ops), "naive_drilled_reads_failed": float64(reads.Failed), "naive_drilled_read_gap_ms": float64(reads.LongestGap.Milliseconds())}
-	return harness.Control("naive-replica-reads", "valkey-go's own replica reads (SendToReplicas alone, no fail-over to the primary), run on their own keys during the same kill until the restart: reads stay on the dead replica until the cluster marks it FAIL and a topology refresh drops it",
-		check.ReplicaReadsKept(ops, nd, maxGap, maxFailPct, 20)), metrics
+	reads, writes := check.ReplicaStats(ops, nd)
+	metrics := map[string]float64{"naive_drilled_reads": float64(reads.Ops), "naive_drilled_reads_failed": float64(reads.Failed), "naive_drilled_read_gap_ms": float64(reads.LongestGap.Milliseconds()), "naive_drilled_writes_failed": float64(writes.Failed)}
+	ctl := harness.Control(n.name, n.why, check.ReplicaReadsKept(ops, nd, maxGap, maxFailPct, 20))
+	ctl.Caught = ctl.Caught && (reads.LongestGap > maxGap || float64(reads.Failed)*100 > maxFailPct*float64(reads.Ops))
+	return ctl, metrics
 }
