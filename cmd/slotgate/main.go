@@ -54,6 +54,9 @@ Examples:
   slotgate run                               # full profile, every implemented row
   slotgate run --profile smoke               # the quick profile CI runs
   slotgate run --row fencing-scripts --seed 42   # one row, replaying seed 42
+  slotgate run --provider containers --profile smoke   # the same rows on Docker (make images first)
+  slotgate run --provider external --allow-flush --endpoint host:6379   # rows that need no control, on a target
+  slotgate preflight --endpoint host:6379    # read-only pre-G3 checks, writes nothing
   slotgate report --from slotgate-report/results.json --out /tmp/r
 `
 
