@@ -246,10 +246,17 @@ func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int)
 // the recipient's pending queue) a session of the same recipient.
 func misdelivered(h MeshHistory) []string {
 	recipientOf := map[string]string{}
+	// endOf is when a session began to end: from then on the mesh may hand
+	// its undelivered signals to the identity's next session — during the
+	// deregister call, before its 200 (a full-profile run saw one such
+	// hand-over inside the call among 28k sends).
 	endOf := map[string]time.Duration{}
 	for _, s := range h.Sessions {
 		recipientOf[s.SessionID] = s.Recipient
 		endOf[s.SessionID] = s.Ended
+		if s.DeregisterStart != 0 && s.Ended != 0 {
+			endOf[s.SessionID] = s.DeregisterStart
+		}
 	}
 	sends := map[string]MeshSend{}
 	for _, s := range h.Sends {

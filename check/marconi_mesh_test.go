@@ -79,6 +79,19 @@ func TestMarconiStaleRoutes(t *testing.T) {
 	if r := MarconiStaleRoutes(requeued, 0, 10); r.Status != Pass {
 		t.Fatalf("requeued to the next session: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
+	// The next session registered before s1's deregister: s1's undelivered
+	// signal handed to it during the deregister call (490–500 ms, before the
+	// 200) is the hand-over, not a misroute; before the call began it is one.
+	handover := meshHistory()
+	handover.Sessions[1].Registered = 480 * meshMs
+	handover.Deliveries[8].SessionID, handover.Deliveries[8].At = "s2", 495*meshMs
+	if r := MarconiStaleRoutes(handover, 0, 10); r.Status != Pass {
+		t.Fatalf("handed over during the deregister call: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	handover.Deliveries[8].At = 485 * meshMs
+	if r := MarconiStaleRoutes(handover, 0, 10); r.Status != Fail {
+		t.Fatalf("delivered to the next session before the deregister began: %s %s", r.Status, r.Message)
+	}
 	quiet := meshHistory()
 	quiet.Sessions = quiet.Sessions[1:]
 	if r := MarconiStaleRoutes(quiet, 0, 10); r.Status != Unknown {
