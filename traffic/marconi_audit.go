@@ -330,30 +330,9 @@ func (w WriteThroughSink) Offer(e audit.Entry) bool {
 // MetricSum reads a Prometheus registry as an operator would: the sum of
 // every sample of metric name whose labels include want.
 func MetricSum(g prometheus.Gatherer, name string, want map[string]string) (float64, error) {
-	fams, err := g.Gather()
-	if err != nil {
-		return 0, fmt.Errorf("gather %s: %w", name, err)
-	}
-	var sum float64
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			match := true
-			for k, v := range want {
-				match = match && labels[k] == v
-			}
-			if match {
-				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum, nil
+	// Grouped by the empty label name every sample carries as "": one group.
+	by, err := MetricByLabel(g, name, "", want)
+	return by[""], err
 }
 
 // MetricByLabel sums metric name per value of label, among samples whose
