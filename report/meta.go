@@ -42,6 +42,9 @@ type Meta struct {
 	// skipped with their reason, never scored. Their cells say so in their
 	// summary, so a pass is read as the pass of the scenarios that ran.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Shard is set on the results of one shard of a sharded run
+	// (`slotgate run --shard i/n`); `slotgate report --merge` joins them.
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Skipped is one scenario a run skipped, and why.

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Shard says which slice of a sharded run (`slotgate run --shard i/n`) a
+// scorecard holds, and what the whole run asked for, so a merge can tell a
+// shard that never reported from a row nobody requested.
+type Shard struct {
+	// Index is 1-based: shard Index of Of.
+	Index int `json:"index"`
+	Of    int `json:"of"`
+	// Requested are the rows of the whole run, every shard's together.
+	Requested []RowID `json:"requested"`
+}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Of) }
+
+// ErrMerge is returned for results that cannot be merged into one run.
+var ErrMerge = errors.New("cannot merge results")
+
+// Merge folds the scorecards of one run's shards into one scorecard, as if
+// one run had scored every check: cells re-fold from the union of checks,
+// so the verdict follows the checks, never a stored status. Meta.Rows is
+// the whole run's request, so a shard that did not report leaves its rows
+// not run — and names itself among the problems — and the merged gate fails.
+// Scorecards without Shard (a plain run) merge as parts of one request.
+func Merge(cards ...*Scorecard) (*Scorecard, error) {
+	if len(cards) == 0 {
+		return nil, fmt.Errorf("%w: no results given", ErrMerge)
+	}
+	first := cards[0]
+	meta := first.Meta
+	meta.Shard = nil
+	meta.Rows = nil
+	meta.NotRun = nil
+	meta.Skipped = nil
+	meta.Servers, meta.Clients = nil, nil
+	var (
+		checks   []Check
+		problems []string
+		of       int
+		seen     = map[int]bool{}
+		end      time.Time
+	)
+	rows := slices.Clone(first.Rows)
+	for i, c := range cards {
+		if c.Meta.Profile != first.Meta.Profile {
+			return nil, fmt.Errorf("%w: profile %q of results %d differs from %q of the first", ErrMerge, c.Meta.Profile, i+1, first.Meta.Profile)
+		}
+		if sh := c.Meta.Shard; sh != nil {
+			if of == 0 {
+				of = sh.Of
+			}
+			if sh.Of != of {
+				return nil, fmt.Errorf("%w: results %d are shard %s, others are of %d shards", ErrMerge, i+1, sh, of)
+			}
+			if seen[sh.Index] {
+				return nil, fmt.Errorf("%w: shard %s given twice", ErrMerge, sh)
+			}
+			seen[sh.Index] = true
+			meta.Rows = appendNew(meta.Rows, sh.Requested...)
+		}
+		if (c.Meta.Shard == nil) != (first.Meta.Shard == nil) {
+			return nil, fmt.Errorf("%w: results %d and 1 are not both shards of one run", ErrMerge, i+1)
+		}
+		meta.Rows = appendNew(meta.Rows, c.Meta.Rows...)
+		for _, r := range c.Rows {
+			if !slices.ContainsFunc(rows, func(x Row) bool { return x.ID == r.ID }) {
+				rows = append(rows, r)
+			}
+		}
+		for _, cell := range c.Cells {
+			checks = append(checks, cell.Checks...)
+		}
+		checks = append(checks, c.Unscored...)
+		label := ""
+		if c.Meta.Shard != nil {
+			label = "shard " + c.Meta.Shard.String() + ": "
+		}
+		for _, p := range c.Problems {
+			problems = append(problems, label+p)
+		}
+		for id, why := range c.Meta.NotRun {
+			if meta.NotRun == nil {
+				meta.NotRun = map[RowID]string{}
+			}
+			meta.NotRun[id] = why
+		}
+		meta.Skipped = append(meta.Skipped, c.Meta.Skipped...)
+		meta.Servers = union(meta.Servers, c.Meta.Servers)
+		meta.Clients = union(meta.Clients, c.Meta.Clients)
+		if c.Meta.StartedAt.Before(meta.StartedAt) {
+			meta.StartedAt = c.Meta.StartedAt
+		}
+		if e := c.Meta.StartedAt.Add(time.Duration(c.Meta.Duration)); e.After(end) {
+			end = e
+		}
+		if c.Meta.Seed != meta.Seed {
+			meta.Seed = 0 // each check still carries the seed it ran with
+		}
+	}
+	for i := 1; i <= of; i++ {
+		if !seen[i] {
+			problems = append(problems, fmt.Sprintf("shard %d/%d did not report: its rows are not run", i, of))
+		}
+	}
+	meta.Duration = Duration(end.Sub(meta.StartedAt))
+	parts := make([]string, len(cards))
+	for i, c := range cards {
+		parts[i] = c.Meta.CommandLine
+	}
+	meta.CommandLine = "merged: " + strings.Join(parts, " | ")
+	sort.SliceStable(meta.Skipped, func(i, j int) bool { return meta.Skipped[i].Scenario < meta.Skipped[j].Scenario })
+	s := build(meta, rows, checks)
+	s.Problems = problems
+	return s, nil
+}
+
+func appendNew(s []RowID, vs ...RowID) []RowID {
+	for _, v := range vs {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	return s
+}
