@@ -33,7 +33,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"bad port range", []string{"run", "--ports", "30000-20000"}, "bad port range"},
 		{"port clash", []string{"run", "--ports", occupied(t)}, "port clash"},
 		{"report without --from", []string{"report"}, "--from is required"},
-		{"report from missing file", []string{"report", "--from", "/nonexistent.json"}, "cannot read --from"},
+		{"report from missing file", []string{"report", "--from", "/nonexistent.json"}, "cannot read /nonexistent.json"},
 		{"report from garbage", []string{"report", "--from", writeFile(t, "{not json")}, "not a slotgate results.json"},
 	}
 	for _, c := range cases {
