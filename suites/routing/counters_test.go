@@ -52,18 +52,22 @@ type counterScale struct {
 	// slow end of it, so a share of calls time out after they were sent.
 	Latency, Jitter, ReadTimeout time.Duration
 	MinAcked, MinUnknown         int64
+	// Tail bounds how long the workload runs on after the last move.
+	Tail time.Duration
 }
 
 func counterScaleOf() counterScale {
 	if cfg.Profile == harness.ProfileFull {
 		return counterScale{Slots: 4, Rounds: 3, WorkersPerSlot: 3, Hold: 300 * time.Millisecond,
-			Latency: 40 * time.Millisecond, Jitter: 40 * time.Millisecond, ReadTimeout: 100 * time.Millisecond, MinAcked: 300, MinUnknown: 30}
+			Latency: 25 * time.Millisecond, Jitter: 25 * time.Millisecond, ReadTimeout: 75 * time.Millisecond, MinAcked: 200, MinUnknown: 30, Tail: 5 * time.Second}
 	}
-	// NOTE: 2 slots × 2 moves under 40±40 ms each way with a 100 ms read
-	// timeout: about a fifth of the calls time out, most of them after the
-	// command reached the server (the reply was the slow part).
-	return counterScale{Slots: 2, Rounds: 2, WorkersPerSlot: 2, Hold: 150 * time.Millisecond,
-		Latency: 30 * time.Millisecond, Jitter: 30 * time.Millisecond, ReadTimeout: 90 * time.Millisecond, MinAcked: 30, MinUnknown: 5}
+	// NOTE: 2 slots × 2 moves under 25±25 ms each way with a 75 ms read
+	// timeout: about one call in six times out, most of them after the
+	// command reached the server (the reply was the slow part). The run
+	// goes on after the last move, latency still on, until the minimums
+	// are met or Tail has passed.
+	return counterScale{Slots: 2, Rounds: 2, WorkersPerSlot: 3, Hold: 150 * time.Millisecond,
+		Latency: 25 * time.Millisecond, Jitter: 25 * time.Millisecond, ReadTimeout: 75 * time.Millisecond, MinAcked: 40, MinUnknown: 8, Tail: 3 * time.Second}
 }
 
 // timedPool opens a cluster pool of b whose read timeout is d (valkey-go
@@ -134,7 +138,13 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 			break
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	tailEnd := time.Now().Add(s.Tail)
+	for {
+		time.Sleep(200 * time.Millisecond)
+		if enough(scored.Ops(), s) && enough(mutant.Ops(), counterScale{MinAcked: 1, MinUnknown: 1}) || time.Now().After(tailEnd) {
+			break
+		}
+	}
 	close(stop)
 	<-done
 	<-done
@@ -177,4 +187,14 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 		silent: harness.Check(row, report.ColumnSilentlyWrong, "", silent, ev, mutCtl),
 		errs:   harness.Check(row, report.ColumnErrors, "", errs, ev, pinCtl),
 	}
+}
+
+// enough says a history already has the acknowledged and unknown-outcome
+// increments s asks for.
+func enough(ops []check.RoutingOp, s counterScale) bool {
+	var acked, unk int64
+	for _, t := range check.CounterTallies(ops) {
+		acked, unk = acked+t.Acked, unk+t.Unknown
+	}
+	return acked >= s.MinAcked && unk >= s.MinUnknown
 }
