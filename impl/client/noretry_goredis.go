@@ -1,7 +1,12 @@
 package client
 
 import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,10 +37,47 @@ func goRedisRetryable(c Cmd) bool {
 	return len(c.Prefix) == 1 && readOnlyCommands[strings.ToUpper(c.Prefix[0])]
 }
 
-// goRedisSendable is what goRedisPool.Do hands to Process for c.
-func goRedisSendable(cmd *redis.Cmd, c Cmd) redis.Cmder {
+// goRedisResends is how often goRedisProcess re-sends a command that was
+// provably not executed: the retries go-redis's cluster loop would have made
+// (MaxRedirects, 3) had NoRetry not switched them off.
+const goRedisResends = 3
+
+// goRedisProcess runs cmd (c's go-redis form) on rc. A command that may not
+// be re-sent by the library is still re-sent here, with go-redis's own
+// backoff, when the reply proves it did not run: a dial error (the
+// connection never opened), a pool timeout, or CLUSTERDOWN, TRYAGAIN or
+// LOADING from the server. A timeout or a broken connection is never
+// re-sent: its outcome is unknown. Reads keep go-redis's own retries.
+func goRedisProcess(ctx context.Context, rc redis.UniversalClient, cmd *redis.Cmd, c Cmd) {
 	if goRedisRetryable(c) {
-		return cmd
+		_ = rc.Process(ctx, cmd)
+		return
 	}
-	return noRetryCmd{cmd}
+	sendable := noRetryCmd{cmd}
+	for attempt := 1; ; attempt++ {
+		err := rc.Process(ctx, sendable)
+		if err == nil || attempt > goRedisResends || !goRedisNotExecuted(err) {
+			return
+		}
+		// internal.RetryBackoff with ClusterOptions' defaults (8 ms, 512 ms).
+		d := min(8*time.Millisecond+time.Duration(rand.Int64N(int64(8*time.Millisecond)<<attempt)), 512*time.Millisecond)
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// goRedisNotExecuted reports an error that proves the command did not run.
+func goRedisNotExecuted(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" || errors.Is(err, redis.ErrPoolTimeout) {
+		return true
+	}
+	switch KindOf(goRedisErr(err)) {
+	case KindClusterDown, KindTryAgain, KindLoading:
+		return true
+	}
+	return false
 }
