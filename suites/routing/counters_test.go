@@ -153,6 +153,7 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	for _, n := range cluster.Nodes() {
 		Expect(n.RemoveToxics(ctx)).To(Succeed())
 	}
+	faults[0].End = time.Now() // the latency stayed on until here
 	fresh := routing.Wrap(harness.Pool(ctx, b, cluster), routing.Options{})
 	scored.ReadBack(ctx, fresh)
 	mutant.ReadBack(ctx, fresh)
