@@ -16,6 +16,8 @@ const (
 	RoutingIncr    RoutingKind = "incr"     // INCR Keys[0], reply in Int
 	RoutingEvalSet RoutingKind = "eval-set" // EVAL writing Value to every key of a tagged pair
 	RoutingEvalGet RoutingKind = "eval-get" // EVAL reading every key of a tagged pair
+	// RoutingEvalIncr is a script that INCRs its one key, reply in Int.
+	RoutingEvalIncr RoutingKind = "eval-incr"
 )
 
 // RoutingOp is one recorded operation of the routing workload. Every key has
@@ -165,6 +167,97 @@ func RoutingAcknowledged(ops []RoutingOp, minOps int) Result {
 	return pass(name, "%d keys, %d acknowledged operations, %d reads judged: every read returned the last acknowledged write", len(keys), acked, judged)
 }
 
+// CounterTally is one counter's accounting in RoutingCounters.
+type CounterTally struct {
+	Key string
+	// Acked counts increments that returned success, Unknown those whose
+	// outcome is unknown (a timeout, a broken connection), NotExecuted those
+	// the server redirected or refused.
+	Acked, Unknown, NotExecuted int64
+	// Final is the value read back at the end; Read says it was.
+	Final int64
+	Read  bool
+}
+
+// CounterTallies tallies every counter of a RoutingCounters history, by key.
+func CounterTallies(ops []RoutingOp) []CounterTally {
+	byKey := map[string]*CounterTally{}
+	var keys []string
+	for _, o := range ops {
+		if len(o.Keys) == 0 {
+			continue
+		}
+		k := o.Keys[0]
+		t := byKey[k]
+		if t == nil {
+			t = &CounterTally{Key: k}
+			byKey[k] = t
+			keys = append(keys, k)
+		}
+		switch {
+		case o.Final:
+			if o.Acked() && o.Kind == RoutingGet {
+				t.Final, t.Read = o.Int, true
+			}
+		case o.Kind != RoutingIncr && o.Kind != RoutingEvalIncr:
+		case o.Acked():
+			t.Acked++
+		case notExecuted(o.ErrKind):
+			t.NotExecuted++
+		default:
+			t.Unknown++
+		}
+	}
+	sort.Strings(keys)
+	out := make([]CounterTally, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+// RoutingCounters is the routing row's exact check of non-idempotent writes
+// (spec 000 §Conformance, Routing; issue 12 §1): every counter, written only
+// by INCR and a counting script, ends between its acknowledged increments
+// and its acknowledged plus unknown-outcome increments. Below is a lost
+// acknowledged write; above is a write applied twice — a re-send after a
+// timeout — which every caller saw succeed once. A history with fewer than
+// minAcked acknowledged or minUnknown unknown-outcome increments is unknown:
+// without timeouts the retry paths never ran.
+func RoutingCounters(ops []RoutingOp, minAcked, minUnknown int64) Result {
+	const name = "routing-counters"
+	tallies := CounterTallies(ops)
+	var acked, unknownOps int64
+	var bad []string
+	over, under, unread := 0, 0, 0
+	for _, t := range tallies {
+		acked += t.Acked
+		unknownOps += t.Unknown
+		switch {
+		case !t.Read:
+			unread++
+		case t.Final < t.Acked:
+			under++
+			bad = append(bad, fmt.Sprintf("%s: final %d < %d acknowledged increments (%d unknown): acknowledged writes lost", t.Key, t.Final, t.Acked, t.Unknown))
+		case t.Final > t.Acked+t.Unknown:
+			over++
+			bad = append(bad, fmt.Sprintf("%s: final %d > %d acknowledged + %d unknown-outcome increments: %d applied more than once", t.Key, t.Final, t.Acked, t.Unknown, t.Final-t.Acked-t.Unknown))
+		}
+	}
+	if over+under > 0 {
+		return fail(name, strings.Join(first(bad, 6), "\n"), "%d of %d counters applied writes twice, %d lost acknowledged writes (%d acknowledged, %d unknown-outcome increments)", over, len(tallies), under, acked, unknownOps)
+	}
+	switch {
+	case unread > 0:
+		return unknown(name, "%d of %d counters were never read back", unread, len(tallies))
+	case acked < minAcked:
+		return unknown(name, "only %d acknowledged increments, need %d", acked, minAcked)
+	case unknownOps < minUnknown:
+		return unknown(name, "only %d increments timed out, need %d: the retry paths did not run", unknownOps, minUnknown)
+	}
+	return pass(name, "%d counters, %d acknowledged and %d unknown-outcome increments: every final value within [acknowledged, acknowledged + unknown]", len(tallies), acked, unknownOps)
+}
+
 // RoutingOutcomes turns the non-final operations into loud outcomes for
 // NoErrors.
 func RoutingOutcomes(ops []RoutingOp) []Outcome {
@@ -227,4 +320,30 @@ func show(v string) string {
 		return "nil"
 	}
 	return fmt.Sprintf("%q", v)
+}
+
+// RoutingOnlyUnknown is the errors column of the routing row under latency:
+// the only errors that reach the caller are unknown outcomes (a timeout, a
+// broken connection) — never a redirect, which the call path must absorb,
+// nor any other refusal. minOps non-final operations are needed.
+func RoutingOnlyUnknown(ops []RoutingOp, minOps int) Result {
+	const name = "routing-only-unknown"
+	var kept []Outcome
+	timeouts := 0
+	for _, o := range RoutingOutcomes(ops) {
+		if o.ErrKind == "network" {
+			timeouts++
+			continue
+		}
+		kept = append(kept, o)
+	}
+	if len(kept)+timeouts < minOps {
+		return unknown(name, "only %d operations recorded, need %d", len(kept)+timeouts, minOps)
+	}
+	r := NoErrors(kept, 0)
+	r.Checker = name
+	if r.Status == Pass {
+		r.Message = fmt.Sprintf("%d operations: %d timed out (outcome unknown), no other error", len(kept)+timeouts, timeouts)
+	}
+	return r
 }

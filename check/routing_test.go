@@ -79,3 +79,50 @@ func TestDrillHaltsAndAccounting(t *testing.T) {
 		t.Fatalf("halt-all: %s", r.Message)
 	}
 }
+
+func TestRoutingCounters(t *testing.T) {
+	good := []RoutingOp{
+		rop(RoutingIncr, "c", "", "", 1, 1, false, ""),
+		rop(RoutingEvalIncr, "c", "", "", 2, 2, false, ""),
+		rop(RoutingIncr, "c", "", "", 0, 3, false, "network"),     // unknown: it ran
+		rop(RoutingEvalIncr, "c", "", "", 0, 4, false, "network"), // unknown: it did not
+		rop(RoutingIncr, "c", "", "", 0, 5, false, "MOVED"),       // not executed
+		rop(RoutingIncr, "c", "", "", 4, 6, false, ""),
+		rop(RoutingGet, "c", "", "4", 4, 9, true, ""),
+	}
+	if r := RoutingCounters(good, 1, 1); r.Status != Pass {
+		t.Fatalf("good history: %s %s", r.Status, r.Message)
+	}
+	if r := RoutingCounters(good, 1, 3); r.Status != Unknown {
+		t.Fatalf("too few timeouts: %s %s", r.Status, r.Message)
+	}
+	twice := append(append([]RoutingOp(nil), good[:6]...), rop(RoutingGet, "c", "", "6", 6, 9, true, ""))
+	if r := RoutingCounters(twice, 1, 1); r.Status != Fail {
+		t.Fatalf("applied twice: %s %s", r.Status, r.Message)
+	}
+	lost := append(append([]RoutingOp(nil), good[:6]...), rop(RoutingGet, "c", "", "2", 2, 9, true, ""))
+	if r := RoutingCounters(lost, 1, 1); r.Status != Fail {
+		t.Fatalf("lost: %s %s", r.Status, r.Message)
+	}
+	if r := RoutingCounters(good[:6], 1, 1); r.Status != Unknown {
+		t.Fatalf("unread: %s %s", r.Status, r.Message)
+	}
+}
+
+func TestRoutingOnlyUnknown(t *testing.T) {
+	ops := []RoutingOp{
+		rop(RoutingIncr, "c", "", "", 1, 1, false, ""),
+		rop(RoutingIncr, "c", "", "", 0, 2, false, "network"),
+		rop(RoutingGet, "c", "", "1", 1, 3, true, "MOVED"), // read-back: not judged
+	}
+	if r := RoutingOnlyUnknown(ops, 2); r.Status != Pass {
+		t.Fatalf("timeouts only: %s %s", r.Status, r.Message)
+	}
+	if r := RoutingOnlyUnknown(ops, 3); r.Status != Unknown {
+		t.Fatalf("too few: %s %s", r.Status, r.Message)
+	}
+	moved := append(ops, rop(RoutingIncr, "c", "", "", 0, 4, false, "MOVED"))
+	if r := RoutingOnlyUnknown(moved, 1); r.Status != Fail {
+		t.Fatalf("a redirect reached the caller: %s %s", r.Status, r.Message)
+	}
+}

@@ -155,3 +155,9 @@ func (w *RoutingWorkload) eval(ctx context.Context, worker int, s *client.Script
 	}
 	w.record(o, err)
 }
+
+// PairSet runs the pair-set script once for worker on k (a single recorded
+// write), for scenarios that drive calls one by one.
+func (w *RoutingWorkload) PairSet(ctx context.Context, worker int, k RoutingKeys) {
+	w.eval(ctx, worker, pairSet, []string{k.A, k.B}, fmt.Sprintf("%s-%d", w.Tag, worker))
+}

@@ -102,7 +102,7 @@ func (p *goRedisPool) Do(ctx context.Context, c Cmd) (any, error) {
 	if len(c.Keys) > 0 && len(c.Prefix) <= math.MaxInt8 {
 		cmd.SetFirstKeyPos(int8(len(c.Prefix)))
 	}
-	_ = p.c.Process(ctx, cmd)
+	goRedisProcess(ctx, p.c, cmd, c)
 	v, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil

@@ -10,7 +10,10 @@
 // valkey-go follows MOVED/ASK without limit but returns TRYAGAIN straight to
 // the caller for commands it does not mark retryable. Pool re-sends such a
 // command: each of these replies means the server did not execute it, so a
-// re-send is safe even for INCR or a writing script.
+// re-send is safe even for INCR or a writing script. A command whose reply
+// never came (a timeout, a broken connection) is never re-sent: it may have
+// run, and a second INCR would count twice (the caller gets the error and
+// the outcome stays unknown).
 package routing
 
 import (
@@ -32,15 +35,34 @@ const (
 	// success, the `let _ = conn.set(..)` bug: the caller believes a write
 	// landed that the server refused.
 	MutantSwallowRedirects Mutant = "swallow-redirects"
+	// MutantRetryUnknown re-sends a command whose reply never came (a
+	// timeout, a broken connection) with a fresh deadline, up to three times:
+	// at-least-once delivery, as a generic retry middleware does. An INCR or
+	// a writing script whose first send did run is applied twice while the
+	// caller sees one success.
+	MutantRetryUnknown Mutant = "retry-unknown-outcome"
+	// MutantBudgetFromCall is the call path as it was before the routing
+	// row's CI flake: the budget is a deadline fixed when the call starts and
+	// no re-send is guaranteed, so a call whose first attempt outlasted the
+	// budget (a stalled runner, or go-redis retrying read timeouts inside
+	// one Process) hands the first redirect it meets to the caller, however
+	// briefly the redirect lasts.
+	MutantBudgetFromCall Mutant = "budget-from-call"
 )
 
-// DefaultBudget bounds how long one command is re-sent: a slot's keys move
-// in well under a second on a healthy cluster.
+// DefaultBudget bounds how long a command keeps being redirected: a slot's
+// keys move in well under a second on a healthy cluster.
 const DefaultBudget = 5 * time.Second
+
+// MinResends is how often a redirected command is re-sent before the budget
+// may end the call: the budget measures how long redirects last, never how
+// long the command took to be answered.
+const MinResends = 8
 
 // Options configures a Pool.
 type Options struct {
-	// Budget bounds the re-sends of one command; zero means DefaultBudget.
+	// Budget bounds how long a command is re-sent, counted from its first
+	// redirect reply; zero means DefaultBudget.
 	Budget time.Duration
 	// Absorbed, when set, counts every MOVED/ASK/TRYAGAIN reply the pool
 	// absorbed by re-sending, so a run can show redirects really reached it.
@@ -73,19 +95,32 @@ func Redirected(err error) bool {
 }
 
 // Do sends cmd and re-sends it while the reply is a redirect, backing off
-// 2 ms, 4 ms, ... up to 50 ms, until Budget has passed.
+// 2 ms, 4 ms, ... up to 50 ms, at least MinResends times and until Budget
+// has passed since the first redirect. Only then does a redirect reach the
+// caller: the slot did not settle.
 func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
-	deadline := time.Now().Add(p.o.Budget)
+	var since time.Time // the first redirect reply
+	if p.o.Mutant == MutantBudgetFromCall {
+		since = time.Now()
+	}
+	timeout := time.Duration(0)
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
 	backoff := 2 * time.Millisecond
-	for {
-		v, err := p.Pool.Do(ctx, cmd)
+	for resends := 0; ; resends++ {
+		v, err := p.send(ctx, cmd, timeout)
 		if !Redirected(err) {
 			return v, err
 		}
 		if p.o.Mutant == MutantSwallowRedirects {
 			return nil, nil
 		}
-		if time.Now().After(deadline) {
+		if since.IsZero() {
+			since = time.Now()
+		}
+		settled := resends >= MinResends || p.o.Mutant == MutantBudgetFromCall
+		if settled && time.Since(since) > p.o.Budget {
 			return v, err
 		}
 		if p.o.Absorbed != nil {
@@ -98,4 +133,25 @@ func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 		}
 		backoff = min(2*backoff, 50*time.Millisecond)
 	}
+}
+
+// send is one attempt; under MutantRetryUnknown it re-sends a command whose
+// outcome is unknown, each time with the caller's original timeout.
+func (p *Pool) send(ctx context.Context, cmd client.Cmd, timeout time.Duration) (any, error) {
+	v, err := p.Pool.Do(ctx, cmd)
+	if p.o.Mutant != MutantRetryUnknown {
+		return v, err
+	}
+	for range 3 {
+		if err == nil || client.KindOf(err) != "" {
+			break
+		}
+		rctx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+		if timeout > 0 {
+			rctx, cancel = context.WithTimeout(rctx, timeout)
+		}
+		v, err = p.Pool.Do(rctx, cmd)
+		cancel()
+	}
+	return v, err
 }

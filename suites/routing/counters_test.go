@@ -1,0 +1,201 @@
+package routing_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/routing"
+	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// counterResult is one latency-and-migration run, judged in both columns.
+type counterResult struct{ silent, errs report.Check }
+
+var _ = Describe("routing non-idempotent", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		Context(string(b), Ordered, ContinueOnFailure, func() {
+			var res counterResult
+			BeforeAll(func(ctx SpecContext) { res = runCounters(ctx, b) })
+			harness.Emit(
+				harness.Scenario{
+					Name: "routing/non-idempotent/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
+					Spec: "INCR and a counting script on keys whose slots migrate, under latency above the client's read timeout: every counter ends between its acknowledged and its acknowledged + unknown-outcome increments — no write applied twice (000 §Conformance, Routing; issue 12 §1)",
+					Run:  func(SpecContext) report.Check { return res.silent },
+				},
+				harness.Scenario{
+					Name: "routing/redirects-under-latency/" + string(b), Row: row, Column: report.ColumnErrors,
+					Spec: "on the same run, the only errors reaching the caller are timeouts (unknown outcomes): no MOVED/ASK/TRYAGAIN (000 §Conformance, Routing: MOVED/ASK redirects under slot migration)",
+					Run:  func(SpecContext) report.Check { return res.errs },
+				},
+			)
+		})
+	}
+})
+
+// counterScale sizes the non-idempotent run.
+type counterScale struct {
+	Slots, Rounds, WorkersPerSlot int
+	Hold                          time.Duration
+	// Latency ± Jitter is added to each direction of every client link;
+	// ReadTimeout (go-redis) or the call deadline (valkey-go) is below the
+	// slow end of it, so a share of calls time out after they were sent.
+	Latency, Jitter, ReadTimeout time.Duration
+	MinAcked, MinUnknown         int64
+	// Tail bounds how long the workload runs on after the last move.
+	Tail time.Duration
+}
+
+func counterScaleOf() counterScale {
+	if cfg.Profile == harness.ProfileFull {
+		return counterScale{Slots: 4, Rounds: 3, WorkersPerSlot: 3, Hold: 300 * time.Millisecond,
+			Latency: 25 * time.Millisecond, Jitter: 25 * time.Millisecond, ReadTimeout: 75 * time.Millisecond, MinAcked: 200, MinUnknown: 30, Tail: 5 * time.Second}
+	}
+	// NOTE: 2 slots × 2 moves under 25±25 ms each way with a 75 ms read
+	// timeout: a third of the calls time out (measured 30–40 %), most after the
+	// command reached the server (the reply was the slow part). The run
+	// goes on after the last move, latency still on, until the minimums
+	// are met or Tail has passed.
+	return counterScale{Slots: 2, Rounds: 2, WorkersPerSlot: 3, Hold: 150 * time.Millisecond,
+		Latency: 25 * time.Millisecond, Jitter: 25 * time.Millisecond, ReadTimeout: 75 * time.Millisecond, MinAcked: 40, MinUnknown: 8, Tail: 3 * time.Second}
+}
+
+// timedPool opens a cluster pool of b whose read timeout is d (valkey-go
+// has none; its calls get d as their deadline instead).
+func timedPool(ctx context.Context, b client.Backend, d time.Duration, name string) client.Pool {
+	GinkgoHelper()
+	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, ReadTimeout: d})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(p.Close)
+	return p
+}
+
+func runCounters(ctx context.Context, b client.Backend) counterResult {
+	GinkgoHelper()
+	Expect(cluster.Reset(ctx)).To(Succeed())
+	s := counterScaleOf()
+	name := "routing/non-idempotent/" + string(b)
+	rng := cfg.Rand(name)
+	slots := make([]int, s.Slots)
+	for i := range slots {
+		slots[i] = rng.IntN(slot.Count)
+	}
+	tag := fmt.Sprintf("%x", rng.Uint32())
+	var scoredKeys, mutantKeys []string
+	for _, k := range keysFor("c"+tag, slots, s.WorkersPerSlot) {
+		scoredKeys = append(scoredKeys, k.Ctr)
+	}
+	for _, k := range keysFor("m"+tag, slots, s.WorkersPerSlot) {
+		mutantKeys = append(mutantKeys, k.Ctr)
+	}
+	opTimeout := time.Duration(0)
+	if b == client.BackendValkeyGo {
+		// NOTE: valkey-go pipelines every caller's command on one
+		// connection per node, so a slow reply delays the replies behind it
+		// (toxiproxy delays a link's chunks in order): the whole call gets
+		// the deadline, and one and a half read timeouts keeps most calls
+		// answered.
+		opTimeout = 3 * s.ReadTimeout / 2
+	}
+	var absorbed atomic.Int64
+	clock := traffic.NewClock()
+	scored := &traffic.CounterWorkload{Pool: routing.Wrap(timedPool(ctx, b, s.ReadTimeout, "slotgate-counters"), routing.Options{Absorbed: &absorbed}),
+		Clock: clock, Keys: scoredKeys, OpTimeout: opTimeout}
+	mutant := &traffic.CounterWorkload{Pool: routing.Wrap(timedPool(ctx, b, s.ReadTimeout, "slotgate-counters-retry"), routing.Options{Mutant: routing.MutantRetryUnknown}),
+		Clock: clock, Keys: mutantKeys, OpTimeout: opTimeout}
+
+	By(fmt.Sprintf("latency %v±%v each way on every client link, read timeout %v; %d counters (+%d through the retry-unknown-outcome variant) on slots %v, each slot moved %d times",
+		s.Latency, s.Jitter, s.ReadTimeout, len(scoredKeys), len(mutantKeys), slots, s.Rounds))
+	var faults []report.FaultWindow
+	lw, err := fault.Apply(ctx, cluster, fault.Latency{Latency: s.Latency, Jitter: s.Jitter})
+	Expect(err).NotTo(HaveOccurred())
+	faults = append(faults, report.FaultWindow{Fault: lw.Fault, Target: lw.Target, Start: lw.Start, End: lw.End})
+	stop := make(chan struct{})
+	done := make(chan struct{}, 2)
+	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
+	go func() { mutant.Run(ctx, stop); done <- struct{}{} }()
+	moves := 0
+	for range s.Rounds {
+		for _, sl := range slots {
+			var w fault.Window
+			if w, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: sl, To: -1, Hold: s.Hold}); err != nil {
+				break
+			}
+			moves++
+			faults = append(faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		}
+		if err != nil {
+			break
+		}
+	}
+	tailEnd := time.Now().Add(s.Tail)
+	for {
+		time.Sleep(200 * time.Millisecond)
+		if enough(scored.Ops(), s) && enough(mutant.Ops(), counterScale{MinAcked: 1}) || time.Now().After(tailEnd) {
+			break
+		}
+	}
+	close(stop)
+	<-done
+	<-done
+	Expect(err).NotTo(HaveOccurred())
+	By("removing the latency and reading every counter back through a fresh correct pool")
+	for _, n := range cluster.Nodes() {
+		Expect(n.RemoveToxics(ctx)).To(Succeed())
+	}
+	faults[0].End = time.Now() // the latency stayed on until here
+	fresh := routing.Wrap(harness.Pool(ctx, b, cluster), routing.Options{})
+	scored.ReadBack(ctx, fresh)
+	mutant.ReadBack(ctx, fresh)
+
+	ops, mops := scored.Ops(), mutant.Ops()
+	ev := harness.Evidence(cfg, cluster, fresh)
+	ev.Faults = faults
+	ev.Metrics = map[string]float64{"operations": float64(len(ops)), "migrations": float64(moves), "redirects_absorbed": float64(absorbed.Load())}
+	var acked, unk, notExec int64
+	for _, t := range check.CounterTallies(ops) {
+		acked, unk, notExec = acked+t.Acked, unk+t.Unknown, notExec+t.NotExecuted
+	}
+	ev.Metrics["acknowledged_increments"], ev.Metrics["unknown_outcome_increments"], ev.Metrics["not_executed_increments"] = float64(acked), float64(unk), float64(notExec)
+	ev.Observed = append(ev.Observed, fmt.Sprintf("%s: %d increments acknowledged, %d timed out (outcome unknown), %d redirected back; %d redirects absorbed", fresh.Version(), acked, unk, notExec, absorbed.Load()))
+
+	ev.Observed = append(ev.Observed, fmt.Sprintf("error kinds reaching the caller: %v; through the retry-unknown-outcome variant: %v", kinds(ops), kinds(mops)))
+	silent := check.RoutingCounters(ops, s.MinAcked, s.MinUnknown)
+	errs := check.RoutingOnlyUnknown(ops, int(s.MinAcked))
+	if moves < s.Slots*s.Rounds {
+		incomplete := check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d of %d migrations ran", moves, s.Slots*s.Rounds)}
+		silent = check.All("routing-counters", silent, incomplete)
+		errs = check.All("routing-only-unknown", errs, incomplete)
+	}
+
+	By("negative control for the errors column: a pool pinned to one primary, which ignores MOVED")
+	pinned := pinnedRun(ctx, b, name+"/pinned", routing.MutantNone)
+	pinCtl := harness.Control("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.RoutingOnlyUnknown(pinned, 1))
+	pinCtl.Caught = pinCtl.Caught && kinds(pinned)[string(client.KindMoved)] > 0
+
+	mutCtl := harness.Control(string(routing.MutantRetryUnknown), "the same workload, concurrently, through a call path that re-sends a command whose reply timed out (at-least-once): writes applied twice", check.RoutingCounters(mops, 1, 0))
+	return counterResult{
+		silent: harness.Check(row, report.ColumnSilentlyWrong, "", silent, ev, mutCtl),
+		errs:   harness.Check(row, report.ColumnErrors, "", errs, ev, pinCtl),
+	}
+}
+
+// enough says a history already has the acknowledged and unknown-outcome
+// increments s asks for.
+func enough(ops []check.RoutingOp, s counterScale) bool {
+	var acked, unk int64
+	for _, t := range check.CounterTallies(ops) {
+		acked, unk = acked+t.Acked, unk+t.Unknown
+	}
+	return acked >= s.MinAcked && unk >= s.MinUnknown
+}

@@ -1,0 +1,120 @@
+package traffic
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+)
+
+// countScript increments its one declared key: the non-idempotent write a
+// relay runs as Lua.
+var countScript = client.NewScript("routing/count", "return redis.call('INCR', KEYS[1])")
+
+// CounterWorkload runs one sequential worker per counter key, alternating
+// INCR and the counting script, each call under its own deadline when
+// OpTimeout is set, and records every call (spec 000 §Conformance, Routing:
+// non-idempotent operations judged exactly). Every call either adds one to
+// its key or, when it failed, did nothing (a redirect or refusal) or may
+// have (a timeout: unknown outcome). It asserts nothing.
+type CounterWorkload struct {
+	Pool  client.Pool
+	Clock *Clock
+	Keys  []string
+	// OpTimeout, when positive, is each call's context deadline: valkey-go
+	// has no read timeout, the caller's deadline is how a call times out
+	// (go-redis ignores it for socket I/O and uses Options.ReadTimeout).
+	OpTimeout time.Duration
+	mu        sync.Mutex
+	ops       []check.RoutingOp
+}
+
+// Run drives every worker until stop is closed or ctx ends.
+func (w *CounterWorkload) Run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for i, k := range w.Keys {
+		wg.Go(func() {
+			for round := 0; ; round++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				if round%2 == 0 {
+					w.incr(ctx, i, k)
+				} else {
+					w.script(ctx, i, k)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// ReadBack reads every counter once through p (a correct pool, no latency)
+// and records the reads as Final.
+func (w *CounterWorkload) ReadBack(ctx context.Context, p client.Pool) {
+	for i, k := range w.Keys {
+		o := check.RoutingOp{Worker: i, Kind: check.RoutingGet, Keys: []string{k}, Final: true, Call: w.Clock.Now()}
+		reply, err := p.Do(ctx, client.NewCmd("GET", []string{k}))
+		if err == nil && reply != nil {
+			var s string
+			if s, err = client.AsString(reply); err == nil {
+				o.Got = []string{s}
+				o.Int, err = strconv.ParseInt(s, 10, 64)
+			}
+		}
+		w.record(o, err)
+	}
+}
+
+// Ops returns a copy of the recorded history.
+func (w *CounterWorkload) Ops() []check.RoutingOp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]check.RoutingOp(nil), w.ops...)
+}
+
+func (w *CounterWorkload) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if w.OpTimeout > 0 {
+		return context.WithTimeout(ctx, w.OpTimeout)
+	}
+	return ctx, func() {}
+}
+
+func (w *CounterWorkload) record(o check.RoutingOp, err error) {
+	o.Return = w.Clock.Now()
+	if err != nil {
+		o.ErrKind, o.Err = ErrKind(err), err.Error()
+	}
+	w.mu.Lock()
+	w.ops = append(w.ops, o)
+	w.mu.Unlock()
+}
+
+func (w *CounterWorkload) incr(ctx context.Context, worker int, key string) {
+	o := check.RoutingOp{Worker: worker, Kind: check.RoutingIncr, Keys: []string{key}, Call: w.Clock.Now()}
+	octx, cancel := w.opCtx(ctx)
+	reply, err := w.Pool.Do(octx, client.NewCmd("INCR", []string{key}))
+	cancel()
+	if err == nil {
+		o.Int, _ = client.AsInt64(reply)
+	}
+	w.record(o, err)
+}
+
+func (w *CounterWorkload) script(ctx context.Context, worker int, key string) {
+	o := check.RoutingOp{Worker: worker, Kind: check.RoutingEvalIncr, Keys: []string{key}, Call: w.Clock.Now()}
+	octx, cancel := w.opCtx(ctx)
+	reply, _, err := client.RunScript(octx, w.Pool, countScript, []string{key})
+	cancel()
+	if err == nil {
+		o.Int, _ = client.AsInt64(reply)
+	}
+	w.record(o, err)
+}
