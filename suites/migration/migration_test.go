@@ -145,7 +145,7 @@ func theMainRun(ctx context.Context) *staged {
 	mainOnce.Do(func() {
 		sz := scale()
 		By(fmt.Sprintf("staged deploy: %d pods, %d sessions over both lanes, pod kills every ~%v, TTL %v renew %v", sz.pods, sz.sessions, sz.killEvery, leaseTTL, leaseTTL/3))
-		mainRun = stage(ctx, run{name: "fencing-migration/staged-deploy", sessions: sz.sessions, pods: sz.pods, kills: true, plan: mainPlan})
+		mainRun = stage(ctx, run{name: "fencing-migration/staged-deploy", sessions: sz.sessions, pods: sz.pods, kills: true, reads: true, plan: mainPlan})
 	})
 	Expect(mainRun).NotTo(BeNil(), "the staged deploy did not complete")
 	return mainRun
