@@ -93,5 +93,47 @@ func readSide(ctx SpecContext) report.Check {
 			ev.Metrics["reads_"+string(m)+"_"+string(lane)] = float64(len(bad))
 		}
 	}
+	for _, m := range fencing.MigrationMutants {
+		if !readsUnder[m] {
+			continue
+		}
+		By(fmt.Sprintf("negative control: the real read scripts under mutant %s (%s)", m, mutantWhy[m]))
+		mr := theMutantRun(ctx, m, mutantPlans[m])
+		mi := make([]check.FencingOp, len(mr.history))
+		for i, op := range mr.history {
+			mi[i] = op.FencingOp
+		}
+		for _, lane := range lanes {
+			res := check.ReadSide(readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)})
+			ctl := harness.Control("reads-under-"+string(m)+"/"+string(lane), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult", res)
+			if res.Counterexample != "" {
+				ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
+			}
+			controls = append(controls, ctl)
+		}
+	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+// readsUnder are the write mutants whose runs also carry the read probe:
+// the gate rules whose absence the model shows breaks the read side
+// (model.TestReadSideNeedsTheGate) — C pods over a live old-key lease (M4),
+// O pods over a live new-key lease (M6) and over a counter behind B's issues
+// (M7). Their correct read scripts answer by their phase table, so only the
+// authority and real-time judgments can catch them.
+var readsUnder = map[fencing.MigrationMutant]bool{fencing.M4: true, fencing.M6: true, fencing.M7: true}
+
+var mutantRuns = map[fencing.MigrationMutant]*staged{}
+
+// theMutantRun runs mutant m's staged deploy once per process and shares it
+// between the write controls (stagedDeploy) and the read-side controls.
+func theMutantRun(ctx context.Context, m fencing.MigrationMutant, plan func(ctx context.Context, r *staged) error) *staged {
+	GinkgoHelper()
+	if r := mutantRuns[m]; r != nil {
+		return r
+	}
+	sz := scale()
+	r := stage(ctx, run{name: "fencing-migration/mutant/" + string(m), mutant: m, sessions: sz.mutantSessions, pods: sz.mPods, kills: true, cap: mutantCap(m), reads: readsUnder[m], plan: plan})
+	mutantRuns[m] = r
+	return r
 }
