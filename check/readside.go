@@ -267,7 +267,11 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 		r.Observed = observed
 		return r
 	}
-	r := pass(name, "%s: %d reads (%d under a mixed fleet) agree with the phase table and the authority; known_generation never below an acknowledged generation", name, len(ops), mixed)
+	fleet := ""
+	if mixed > 0 {
+		fleet = fmt.Sprintf(" (%d under a mixed fleet)", mixed)
+	}
+	r := pass(name, "%s: %d reads%s agree with the phase table and the authority; known_generation never below an acknowledged generation", name, len(ops), fleet)
 	r.Observed = observed
 	return r
 }
