@@ -288,3 +288,99 @@ func stageOf(stages []Stage, t time.Duration) string {
 	}
 	return name
 }
+
+// PodValidates judges the validate_fenced_header calls the relay pods make
+// on their own frames (traffic.Fleet: each lane validates one held session
+// per tick), from the history alone, by two sound real-time rules:
+//
+//   - a pod's frame is valid while its lease is CERTAINLY live — from the
+//     return of the acquire or successful renew that (re)started its TTL
+//     until that call's start plus ttl minus slack, and until its release
+//     began (as MigrationSingleAuthority) — whatever phase the pod runs and
+//     wherever the lease lives (the table: A/B validate the union pair);
+//   - a frame below a generation whose acquire was acknowledged before the
+//     validate began is stale.
+//
+// Calls inside neither are not judged; fewer than minJudged judged is Unknown.
+func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+	const name = "pod-validates"
+	type leaseKey struct {
+		session, owner string
+		gen            int64
+	}
+	type window struct{ from, to time.Duration }
+	live := map[leaseKey][]window{}
+	released := map[leaseKey]time.Duration{}
+	acked := map[string][]MigrationOp{}
+	for _, op := range history {
+		k := leaseKey{op.Session, op.Owner, op.Gen}
+		switch {
+		case op.Kind == OpRelease && (op.OK || op.Unknown):
+			if t, ok := released[k]; !ok || op.Call < t {
+				released[k] = op.Call
+			}
+		case op.Unknown || !op.OK:
+		case op.Kind == OpAcquire || op.Kind == OpRenew:
+			live[k] = append(live[k], window{op.Return, op.Call + ttl - slack})
+			if op.Kind == OpAcquire {
+				acked[op.Session] = append(acked[op.Session], op)
+			}
+		}
+	}
+	judged := map[string]int{}
+	var bad []string
+	n := 0
+	for _, op := range history {
+		if op.Kind != OpValidate || op.Unknown {
+			continue
+		}
+		k := leaseKey{op.Session, op.Owner, op.Gen}
+		end, rel := released[k]
+		certain := false
+		for _, w := range live[k] {
+			to := w.to
+			if rel {
+				to = min(to, end)
+			}
+			if w.from <= op.Call && op.Return < to {
+				certain = true
+				break
+			}
+		}
+		var above int64
+		for _, a := range acked[op.Session] {
+			if a.Return < op.Call {
+				above = max(above, a.Gen)
+			}
+		}
+		want := 0
+		switch {
+		case certain:
+			want = int(fencing.VerdictValid)
+		case op.Gen < above:
+			want = int(fencing.VerdictStale)
+		default:
+			continue
+		}
+		n++
+		judged[op.Phase]++
+		if op.Verdict != want {
+			why := "its lease was certainly live"
+			if want == int(fencing.VerdictStale) {
+				why = fmt.Sprintf("generation %d was acknowledged before", above)
+			}
+			bad = append(bad, fmt.Sprintf("%v [pod %s, phase %s, lane %s]: want %s, %s", op.FencingOp, op.Pod, op.Phase, op.Lane, fencing.Verdict(want), why))
+		}
+	}
+	var per []string
+	for _, p := range fencing.Phases {
+		per = append(per, fmt.Sprintf("%s %d", p, judged[string(p)]))
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(first(bad, 3), "\n"), "%d of %d judged pod validates wrong (judged per phase: %s)", len(bad), n, strings.Join(per, ", "))
+	}
+	if n < minJudged {
+		return unknown(name, "only %d pod validates judged, need %d", n, minJudged)
+	}
+	return pass(name, "%d pod validates of their own frames judged (per phase: %s), every one as the real-time rules say", n, strings.Join(per, ", "))
+}

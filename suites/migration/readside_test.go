@@ -57,6 +57,16 @@ func readsOf(ops []check.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) 
 	return out
 }
 
+func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
+	var out []check.MigrationOp
+	for _, op := range h {
+		if op.Lane == string(lane) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 func readSide(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
 	ev := harness.Evidence(cfg, standalone, nil)
@@ -75,6 +85,13 @@ func readSide(ctx SpecContext) report.Check {
 			Name: string(lane), Phases: fencing.Phases, MinPerCell: minCell, Stages: readStages(r), MinMixed: minCell,
 		}))
 	}
+	// The pods' own validates (traffic.Fleet records one per lane per tick),
+	// judged from the history by the real-time rules.
+	for _, lane := range lanes {
+		pv := check.PodValidates(historyOf(r.history, lane), leaseTTL, slack, minCell)
+		pv.Message = string(lane) + " lane: " + pv.Message
+		results = append(results, pv)
+	}
 	result := check.All("fencing-migration-read-side", results...)
 	st := r.readStats
 	ev.Observed = append(ev.Observed, fmt.Sprintf("read probe: %d samples judged (%d calls, controls' included), %d dropped because the keys moved mid-sample, %d dropped on an error (pod killed, link cut)", st.Samples, len(r.reads), st.Unstable, st.Failed))
@@ -92,6 +109,17 @@ func readSide(ctx SpecContext) report.Check {
 			controls = append(controls, ctl)
 			ev.Metrics["reads_"+string(m)+"_"+string(lane)] = float64(len(bad))
 		}
+	}
+	By("negative control: a fleet whose pods run validate-one-pair (their own frames of A-era leases on the old key)")
+	vr := stage(ctx, run{name: "fencing-migration/read-mutant/validate-one-pair", readMutant: fencing.ReadValidateOnePair, sessions: scale().mutantSessions, pods: scale().mPods,
+		plan: steps(adv(fencing.A), hold(500), adv(fencing.B), hold(300))})
+	for _, lane := range lanes {
+		res := check.PodValidates(historyOf(vr.history, lane), leaseTTL, slack, 1)
+		ctl := harness.Control("pods-"+string(fencing.ReadValidateOnePair)+"/"+string(lane), "every pod of a staged deploy O→A→B runs the real validate-one-pair script (new lease only) on its own frames", res)
+		if res.Counterexample != "" {
+			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 1)
+		}
+		controls = append(controls, ctl)
 	}
 	for _, m := range fencing.MigrationMutants {
 		if !readsUnder[m] {

@@ -53,9 +53,11 @@ type run struct {
 	pods     int
 	cap      int // held sessions per pod lane; 0 = enough for the population
 	kills    bool
-	// reads runs the read-side probe beside the fleet (readside_test.go).
-	reads bool
-	plan  func(ctx context.Context, r *staged) error
+	// reads runs the read-side probe beside the fleet (readside_test.go);
+	// readMutant swaps the pods' own read scripts (a read-side control).
+	reads      bool
+	readMutant fencing.ReadMutant
+	plan       func(ctx context.Context, r *staged) error
 }
 
 // staged is a run in progress and, afterwards, its record.
@@ -184,7 +186,7 @@ func stage(ctx context.Context, in run) *staged {
 	defer cancel()
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Addr: standalone.Addrs()[0], Backend: r.backend, Pods: in.pods, Reliable: reliable, Huddle: huddle,
-		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, Seed: r.rng.Uint64(),
+		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, ReadMutant: in.readMutant, Seed: r.rng.Uint64(),
 	}, r.clock, fencing.O)
 	Expect(err).NotTo(HaveOccurred())
 	r.fleet = fleet
