@@ -94,7 +94,11 @@ func (o ReadOp) String() string {
 	if o.Variant != "" {
 		v = " variant " + o.Variant
 	}
-	return fmt.Sprintf("[%s] %s%s by %s (phase %s, lane %s, fleet %s%s) @%v → %s over %s", o.Session, o.Kind, frame, o.Pod, o.Phase, o.Lane, o.Mix, v, o.Call.Round(time.Millisecond), ans, o.Keyspace)
+	fleet := ""
+	if o.Mix != "" {
+		fleet = ", fleet " + o.Mix
+	}
+	return fmt.Sprintf("[%s] %s%s by %s (phase %s, lane %s%s%s) @%v → %s over %s", o.Session, o.Kind, frame, o.Pod, o.Phase, o.Lane, fleet, v, o.Call.Round(time.Millisecond), ans, o.Keyspace)
 }
 
 // Stage is a named stretch of a run (a gate step: "advance to B",
@@ -109,7 +113,8 @@ type ReadSideOptions struct {
 	// Name labels the result (e.g. the lane).
 	Name string
 	// Phases must each see every read kind at least MinPerCell times and
-	// validate with a stale, a current and a future frame.
+	// validate with a stale, a current and a future frame and the live
+	// lease's own.
 	Phases     []fencing.Phase
 	MinPerCell int
 	// Stages must each see at least one judged read; MinMixed reads must
@@ -165,6 +170,7 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 	}
 	count := map[cell]int{}
 	classes := map[string]map[GenClass]int{}
+	liveFrames := map[string]int{} // validates of the live lease's own frame
 	byStage := map[string]int{}
 	mixed, wrong := 0, 0
 	var table, authority, realtime []string
@@ -206,6 +212,9 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 			classes[op.Phase][op.Class]++
 			want := rule.Validate(k, op.Frame.Owner, op.Frame.Gen)
 			tv := model.AuthorityVerdict(k, last, op.Frame.Owner, op.Frame.Gen)
+			if tv == fencing.VerdictValid {
+				liveFrames[op.Phase]++
+			}
 			switch {
 			case op.Verdict != want:
 				table = append(table, fmt.Sprintf("%v\n  the phase %s table says %s", op, op.Phase, want))
@@ -225,7 +234,7 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, count[cell{ph, k}]))
 		}
 		cl := classes[ph]
-		cov = append(cov, fmt.Sprintf("phase %s: %s (frames: stale %d, current %d, future %d)", ph, strings.Join(kinds, ", "), cl[GenStale], cl[GenCurrent], cl[GenFuture]))
+		cov = append(cov, fmt.Sprintf("phase %s: %s (frames: stale %d, current %d of which the live lease's own %d, future %d)", ph, strings.Join(kinds, ", "), cl[GenStale], cl[GenCurrent], liveFrames[ph], cl[GenFuture]))
 	}
 	var stages []string
 	for _, s := range opts.Stages {
@@ -252,6 +261,9 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 			if classes[string(p)][c] == 0 {
 				gaps = append(gaps, fmt.Sprintf("no %s frame validated in phase %s", c, p))
 			}
+		}
+		if liveFrames[string(p)] == 0 {
+			gaps = append(gaps, fmt.Sprintf("no live lease's own frame validated in phase %s", p))
 		}
 	}
 	for _, s := range opts.Stages {
