@@ -172,6 +172,7 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 	classes := map[string]map[GenClass]int{}
 	liveFrames := map[string]int{} // validates of the live lease's own frame
 	byStage := map[string]int{}
+	byMix := map[string]int{}
 	mixed, wrong := 0, 0
 	var table, authority, realtime []string
 	for _, op := range ops {
@@ -179,6 +180,9 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 		count[cell{op.Phase, op.Kind}]++
 		if op.Mixed() {
 			mixed++
+		}
+		if op.Mix != "" {
+			byMix[op.Mix]++
 		}
 		if len(opts.Stages) > 0 {
 			byStage[stageOf(opts.Stages, op.Call)]++
@@ -243,6 +247,14 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 	observed := []string{fmt.Sprintf("%s: %d reads judged, %d while pods of two phases ran; %s", name, len(ops), mixed, strings.Join(cov, "; "))}
 	if len(stages) > 0 {
 		observed = append(observed, fmt.Sprintf("%s: reads per gate stage: %s", name, strings.Join(stages, ", ")))
+	}
+	if len(byMix) > 0 {
+		var mixes []string
+		for m, n := range byMix {
+			mixes = append(mixes, fmt.Sprintf("%s %d", m, n))
+		}
+		sort.Strings(mixes)
+		observed = append(observed, fmt.Sprintf("%s: reads per fleet phase mix: %s", name, strings.Join(mixes, ", ")))
 	}
 	if wrong > 0 {
 		r := fail(name, strings.Join(append(append(first(table, 2), first(authority, 2)...), first(realtime, 2)...), "\n"),
