@@ -153,8 +153,9 @@ var readsUnder = map[fencing.MigrationMutant]bool{fencing.M4: true, fencing.M6: 
 
 var mutantRuns = map[fencing.MigrationMutant]*staged{}
 
-// theMutantRun runs mutant m's staged deploy once per process and shares it
-// between the write controls (stagedDeploy) and the read-side controls.
+// theMutantRun runs mutant m's staged deploy; the runs that carry the read
+// probe (readsUnder) run once per process and are shared between the write
+// controls (stagedDeploy) and the read-side controls.
 func theMutantRun(ctx context.Context, m fencing.MigrationMutant, plan func(ctx context.Context, r *staged) error) *staged {
 	GinkgoHelper()
 	if r := mutantRuns[m]; r != nil {
@@ -162,6 +163,8 @@ func theMutantRun(ctx context.Context, m fencing.MigrationMutant, plan func(ctx 
 	}
 	sz := scale()
 	r := stage(ctx, run{name: "fencing-migration/mutant/" + string(m), mutant: m, sessions: sz.mutantSessions, pods: sz.mPods, kills: true, cap: mutantCap(m), reads: readsUnder[m], plan: plan})
-	mutantRuns[m] = r
+	if readsUnder[m] {
+		mutantRuns[m] = r
+	}
 	return r
 }
