@@ -79,12 +79,12 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 	samples, unstable, failed := 0, 0, 0
 	done := make(chan struct{})
 	wg.Add(1)
+	var workErr error
 	go func() {
 		defer wg.Done()
-		defer GinkgoRecover()
+		defer close(done)
 		w := traffic.Contention{Sessions: sessions[:len(sessions)-len(held)], Rounds: scale.Rounds, Contenders: scale.Contenders, Workers: 8}
-		Expect(w.Run(workCtx, dir, clock, rec)).To(Succeed())
-		close(done)
+		workErr = w.Run(workCtx, dir, clock, rec)
 	}()
 	sampler := traffic.ReadSampler{Pool: pool, Dir: dir, Variants: variants, Pod: "reader", Lane: "tunnel"}
 	contended := false
@@ -107,6 +107,7 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 		}
 	}
 	wg.Wait()
+	Expect(workErr).NotTo(HaveOccurred(), "the contention workload")
 
 	var real []check.ReadOp
 	bad := map[string][]check.ReadOp{}
