@@ -86,6 +86,9 @@ type Config struct {
 	// Mutant is one of the spec's M1–M9 (fencing.MigrationMutants) or
 	// fencing.MutantNone for the correct protocol.
 	Mutant fencing.MigrationMutant
+	// Read is a read-side mutant (fencing.ReadMutants) or fencing.ReadCorrect:
+	// it changes only the read rules InvReadSide judges, never a transition.
+	Read fencing.ReadMutant
 }
 
 // Model is the migration's transition system under one Config.
@@ -114,6 +117,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	if !known {
 		return nil, fmt.Errorf("%w: unknown mutant %q (want M1..M9)", ErrConfig, cfg.Mutant)
+	}
+	if cfg.Read != fencing.ReadCorrect && len(cfg.Read.Phases()) == 0 {
+		return nil, fmt.Errorf("%w: unknown read mutant %q", ErrConfig, cfg.Read)
 	}
 	m := &Model{cfg: cfg}
 	for _, k := range []ActionKind{Advance, Rollback, Backfill, ReverseMerge, EnterCompatible, Enable, RevertMode, ExpireOld, ExpireNew} {

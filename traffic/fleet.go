@@ -47,7 +47,9 @@ type FleetOptions struct {
 	Cap int
 	// Mutant is applied to every pod's scripts (script mutants only).
 	Mutant fencing.MigrationMutant
-	Seed   uint64
+	// ReadMutant is applied to every pod's read scripts (a read-side control).
+	ReadMutant fencing.ReadMutant
+	Seed       uint64
 }
 
 // Fleet is a set of simulated relay pods running the fencing directory
@@ -108,7 +110,8 @@ func NewFleet(ctx context.Context, opts FleetOptions, clock *Clock, phase fencin
 }
 
 func (f *Fleet) directory(p *Pod, phase fencing.Phase) *fencing.Directory {
-	return fencing.New(p.pool, fencing.Options{Scripts: fencing.ForPhaseMutant(phase, f.opts.Mutant), LeaseTTL: f.opts.TTL})
+	scripts := fencing.WithReadMutant(fencing.ForPhaseMutant(phase, f.opts.Mutant), f.opts.ReadMutant)
+	return fencing.New(p.pool, fencing.Options{Scripts: scripts, LeaseTTL: f.opts.TTL})
 }
 
 // start launches a fresh pod into slot i at phase; an empty phase is the

@@ -91,6 +91,30 @@ func cmdModel(args []string, stdout, stderr io.Writer) error {
 		failed = append(failed, "correct model violates "+v.Invariant)
 		fmt.Fprintf(stdout, "correct: VIOLATES %s in %d steps:\n%s", v.Invariant, v.Trace.Len(), correct.FormatTrace(v.Trace))
 	}
+	// The read side (lookup, known_generation, validate_fenced_header): no
+	// transition, so the same state space; Inv_ReadSide over every state.
+	reachable := correct.Reachable()
+	if rr := correct.CheckReads(reachable); rr.Violation != nil {
+		failed = append(failed, "correct model violates "+model.InvReadSide)
+		fmt.Fprintf(stdout, "correct: VIOLATES %s in %d steps (%s):\n%s", model.InvReadSide, rr.Violation.Trace.Len(), rr.Why, correct.FormatTrace(rr.Violation.Trace))
+	} else {
+		fmt.Fprintf(stdout, "correct: %s holds in all %d states (%d read evaluations: every pod's lookup, known_generation and validate_fenced_header)\n", model.InvReadSide, rr.States, rr.Reads)
+	}
+	if len(mutants) > 0 {
+		for _, rm := range fencing.ReadMutants {
+			m, err := model.New(model.Config{Pods: *pods, MaxGen: *maxGen, Read: rm})
+			if err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			rr := m.CheckReads(reachable)
+			if rr.Violation == nil {
+				failed = append(failed, fmt.Sprintf("read mutant %s not killed by %s", rm, model.InvReadSide))
+				fmt.Fprintf(stdout, "read %s SURVIVED %s\n", rm, model.InvReadSide)
+				continue
+			}
+			fmt.Fprintf(stdout, "read %s killed by %s, counterexample %d steps: %s\n", rm, model.InvReadSide, rr.Violation.Trace.Len(), rr.Why)
+		}
+	}
 	for _, mu := range mutants {
 		m, err := model.New(model.Config{Pods: *pods, MaxGen: *maxGen, Mutant: mu})
 		if err != nil {

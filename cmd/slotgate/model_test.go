@@ -24,6 +24,8 @@ func TestModelCommandPasses(t *testing.T) {
 		"M3  killed by Inv_Monotonic, counterexample 9 steps",
 		"M9  killed by Inv_SlotRulesSafe, counterexample 1 steps",
 		"all 9 mutants killed",
+		"Inv_ReadSide holds in all 5837 states",
+		"read known-min killed by Inv_ReadSide",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -77,3 +77,26 @@ func TestParseSession(t *testing.T) {
 		}
 	}
 }
+
+func TestWithReadMutant(t *testing.T) {
+	for _, m := range ReadMutants {
+		applied := 0
+		for _, p := range Phases {
+			base := ForPhase(p)
+			s := WithReadMutant(base, m)
+			changed := s.Lookup.SHA1 != base.Lookup.SHA1 || s.Validate.SHA1 != base.Validate.SHA1
+			if changed != m.Applies(p) || s.Acquire != base.Acquire || s.Renew != base.Renew || s.Release != base.Release {
+				t.Fatalf("%s on %s: changed=%v applies=%v", m, p, changed, m.Applies(p))
+			}
+			if changed {
+				applied++
+			}
+		}
+		if applied == 0 || m.Op() == "" {
+			t.Fatalf("%s applies to no phase", m)
+		}
+	}
+	if s := WithReadMutant(ForPhase(A), ReadCorrect); s.Name != "A" {
+		t.Fatalf("the correct read variant renamed A to %s", s.Name)
+	}
+}

@@ -145,7 +145,7 @@ func theMainRun(ctx context.Context) *staged {
 	mainOnce.Do(func() {
 		sz := scale()
 		By(fmt.Sprintf("staged deploy: %d pods, %d sessions over both lanes, pod kills every ~%v, TTL %v renew %v", sz.pods, sz.sessions, sz.killEvery, leaseTTL, leaseTTL/3))
-		mainRun = stage(ctx, run{name: "fencing-migration/staged-deploy", sessions: sz.sessions, pods: sz.pods, kills: true, plan: mainPlan})
+		mainRun = stage(ctx, run{name: "fencing-migration/staged-deploy", sessions: sz.sessions, pods: sz.pods, kills: true, reads: true, plan: mainPlan})
 	})
 	Expect(mainRun).NotTo(BeNil(), "the staged deploy did not complete")
 	return mainRun
@@ -253,14 +253,13 @@ func stagedDeploy(ctx SpecContext) report.Check {
 	}
 	controls = append(controls, harness.Control("timer-drain", "C-gate by waiting one TTL: renew is PEXPIRE, a renewed lease never expires while its pod lives (000 §The protocol, C-gate)", timer))
 
-	sz := scale()
 	for _, m := range fencing.MigrationMutants {
 		plan, ok := mutantPlans[m]
 		if !ok {
 			continue // M9 is loud: scored in the errors column (slot-rules)
 		}
 		By(fmt.Sprintf("negative control: mutant %s (%s)", m, mutantWhy[m]))
-		mr := stage(ctx, run{name: "fencing-migration/mutant/" + string(m), mutant: m, sessions: sz.mutantSessions, pods: sz.mPods, kills: true, cap: mutantCap(m), plan: plan})
+		mr := theMutantRun(ctx, m, plan)
 		t1 := check.All("t1", check.MigrationSingleAuthority(mr.history, leaseTTL, slack), check.ObservedSingleAuthority(mr.samples, 20))
 		t2 := check.MigrationGenerations(mr.history)
 		res := invariants(mr)

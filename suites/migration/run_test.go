@@ -53,7 +53,11 @@ type run struct {
 	pods     int
 	cap      int // held sessions per pod lane; 0 = enough for the population
 	kills    bool
-	plan     func(ctx context.Context, r *staged) error
+	// reads runs the read-side probe beside the fleet (readside_test.go);
+	// readMutant swaps the pods' own read scripts (a read-side control).
+	reads      bool
+	readMutant fencing.ReadMutant
+	plan       func(ctx context.Context, r *staged) error
 }
 
 // staged is a run in progress and, afterwards, its record.
@@ -77,6 +81,9 @@ type staged struct {
 	// timerFrom are the starts of full-A holds longer than a TTL: where a
 	// "wait one TTL" drain would be trusted (the timer-drain control).
 	timerFrom []time.Duration
+	// reads are the read-side probe's judged calls (when run.reads).
+	reads     []check.ReadOp
+	readStats traffic.ReadProbeStats
 }
 
 func (r *staged) hold(ctx context.Context, d time.Duration) {
@@ -179,7 +186,7 @@ func stage(ctx context.Context, in run) *staged {
 	defer cancel()
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Addr: standalone.Addrs()[0], Backend: r.backend, Pods: in.pods, Reliable: reliable, Huddle: huddle,
-		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, Seed: r.rng.Uint64(),
+		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, ReadMutant: in.readMutant, Seed: r.rng.Uint64(),
 	}, r.clock, fencing.O)
 	Expect(err).NotTo(HaveOccurred())
 	r.fleet = fleet
@@ -189,6 +196,10 @@ func stage(ctx context.Context, in run) *staged {
 		Log: func(f string, a ...any) { fmt.Fprintf(GinkgoWriter, in.name+": "+f+"\n", a...) },
 		// The observer's witness of what each gate decision saw (check.OldKeyspaceDrained).
 		OnAllowed: func(string) { _, _ = obs.Sample(runCtx) }}
+	var probe *traffic.ReadProbe
+	if in.reads {
+		probe = startReadProbe(runCtx, r, fleet, reliable, huddle)
+	}
 	killsDone := make(chan struct{})
 	killCtx, stopKills := context.WithCancel(runCtx)
 	go func() {
@@ -212,6 +223,9 @@ func stage(ctx context.Context, in run) *staged {
 	planErr := in.plan(runCtx, r)
 	stopKills()
 	<-killsDone
+	if probe != nil {
+		r.reads, r.readStats = probe.Stop()
+	}
 	fleet.Stop()
 	r.samples, r.obsErrs = obs.Stop()
 	r.elapsed = time.Since(began)

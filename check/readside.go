@@ -1,0 +1,410 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/model"
+)
+
+// ReadKind is one read-side operation of the directory (spec 000 §Per-phase
+// operation table).
+type ReadKind string
+
+const (
+	ReadLookup          ReadKind = "lookup"
+	ReadKnownGeneration ReadKind = "known_generation"
+	ReadValidate        ReadKind = "validate_fenced_header"
+)
+
+// ReadKinds lists the read operations in table order.
+var ReadKinds = []ReadKind{ReadLookup, ReadKnownGeneration, ReadValidate}
+
+// GenClass is how a presented frame's generation compares with the highest
+// generation issued when it was presented.
+type GenClass string
+
+const (
+	GenStale   GenClass = "stale"   // below the highest issued
+	GenCurrent GenClass = "current" // the highest issued (the live lease's own, or another owner's)
+	GenFuture  GenClass = "future"  // above anything issued
+)
+
+// GenClasses lists the classes every phase must be probed with.
+var GenClasses = []GenClass{GenStale, GenCurrent, GenFuture}
+
+// ClassOf classifies gen against lastIssued.
+func ClassOf(gen, lastIssued int64) GenClass {
+	switch {
+	case gen < lastIssued:
+		return GenStale
+	case gen == lastIssued:
+		return GenCurrent
+	}
+	return GenFuture
+}
+
+// ReadOp is one read-side call a relay pod made, with the session's four
+// fencing keys as they stood during the call: the probe read them right
+// before and right after (one MGET each, on the same node) and keeps the
+// call only when both agree, so Keyspace is exactly what the script read
+// (a stored value never comes back once changed — a generation is never
+// reissued — and a lease present after was present throughout).
+type ReadOp struct {
+	Pod, Phase, Lane, Session string
+	// Variant is the read mutant whose scripts answered ("" for the real
+	// scripts): the probe runs the controls' scripts on the same snapshot.
+	Variant string
+	Kind    ReadKind
+	// Frame is the header presented to validate_fenced_header, and Class
+	// its generation against the highest issued.
+	Frame model.Frame
+	Class GenClass
+	// Got is lookup's answer (known_generation: Got.Known); Verdict is
+	// validate's.
+	Got     model.View
+	Verdict fencing.Verdict
+	// Keyspace is the session's keys during the call.
+	Keyspace model.StoredKeyspace
+	// Mix is the fleet's running phases at the call, e.g. "AB" (one letter:
+	// a uniform fleet).
+	Mix          string
+	Call, Return time.Duration
+}
+
+// Mixed says pods of more than one phase were running.
+func (o ReadOp) Mixed() bool { return len(o.Mix) > 1 }
+
+func (o ReadOp) String() string {
+	ans := o.Got.String()
+	switch o.Kind {
+	case ReadKnownGeneration:
+		ans = fmt.Sprintf("known=%d", o.Got.Known)
+	case ReadValidate:
+		ans = o.Verdict.String()
+	}
+	frame := ""
+	if o.Kind == ReadValidate {
+		frame = fmt.Sprintf("(%s, %d; %s)", o.Frame.Owner, o.Frame.Gen, o.Class)
+	}
+	v := ""
+	if o.Variant != "" {
+		v = " variant " + o.Variant
+	}
+	fleet := ""
+	if o.Mix != "" {
+		fleet = ", fleet " + o.Mix
+	}
+	return fmt.Sprintf("[%s] %s%s by %s (phase %s, lane %s%s%s) @%v → %s over %s", o.Session, o.Kind, frame, o.Pod, o.Phase, o.Lane, fleet, v, o.Call.Round(time.Millisecond), ans, o.Keyspace)
+}
+
+// Stage is a named stretch of a run (a gate step: "advance to B",
+// "rollback to A", …) from From until the next stage.
+type Stage struct {
+	Name string
+	From time.Duration
+}
+
+// ReadSideOptions says what coverage makes the read-side verdict decidable.
+type ReadSideOptions struct {
+	// Name labels the result (e.g. the lane).
+	Name string
+	// Phases must each see every read kind at least MinPerCell times and
+	// validate with a stale, a current and a future frame and the live
+	// lease's own.
+	Phases     []fencing.Phase
+	MinPerCell int
+	// Stages must each see at least one judged read; MinMixed reads must
+	// have been made while pods of two phases ran.
+	Stages   []Stage
+	MinMixed int
+}
+
+// ReadSide judges read-side calls against the explicit-state model's read
+// rules (spec 000 §Per-phase operation table; model.ReadRuleFor,
+// model.Authority) three ways, each a pure function of the history:
+//
+//   - table: the answer is the caller's phase rule over the keys it read
+//     (lookup: union, new wins; known_generation: max; validate: the union
+//     pair against the max) — exact, per call;
+//   - authority: the answer is the truth the model's InvReadSide demands —
+//     the one live lease, the highest generation issued, the fence's
+//     verdict from them — so a phase rule applied outside the states the
+//     Deployment Gate keeps it in is caught too;
+//   - real time: known_generation (and lookup's) is never below a
+//     generation whose acquire was acknowledged before the read began
+//     (issued: the run's acquires), independent of the snapshot.
+//
+// Coverage below opts is Unknown (blind), never a pass.
+func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
+	name := "read-side"
+	if opts.Name != "" {
+		name += "/" + opts.Name
+	}
+	acked := map[string][]FencingOp{}
+	for _, op := range issued {
+		if op.Kind == OpAcquire && op.OK && !op.Unknown {
+			acked[op.Session] = append(acked[op.Session], op)
+		}
+	}
+	for _, a := range acked {
+		sort.Slice(a, func(i, j int) bool { return a[i].Return < a[j].Return })
+	}
+	// highest generation acknowledged before t.
+	before := func(session string, t time.Duration) int64 {
+		var g int64
+		for _, op := range acked[session] {
+			if op.Return >= t {
+				break
+			}
+			g = max(g, op.Gen)
+		}
+		return g
+	}
+	type cell struct {
+		phase string
+		kind  ReadKind
+	}
+	count := map[cell]int{}
+	classes := map[string]map[GenClass]int{}
+	liveFrames := map[string]int{} // validates of the live lease's own frame
+	byStage := map[string]int{}
+	byMix := map[string]int{}
+	mixed, wrong := 0, 0
+	var table, authority, realtime []string
+	for _, op := range ops {
+		bad := len(table) + len(authority) + len(realtime)
+		count[cell{op.Phase, op.Kind}]++
+		if op.Mixed() {
+			mixed++
+		}
+		if op.Mix != "" {
+			byMix[op.Mix]++
+		}
+		if len(opts.Stages) > 0 {
+			byStage[stageOf(opts.Stages, op.Call)]++
+		}
+		rule := model.ReadRuleFor(fencing.Phase(op.Phase), fencing.ReadCorrect)
+		k := op.Keyspace
+		last := max(k.OldCtr, k.NewCtr)
+		truth := model.Authority(k, last)
+		switch op.Kind {
+		case ReadLookup, ReadKnownGeneration:
+			want := rule.Lookup(k)
+			got := op.Got
+			say := func(v model.View) string { return v.String() }
+			if op.Kind == ReadKnownGeneration {
+				want.Holder, truth.Holder, got.Holder = model.Stored{}, model.Stored{}, model.Stored{}
+				say = func(v model.View) string { return fmt.Sprintf("known=%d", v.Known) }
+			}
+			switch {
+			case got != want:
+				table = append(table, fmt.Sprintf("%v\n  the phase %s table says %s", op, op.Phase, say(want)))
+			case got != truth:
+				authority = append(authority, fmt.Sprintf("%v\n  the authority is %s (the phase rule read a keyspace the gate should have drained)", op, say(truth)))
+			}
+			if g := before(op.Session, op.Call); op.Got.Known < g {
+				realtime = append(realtime, fmt.Sprintf("%v\n  generation %d was acknowledged before the read began", op, g))
+			}
+		case ReadValidate:
+			if classes[op.Phase] == nil {
+				classes[op.Phase] = map[GenClass]int{}
+			}
+			classes[op.Phase][op.Class]++
+			want := rule.Validate(k, op.Frame.Owner, op.Frame.Gen)
+			tv := model.AuthorityVerdict(k, last, op.Frame.Owner, op.Frame.Gen)
+			if tv == fencing.VerdictValid {
+				liveFrames[op.Phase]++
+			}
+			switch {
+			case op.Verdict != want:
+				table = append(table, fmt.Sprintf("%v\n  the phase %s table says %s", op, op.Phase, want))
+			case op.Verdict != tv:
+				authority = append(authority, fmt.Sprintf("%v\n  the authority says %s", op, tv))
+			}
+		}
+		if len(table)+len(authority)+len(realtime) > bad {
+			wrong++
+		}
+	}
+	var cov []string
+	for _, p := range opts.Phases {
+		ph := string(p)
+		var kinds []string
+		for _, k := range ReadKinds {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, count[cell{ph, k}]))
+		}
+		cl := classes[ph]
+		cov = append(cov, fmt.Sprintf("phase %s: %s (frames: stale %d, current %d of which the live lease's own %d, future %d)", ph, strings.Join(kinds, ", "), cl[GenStale], cl[GenCurrent], liveFrames[ph], cl[GenFuture]))
+	}
+	var stages []string
+	for _, s := range opts.Stages {
+		stages = append(stages, fmt.Sprintf("%s %d", s.Name, byStage[s.Name]))
+	}
+	observed := []string{fmt.Sprintf("%s: %d reads judged, %d while pods of two phases ran; %s", name, len(ops), mixed, strings.Join(cov, "; "))}
+	if len(stages) > 0 {
+		observed = append(observed, fmt.Sprintf("%s: reads per gate stage: %s", name, strings.Join(stages, ", ")))
+	}
+	if len(byMix) > 0 {
+		var mixes []string
+		for m, n := range byMix {
+			mixes = append(mixes, fmt.Sprintf("%s %d", m, n))
+		}
+		sort.Strings(mixes)
+		observed = append(observed, fmt.Sprintf("%s: reads per fleet phase mix: %s", name, strings.Join(mixes, ", ")))
+	}
+	if wrong > 0 {
+		r := fail(name, strings.Join(append(append(first(table, 2), first(authority, 2)...), first(realtime, 2)...), "\n"),
+			"%s: %d of %d reads wrong: %d against the phase table, %d against the authority, %d below an acknowledged generation", name, wrong, len(ops), len(table), len(authority), len(realtime))
+		r.Observed = observed
+		return r
+	}
+	var gaps []string
+	for _, p := range opts.Phases {
+		for _, k := range ReadKinds {
+			if count[cell{string(p), k}] < opts.MinPerCell {
+				gaps = append(gaps, fmt.Sprintf("%s in phase %s: %d", k, p, count[cell{string(p), k}]))
+			}
+		}
+		for _, c := range GenClasses {
+			if classes[string(p)][c] == 0 {
+				gaps = append(gaps, fmt.Sprintf("no %s frame validated in phase %s", c, p))
+			}
+		}
+		if liveFrames[string(p)] == 0 {
+			gaps = append(gaps, fmt.Sprintf("no live lease's own frame validated in phase %s", p))
+		}
+	}
+	for _, s := range opts.Stages {
+		if byStage[s.Name] == 0 {
+			gaps = append(gaps, "no read during "+s.Name)
+		}
+	}
+	if mixed < opts.MinMixed {
+		gaps = append(gaps, fmt.Sprintf("%d reads under a mixed fleet, need %d", mixed, opts.MinMixed))
+	}
+	if len(gaps) > 0 {
+		r := unknown(name, "%s: too little read coverage to judge (%s)", name, strings.Join(first(gaps, 6), "; "))
+		r.Observed = observed
+		return r
+	}
+	fleet := ""
+	if mixed > 0 {
+		fleet = fmt.Sprintf(" (%d under a mixed fleet)", mixed)
+	}
+	r := pass(name, "%s: %d reads%s agree with the phase table and the authority; known_generation never below an acknowledged generation", name, len(ops), fleet)
+	r.Observed = observed
+	return r
+}
+
+// stageOf is the name of the last stage begun at or before t ("before" when
+// none has).
+func stageOf(stages []Stage, t time.Duration) string {
+	name := "before " + stages[0].Name
+	for _, s := range stages {
+		if s.From > t {
+			break
+		}
+		name = s.Name
+	}
+	return name
+}
+
+// PodValidates judges the validate_fenced_header calls the relay pods make
+// on their own frames (traffic.Fleet: each lane validates one held session
+// per tick), from the history alone, by two sound real-time rules:
+//
+//   - a pod's frame is valid while its lease is CERTAINLY live — from the
+//     return of the acquire or successful renew that (re)started its TTL
+//     until that call's start plus ttl minus slack, and until its release
+//     began (as MigrationSingleAuthority) — whatever phase the pod runs and
+//     wherever the lease lives (the table: A/B validate the union pair);
+//   - a frame below a generation whose acquire was acknowledged before the
+//     validate began is stale.
+//
+// Calls inside neither are not judged; fewer than minJudged judged is Unknown.
+func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+	const name = "pod-validates"
+	type leaseKey struct {
+		session, owner string
+		gen            int64
+	}
+	type window struct{ from, to time.Duration }
+	live := map[leaseKey][]window{}
+	released := map[leaseKey]time.Duration{}
+	acked := map[string][]MigrationOp{}
+	for _, op := range history {
+		k := leaseKey{op.Session, op.Owner, op.Gen}
+		switch {
+		case op.Kind == OpRelease && (op.OK || op.Unknown):
+			if t, ok := released[k]; !ok || op.Call < t {
+				released[k] = op.Call
+			}
+		case op.Unknown || !op.OK:
+		case op.Kind == OpAcquire || op.Kind == OpRenew:
+			live[k] = append(live[k], window{op.Return, op.Call + ttl - slack})
+			if op.Kind == OpAcquire {
+				acked[op.Session] = append(acked[op.Session], op)
+			}
+		}
+	}
+	judged := map[string]int{}
+	var bad []string
+	n := 0
+	for _, op := range history {
+		if op.Kind != OpValidate || op.Unknown {
+			continue
+		}
+		k := leaseKey{op.Session, op.Owner, op.Gen}
+		end, rel := released[k]
+		certain := false
+		for _, w := range live[k] {
+			to := w.to
+			if rel {
+				to = min(to, end)
+			}
+			if w.from <= op.Call && op.Return < to {
+				certain = true
+				break
+			}
+		}
+		var above int64
+		for _, a := range acked[op.Session] {
+			if a.Return < op.Call {
+				above = max(above, a.Gen)
+			}
+		}
+		want := 0
+		switch {
+		case certain:
+			want = int(fencing.VerdictValid)
+		case op.Gen < above:
+			want = int(fencing.VerdictStale)
+		default:
+			continue
+		}
+		n++
+		judged[op.Phase]++
+		if op.Verdict != want {
+			why := "its lease was certainly live"
+			if want == int(fencing.VerdictStale) {
+				why = fmt.Sprintf("generation %d was acknowledged before", above)
+			}
+			bad = append(bad, fmt.Sprintf("%v [pod %s, phase %s, lane %s]: want %s, %s", op.FencingOp, op.Pod, op.Phase, op.Lane, fencing.Verdict(want), why))
+		}
+	}
+	var per []string
+	for _, p := range fencing.Phases {
+		per = append(per, fmt.Sprintf("%s %d", p, judged[string(p)]))
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(first(bad, 3), "\n"), "%d of %d judged pod validates wrong (judged per phase: %s)", len(bad), n, strings.Join(per, ", "))
+	}
+	if n < minJudged {
+		return unknown(name, "only %d pod validates judged, need %d", n, minJudged)
+	}
+	return pass(name, "%d pod validates of their own frames judged (per phase: %s), every one as the real-time rules say", n, strings.Join(per, ", "))
+}

@@ -1,0 +1,170 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+var _ = Describe("fencing-migration read side", func() {
+	harness.Emit(harness.Scenario{
+		Name: "fencing-migration/read-side", Row: row, Column: report.ColumnSilentlyWrong,
+		Spec: "lookup (union, new wins), known_generation (max) and validate_fenced_header (the union pair against the max) called by the relay pods in every phase O/A/B/C and through every rollback of the staged deploy, by pods of mixed phases, with stale, current and future frames, each judged against the explicit-state model's read rules and authority; the reliable and huddle lanes judged separately (000 §Per-phase operation table, §Safety theorems)",
+		Run:  readSide,
+	})
+})
+
+// readEvery is the pause between two read samples of one lane. A sample is
+// 2 MGETs, 6 calls of the real scripts and up to 10 of the controls' (A/B),
+// so the probe stays a small share of the node's load next to the fleet.
+const readEvery = 5 * time.Millisecond
+
+func startReadProbe(ctx context.Context, r *staged, fleet *traffic.Fleet, reliable, huddle []fencing.Session) *traffic.ReadProbe {
+	return traffic.StartReadProbe(ctx, fleet, r.clock, traffic.ReadProbeOptions{
+		Lanes:    map[traffic.Lane][]fencing.Session{traffic.LaneReliable: reliable, traffic.LaneHuddle: huddle},
+		Variants: fencing.ReadMutants, Every: readEvery, Seed: cfg.Rand(r.name + "/reads").Uint64(),
+	})
+}
+
+// readStages are the staged deploy's phase steps, numbered, from O at the
+// start: every one of them (the rollbacks included) must see reads.
+func readStages(r *staged) []check.Stage {
+	out := []check.Stage{{Name: "0. O", From: 0}}
+	for _, s := range r.op.Steps {
+		if s.Allowed && (strings.HasPrefix(s.Name, "advance to") || strings.HasPrefix(s.Name, "rollback to")) {
+			out = append(out, check.Stage{Name: fmt.Sprintf("%d. %s", len(out), s.Name), From: s.At})
+		}
+	}
+	return out
+}
+
+func readsOf(ops []check.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) []check.ReadOp {
+	var out []check.ReadOp
+	for _, op := range ops {
+		if op.Lane == string(lane) && op.Variant == string(variant) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
+	var out []check.MigrationOp
+	for _, op := range h {
+		if op.Lane == string(lane) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func readSide(ctx SpecContext) report.Check {
+	r := theMainRun(ctx)
+	ev := harness.Evidence(cfg, standalone, nil)
+	issued := make([]check.FencingOp, len(r.history))
+	for i, op := range r.history {
+		issued[i] = op.FencingOp
+	}
+	minCell := 5
+	if cfg.Profile == harness.ProfileFull {
+		minCell = 20
+	}
+	lanes := []traffic.Lane{traffic.LaneReliable, traffic.LaneHuddle}
+	var results []check.Result
+	for _, lane := range lanes {
+		results = append(results, check.ReadSide(readsOf(r.reads, lane, fencing.ReadCorrect), issued, check.ReadSideOptions{
+			Name: string(lane), Phases: fencing.Phases, MinPerCell: minCell, Stages: readStages(r), MinMixed: minCell,
+		}))
+	}
+	// The pods' own validates (traffic.Fleet records one per lane per tick),
+	// judged from the history by the real-time rules.
+	for _, lane := range lanes {
+		pv := check.PodValidates(historyOf(r.history, lane), leaseTTL, slack, minCell)
+		pv.Message = string(lane) + " lane: " + pv.Message
+		results = append(results, pv)
+	}
+	result := check.All("fencing-migration-read-side", results...)
+	st := r.readStats
+	ev.Observed = append(ev.Observed, fmt.Sprintf("read probe: %d samples judged (%d calls, controls' included), %d dropped because the keys moved mid-sample, %d dropped on an error (pod killed, link cut)", st.Samples, len(r.reads), st.Unstable, st.Failed))
+	ev.Metrics = map[string]float64{"read_samples": float64(st.Samples), "read_calls": float64(len(r.reads)), "read_unstable": float64(st.Unstable), "read_failed": float64(st.Failed)}
+
+	var controls []report.Control
+	for _, m := range fencing.ReadMutants {
+		for _, lane := range lanes {
+			bad := readsOf(r.reads, lane, m)
+			res := check.ReadSide(bad, issued, check.ReadSideOptions{Name: string(lane) + "/" + string(m), Phases: m.Phases(), MinPerCell: 0})
+			ctl := harness.Control(string(m)+"/"+string(lane), fmt.Sprintf("the real %s script with %s (impl/fencing/lua/mutants/read), phases %v, run by the same pods on the same snapshots", m.Op(), m, m.Phases()), res)
+			if res.Counterexample != "" {
+				ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
+			}
+			controls = append(controls, ctl)
+			ev.Metrics["reads_"+string(m)+"_"+string(lane)] = float64(len(bad))
+		}
+	}
+	By("negative control: a fleet whose pods run validate-one-pair (their own frames of A-era leases on the old key)")
+	vr := stage(ctx, run{name: "fencing-migration/read-mutant/validate-one-pair", readMutant: fencing.ReadValidateOnePair, sessions: scale().mutantSessions, pods: scale().mPods,
+		plan: steps(adv(fencing.A), hold(500), adv(fencing.B), hold(300))})
+	for _, lane := range lanes {
+		res := check.PodValidates(historyOf(vr.history, lane), leaseTTL, slack, 1)
+		ctl := harness.Control("pods-"+string(fencing.ReadValidateOnePair)+"/"+string(lane), "every pod of a staged deploy O→A→B runs the real validate-one-pair script (new lease only) on its own frames", res)
+		if res.Counterexample != "" {
+			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 1)
+		}
+		controls = append(controls, ctl)
+	}
+	for _, m := range fencing.MigrationMutants {
+		if !readsUnder[m] {
+			continue
+		}
+		By(fmt.Sprintf("negative control: the real read scripts under mutant %s (%s)", m, mutantWhy[m]))
+		mr := theMutantRun(ctx, m, mutantPlans[m])
+		mi := make([]check.FencingOp, len(mr.history))
+		for i, op := range mr.history {
+			mi[i] = op.FencingOp
+		}
+		for _, lane := range lanes {
+			res := check.ReadSide(readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)})
+			ctl := harness.Control("reads-under-"+string(m)+"/"+string(lane), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult", res)
+			if res.Counterexample != "" {
+				ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
+			}
+			controls = append(controls, ctl)
+		}
+	}
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+// readsUnder are the write mutants whose runs also carry the read probe:
+// the gate rules whose absence the model shows breaks the read side
+// (model.TestReadSideNeedsTheGate) — C pods over a live old-key lease (M4),
+// O pods over a live new-key lease (M6) and over a counter behind B's issues
+// (M7). Their correct read scripts answer by their phase table, so only the
+// authority and real-time judgments can catch them.
+var readsUnder = map[fencing.MigrationMutant]bool{fencing.M4: true, fencing.M6: true, fencing.M7: true}
+
+var mutantRuns = map[fencing.MigrationMutant]*staged{}
+
+// theMutantRun runs mutant m's staged deploy; the runs that carry the read
+// probe (readsUnder) run once per process and are shared between the write
+// controls (stagedDeploy) and the read-side controls.
+func theMutantRun(ctx context.Context, m fencing.MigrationMutant, plan func(ctx context.Context, r *staged) error) *staged {
+	GinkgoHelper()
+	if r := mutantRuns[m]; r != nil {
+		return r
+	}
+	sz := scale()
+	r := stage(ctx, run{name: "fencing-migration/mutant/" + string(m), mutant: m, sessions: sz.mutantSessions, pods: sz.mPods, kills: true, cap: mutantCap(m), reads: readsUnder[m], plan: plan})
+	if readsUnder[m] {
+		mutantRuns[m] = r
+	}
+	return r
+}

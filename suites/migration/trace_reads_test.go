@@ -1,0 +1,153 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/model"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+)
+
+// readDivergence is the first read where a real script and the model's read
+// rule disagree, with a shortest trace to a state holding that keyspace.
+type readDivergence struct {
+	trace model.Trace
+	what  string
+}
+
+// traceReads is the trace conformance of the read actions (spec 000
+// §Per-phase operation table, rows lookup, known_generation,
+// validate_fenced_header): every distinct keyspace of the model's reachable
+// states is loaded into a fresh session, and every phase's real lookup and
+// validate scripts are run on it — lookup once (its holder and
+// known_generation), validate with every frame model.Frames presents (each
+// live lease's own, and per pod a stale, current and future generation) —
+// and compared with model.ReadRuleFor. The model's InvReadSide (every pod's
+// rule tells the authority's truth in every reachable state) is checked
+// beside it, so the scripts are tied to the truth through the model.
+//
+// Negative controls: each read mutant's real scripts against the correct
+// rules must diverge; the mutant's own model rule must agree with them (one
+// switch, as for M1–M3 and M5).
+func traceReads(ctx context.Context, pool client.Pool, correct *model.Model, reachable *model.Graph, prefix string) (check.Result, []report.Control, []string) {
+	GinkgoHelper()
+	began := time.Now()
+	inv := correct.CheckReads(reachable)
+	calls, d := replayReads(ctx, pool, correct, reachable, fencing.ReadCorrect, fencing.ReadCorrect, prefix+"r", true)
+	var observed []string
+	observed = append(observed, fmt.Sprintf("read actions: %d real lookup/validate calls over every distinct keyspace of %d reachable states × 4 phases, wall time %v; the model's %s checked in %d states (%d read evaluations)",
+		calls, len(reachable.States), time.Since(began).Round(time.Millisecond), model.InvReadSide, inv.States, inv.Reads))
+	result := check.Result{Status: check.Pass, Message: fmt.Sprintf("%d real read calls agree with the model's read rules; %s holds in all %d reachable states", calls, model.InvReadSide, inv.States)}
+	switch {
+	case d != nil:
+		result = check.Result{Status: check.Fail, Message: "a real read script diverged from the model's read rule: " + d.what, Counterexample: correct.FormatTrace(d.trace) + "diverged: " + d.what + "\n"}
+	case inv.Violation != nil:
+		result = check.Result{Status: check.Fail, Message: model.InvReadSide + " broken: " + inv.Why, Counterexample: correct.FormatTrace(inv.Violation.Trace)}
+	case calls < 1000:
+		result = check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d read calls replayed", calls)}
+	}
+	var controls []report.Control
+	for _, rm := range fencing.ReadMutants {
+		mm, err := model.New(model.Config{Read: rm})
+		Expect(err).NotTo(HaveOccurred())
+		same, sd := replayReads(ctx, pool, mm, reachable, rm, rm, prefix+"m", false)
+		_, bd := replayReads(ctx, pool, correct, reachable, fencing.ReadCorrect, rm, prefix+"c", false)
+		minv := mm.CheckReads(reachable)
+		r := check.Result{Status: check.Pass, Message: "the correct read rules and the " + string(rm) + " scripts agree on every keyspace"}
+		if bd != nil {
+			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged: %s (shortest trace to that keyspace: %d steps)", bd.what, bd.trace.Len())}
+		}
+		r.Message += fmt.Sprintf("; the %s model rule = the %s scripts over %d calls (%s)", rm, rm, same, readVerdict(sd))
+		if minv.Violation != nil {
+			r.Message += fmt.Sprintf("; in the model %s kills it after %d steps: %s", model.InvReadSide, minv.Violation.Trace.Len(), minv.Why)
+		}
+		if sd != nil && result.Status != check.Fail {
+			result = check.Result{Status: check.Fail, Message: fmt.Sprintf("the %s model rule and the %s scripts disagree: %s", rm, rm, sd.what)}
+		}
+		controls = append(controls, harness.Control("read-"+string(rm)+"-scripts", fmt.Sprintf("real %s scripts (impl/fencing/lua/mutants/read, phases %v) against the correct read rules: the replay must diverge", rm, rm.Phases()), r))
+	}
+	observed = append(observed, fmt.Sprintf("read actions with their controls: wall time %v", time.Since(began).Round(time.Millisecond)))
+	return result, controls, observed
+}
+
+func readVerdict(d *readDivergence) string {
+	if d == nil {
+		return "agree"
+	}
+	return "DIVERGED: " + d.what
+}
+
+// replayReads runs the real scripts of read variant scripts against the
+// read rules of m (built with rule) on every distinct keyspace of
+// reachable, first seen in BFS order. With all false it stops at the first
+// divergence. A mutant's scripts are called only in the phases and for the
+// operation it changes (the rest are the correct scripts, replayed once).
+func replayReads(ctx context.Context, pool client.Pool, m *model.Model, reachable *model.Graph, rule, scripts fencing.ReadMutant, prefix string, all bool) (int, *readDivergence) {
+	dirs := map[fencing.Phase]*fencing.Directory{}
+	for _, p := range fencing.Phases {
+		dirs[p] = fencing.New(pool, fencing.Options{Scripts: fencing.WithReadMutant(fencing.ForPhase(p), scripts), LeaseTTL: time.Hour})
+	}
+	rp := &replayer{pool: pool, prefix: prefix}
+	seen := map[model.Keyspace]bool{}
+	calls := 0
+	var first *readDivergence
+	for i, st := range reachable.States {
+		ks := st.Keyspace()
+		if seen[ks] {
+			continue
+		}
+		seen[ks] = true
+		s := rp.fresh()
+		if err := rp.load(ctx, s, ks); err != nil {
+			return calls, &readDivergence{trace: reachable.Trace(i), what: "load: " + err.Error()}
+		}
+		k := ks.Stored()
+		for _, p := range fencing.Phases {
+			if scripts != fencing.ReadCorrect && !scripts.Applies(p) {
+				continue
+			}
+			lookups := scripts == fencing.ReadCorrect || scripts.Op() != string(check.ReadValidate)
+			validates := scripts == fencing.ReadCorrect || scripts.Op() == string(check.ReadValidate)
+			r := model.ReadRuleFor(p, rule)
+			var what string
+			if lookups {
+				calls++
+				snap, err := dirs[p].Lookup(ctx, s)
+				got := model.View{Known: snap.KnownGeneration}
+				if snap.Held {
+					got.Holder = model.Stored{Owner: snap.Holder.Owner, Gen: snap.Holder.Generation}
+				}
+				if want := r.Lookup(k); err != nil || got != want {
+					what = fmt.Sprintf("phase %s lookup over %s: the node %s (%v), the model %s", p, k, got, err, want)
+				}
+			}
+			for _, f := range m.Frames(st) {
+				if what != "" || !validates {
+					break
+				}
+				calls++
+				v, err := dirs[p].ValidateFencedHeader(ctx, s, f.Owner, f.Gen)
+				if want := r.Validate(k, f.Owner, f.Gen); err != nil || v != want {
+					what = fmt.Sprintf("phase %s validate_fenced_header(%s, %d) over %s: the node %s (%v), the model %s", p, f.Owner, f.Gen, k, v, err, want)
+				}
+			}
+			if what != "" {
+				if first == nil {
+					first = &readDivergence{trace: reachable.Trace(i), what: what}
+				}
+				if !all {
+					return calls, first
+				}
+			}
+		}
+	}
+	return calls, first
+}
