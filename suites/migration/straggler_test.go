@@ -120,4 +120,3 @@ func prefix(p string, lines []string) []string {
 	}
 	return out
 }
-
