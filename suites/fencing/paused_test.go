@@ -30,7 +30,7 @@ var _ = Describe("fencing-scripts paused pod", func() {
 })
 
 // Time scale of the paused-pod runs: renew = TTL/3 as in production
-// (10 s / 30 s), the pause 1.6 TTL.
+// (10 s / 30 s), the pause 1.4 TTL.
 const (
 	pauseTTL   = 300 * time.Millisecond
 	pauseSlack = 20 * time.Millisecond
@@ -46,7 +46,7 @@ type pausedRun struct {
 func runPaused(ctx context.Context, b client.Backend, name string, scripts func(fencing.Phase) fencing.Scripts) pausedRun {
 	GinkgoHelper()
 	rng := cfg.Rand(name)
-	pods, n := 4, 24
+	pods, n := 5, 24
 	if cfg.Profile == harness.ProfileFull {
 		pods, n = 6, 60
 	}
@@ -56,7 +56,7 @@ func runPaused(ctx context.Context, b client.Backend, name string, scripts func(
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Cluster: cluster.Addrs(), Backend: b, Pods: pods,
 		Reliable: harness.Sessions(rng, "paused-reliable", n), Huddle: harness.Sessions(rng, "paused-huddle", n),
-		TTL: pauseTTL, Acquires: 3, ReleaseP: 0.2, Scripts: scripts, Seed: rng.Uint64(),
+		TTL: pauseTTL, Acquires: 2, ReleaseP: 0.2, Scripts: scripts, Seed: rng.Uint64(),
 	}, clock, fencing.C)
 	Expect(err).NotTo(HaveOccurred())
 	sleep := func(d time.Duration) {
@@ -70,11 +70,17 @@ func runPaused(ctx context.Context, b client.Backend, name string, scripts func(
 		pauses = 3
 	}
 	sleep(4 * pauseTTL / 3)
-	for i := range pauses {
-		pod, err := fleet.Freeze(i % pods)
-		Expect(err).NotTo(HaveOccurred())
-		sleep(pauseTTL * 8 / 5)
-		Expect(fleet.Thaw(pod, fmt.Sprintf("C#%d", i+1), traffic.ResumeOptions{Reacquire: 0.5, Release: 0.5, Ticks: 2, Seed: rng.Uint64()})).To(Succeed())
+	for i := range pauses { // two pods frozen together each time
+		var frozen []string
+		for _, slot := range []int{(2 * i) % pods, (2*i + 1) % pods} {
+			pod, err := fleet.Freeze(slot)
+			Expect(err).NotTo(HaveOccurred())
+			frozen = append(frozen, pod)
+		}
+		sleep(pauseTTL * 7 / 5)
+		for j, pod := range frozen {
+			Expect(fleet.Thaw(pod, fmt.Sprintf("C#%d", 2*i+j+1), traffic.ResumeOptions{Reacquire: 0.75, Release: 0.5, Ticks: 2, Seed: rng.Uint64()})).To(Succeed())
+		}
 		sleep(pauseTTL)
 	}
 	fleet.Stop()
@@ -89,7 +95,7 @@ func runPaused(ctx context.Context, b client.Backend, name string, scripts func(
 
 func pausedPod(ctx SpecContext, b client.Backend) report.Check {
 	name := "fencing-scripts/paused-pod/" + string(b)
-	By(fmt.Sprintf("C pods on %s, TTL %v renew %v; a pod frozen %v, then resumed on its stale beliefs", cluster.Spec, pauseTTL, pauseTTL/3, pauseTTL*8/5))
+	By(fmt.Sprintf("C pods on %s, TTL %v renew %v; two pods frozen %v, then resumed on their stale beliefs", cluster.Spec, pauseTTL, pauseTTL/3, pauseTTL*7/5))
 	r := runPaused(ctx, b, name, nil)
 	ev := harness.Evidence(cfg, cluster, nil)
 	result := check.All("paused-pod",
@@ -107,6 +113,7 @@ func pausedPod(ctx SpecContext, b client.Backend) report.Check {
 		mr := runPaused(ctx, b, name+"/"+string(m), func(fencing.Phase) fencing.Scripts { return scripts })
 		res := check.PausedPodsFenced(mr.history, mr.pauses, pauseTTL, pauseSlack)
 		controls = append(controls, harness.Control(string(m), pauseMutantWhy[m], res))
+		fmt.Fprintf(GinkgoWriter, "%s: control %s: %s %s\n", name, m, res.Status, res.Message)
 		if res.Counterexample != "" {
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s counterexample:\n%s", m, res.Counterexample))
 		}

@@ -35,15 +35,22 @@ func resumeOpts(r *staged) traffic.ResumeOptions {
 	return traffic.ResumeOptions{Reacquire: 0.5, Release: 0.5, Ticks: 2, Seed: r.rng.Uint64()}
 }
 
-// pauseIn freezes slot's pod for pauseFor, resumes it, and lets it act.
-func pauseIn(ctx context.Context, r *staged, slot int, label string) error {
-	pod, err := r.fleet.Freeze(slot)
-	if err != nil {
-		return err
+// pauseIn freezes the pods of slots together for pauseFor, resumes them,
+// and lets them act.
+func pauseIn(ctx context.Context, r *staged, label string, opts traffic.ResumeOptions, slots ...int) error {
+	var pods []string
+	for _, slot := range slots {
+		pod, err := r.fleet.Freeze(slot)
+		if err != nil {
+			return err
+		}
+		pods = append(pods, pod)
 	}
 	r.hold(ctx, pauseFor)
-	if err := r.fleet.Thaw(pod, label, resumeOpts(r)); err != nil {
-		return err
+	for _, pod := range pods {
+		if err := r.fleet.Thaw(pod, label, opts); err != nil {
+			return err
+		}
 	}
 	r.hold(ctx, leaseTTL/2)
 	return nil
@@ -56,14 +63,14 @@ func pauseIn(ctx context.Context, r *staged, slot int, label string) error {
 // with calls composed by the A scripts and frames at A-era generations.
 func pausedPlan(ctx context.Context, r *staged) error {
 	r.hold(ctx, leaseTTL)
-	if err := pauseIn(ctx, r, 0, "O"); err != nil {
+	if err := pauseIn(ctx, r, "O", resumeOpts(r), 0); err != nil {
 		return err
 	}
 	if err := r.advance(ctx, fencing.A); err != nil {
 		return err
 	}
 	r.hold(ctx, leaseTTL/2)
-	if err := pauseIn(ctx, r, 1, "A"); err != nil {
+	if err := pauseIn(ctx, r, "A", resumeOpts(r), 1); err != nil {
 		return err
 	}
 	drainPod, err := r.fleet.Freeze(2)
@@ -74,7 +81,7 @@ func pausedPlan(ctx context.Context, r *staged) error {
 		return err
 	}
 	r.hold(ctx, leaseTTL/3)
-	if err := pauseIn(ctx, r, 3, "B"); err != nil {
+	if err := pauseIn(ctx, r, "B", resumeOpts(r), 3); err != nil {
 		return err
 	}
 	if _, err := r.op.Backfill(ctx); err != nil {
@@ -87,7 +94,7 @@ func pausedPlan(ctx context.Context, r *staged) error {
 		return err
 	}
 	r.hold(ctx, leaseTTL/2)
-	return pauseIn(ctx, r, 4, "C")
+	return pauseIn(ctx, r, "C", resumeOpts(r), 4)
 }
 
 func pausedDeploy(ctx SpecContext) report.Check {
@@ -119,6 +126,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 		h, p := pausedAtC(ctx, m, sz.mutantSessions/2, 4)
 		res := check.PausedPodsFenced(h, p, leaseTTL, slack)
 		controls = append(controls, harness.Control(string(m), pauseMutantWhy[m], res))
+		fmt.Fprintf(GinkgoWriter, "fencing-migration/paused-pod: control %s: %s %s\n", m, res.Status, res.Message)
 		if res.Counterexample != "" {
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s counterexample:\n%s", m, firstLines(res.Counterexample, 3)))
 		}
@@ -128,7 +136,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 
 // pausedAtC is a control's run: a fleet of C pods on the standalone node
 // whose scripts carry mutant m (the rollout is not the point here, the
-// pause is), one pod paused past its TTL and resumed.
+// pause is), two pods paused together past their TTL and resumed.
 func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]check.MigrationOp, []check.PodPause) {
 	GinkgoHelper()
 	Expect(standalone.Reset(ctx)).To(Succeed())
@@ -144,7 +152,9 @@ func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]che
 	}, r.clock, fencing.C)
 	Expect(err).NotTo(HaveOccurred())
 	r.hold(runCtx, leaseTTL)
-	Expect(pauseIn(runCtx, r, 0, "C")).To(Succeed())
+	opts := resumeOpts(r)
+	opts.Reacquire = 0.75
+	Expect(pauseIn(runCtx, r, "C", opts, 0, 1)).To(Succeed())
 	r.fleet.Stop()
 	return r.fleet.History(), r.fleet.Pauses()
 }
