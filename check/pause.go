@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -34,8 +33,9 @@ type PauseTally struct {
 	// reported no effect.
 	Renews, RenewsRefused     int
 	Releases, ReleasesRefused int
-	// By cause of death, over frames, renews and releases.
-	SupersededOther, SupersededSelf, Expired int
+	// The stale frames by cause of death: superseded by another owner's
+	// lease, by the pod's own newer lease, or expired.
+	FramesOther, FramesSelf, FramesExpired int
 	// SelfRenews and SelfReleases count the renews and releases that met
 	// the pod's own newer lease (the delayed-call case of the same owner).
 	SelfRenews, SelfReleases int
@@ -45,10 +45,10 @@ type PauseTally struct {
 }
 
 func (t PauseTally) String() string {
-	return fmt.Sprintf("pause %s (%s, phase %s, frozen %v): %d stale frames presented, %d refused; %d renews, %d refused; %d releases, %d refused (superseded by another owner %d, by its own newer lease %d, expired %d; %d not judged)",
-		t.Pause.Label, t.Pause.Pod, t.Pause.Phase, (t.Pause.To - t.Pause.From).Round(time.Millisecond),
-		t.Frames, t.FramesRefused, t.Renews, t.RenewsRefused, t.Releases, t.ReleasesRefused,
-		t.SupersededOther, t.SupersededSelf, t.Expired, t.Undecided)
+	return fmt.Sprintf("pause %s (%s, froze in phase %s, frozen %v, %d leases believed): %d stale frames presented, %d refused (%d superseded by another owner, %d by its own newer lease, %d expired); %d delayed renews, %d refused (%d on its own newer lease); %d delayed releases, %d refused (%d on its own newer lease); %d calls not judged (lease not certainly dead)",
+		t.Pause.Label, t.Pause.Pod, t.Pause.Phase, (t.Pause.To - t.Pause.From).Round(time.Millisecond), len(t.Pause.Beliefs),
+		t.Frames, t.FramesRefused, t.FramesOther, t.FramesSelf, t.FramesExpired,
+		t.Renews, t.RenewsRefused, t.SelfRenews, t.Releases, t.ReleasesRefused, t.SelfReleases, t.Undecided)
 }
 
 // TallyPauses judges, for every pause, the paused pod's calls after it
@@ -98,11 +98,11 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 			if last, ok := lastExt[op.Session]; ok {
 				expired = last+ttl+slack <= op.Call
 			}
-			cause := ""
+			cause, frameCause := "", (*int)(nil)
 			switch {
 			case newer != nil && newer.Owner == p.Pod:
 				cause = fmt.Sprintf("its own newer lease at gen %d (re-acquired @%v)", newer.Gen, newer.Return.Round(time.Millisecond))
-				t.SupersededSelf++
+				frameCause = &t.FramesSelf
 				switch op.Kind {
 				case OpRenew:
 					t.SelfRenews++
@@ -111,10 +111,10 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 				}
 			case newer != nil:
 				cause = fmt.Sprintf("%s's lease at gen %d (acquired @%v)", newer.Owner, newer.Gen, newer.Return.Round(time.Millisecond))
-				t.SupersededOther++
+				frameCause = &t.FramesOther
 			case expired:
 				cause = fmt.Sprintf("an expired lease (last extended @%v, TTL %v)", lastExt[op.Session].Round(time.Millisecond), ttl)
-				t.Expired++
+				frameCause = &t.FramesExpired
 			default:
 				t.Undecided++
 				continue
@@ -122,6 +122,7 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 			switch op.Kind {
 			case OpValidate:
 				t.Frames++
+				*frameCause++
 				if op.Verdict != 1 {
 					t.FramesRefused++
 				} else {
@@ -182,7 +183,6 @@ func PausedPodsFenced(history []MigrationOp, pauses []PodPause, ttl, slack time.
 	var res Result
 	switch {
 	case len(bad) > 0:
-		sort.Strings(bad)
 		res = fail(name, strings.Join(first(bad, 4), "\n"), "%d calls of resumed paused pods took effect on a dead lease (%d stale frames presented, %d refused)", len(bad), frames, refused)
 	case selfRenews == 0 || selfReleases == 0:
 		res = unknown(name, "no delayed renew (%d) or release (%d) met the paused pod's own newer lease: the same-owner case was not exercised", selfRenews, selfReleases)
