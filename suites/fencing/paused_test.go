@@ -104,7 +104,6 @@ func pausedPod(ctx SpecContext, b client.Backend) report.Check {
 	)
 	ev.Metrics = pauseMetrics(r.history, r.pauses)
 	ev.Metrics["errors"] = float64(r.errs)
-	ev.Observed = append(ev.Observed, result.Observed...)
 	var controls []report.Control
 	for _, m := range fencing.PauseMutants {
 		By("negative control: mutant " + string(m))

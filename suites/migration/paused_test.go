@@ -57,10 +57,12 @@ func pauseIn(ctx context.Context, r *staged, label string, opts traffic.ResumeOp
 }
 
 // pausedPlan walks O→A→B→backfill→C through the gate with a pause in every
-// phase; the pod of slot 2 is frozen at full-A (holding A-era leases on the
-// old keyspace) and resumed only at full-C: the rollout upgrades it in place
-// while frozen, the drain completes by its leases' expiry, and it resumes
-// with calls composed by the A scripts and frames at A-era generations.
+// phase, and two across the B→C drain: the pod of slot 2 frozen at full-A
+// (holding A-era leases on the old keyspace: they drain by expiry while it
+// is frozen) and the pod of slot 0 frozen at full-B (its leases on the new
+// keyspace), both resumed only at full-C — the rollouts upgrade them in
+// place while frozen, and they resume with calls composed by the A or B
+// scripts and frames at the generations of then.
 func pausedPlan(ctx context.Context, r *staged) error {
 	r.hold(ctx, leaseTTL)
 	if err := pauseIn(ctx, r, "O", resumeOpts(r), 0); err != nil {
@@ -84,13 +86,24 @@ func pausedPlan(ctx context.Context, r *staged) error {
 	if err := pauseIn(ctx, r, "B", resumeOpts(r), 3); err != nil {
 		return err
 	}
+	// A B pod frozen at full-B (its leases on the new keyspace), resumed
+	// after the backfill, the drain and the rollout to C.
+	bPod, err := r.fleet.Freeze(0)
+	if err != nil {
+		return err
+	}
+	frozeB := r.clock.Now()
 	if _, err := r.op.Backfill(ctx); err != nil {
 		return err
 	}
 	if err := r.advance(ctx, fencing.C); err != nil {
 		return err
 	}
-	if err := r.fleet.Thaw(drainPod, "A→B→C (across the B→C drain)", resumeOpts(r)); err != nil {
+	r.hold(ctx, pauseFor-(r.clock.Now()-frozeB))
+	if err := r.fleet.Thaw(drainPod, "A→C (froze at full-A, across B and the B→C drain)", resumeOpts(r)); err != nil {
+		return err
+	}
+	if err := r.fleet.Thaw(bPod, "B→C (froze at full-B, across the B→C drain)", resumeOpts(r)); err != nil {
 		return err
 	}
 	r.hold(ctx, leaseTTL/2)
@@ -106,12 +119,11 @@ func pausedDeploy(ctx SpecContext) report.Check {
 	result := check.All("fencing-migration-paused", fenced, invariants(r))
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Observed = append(ev.Observed, summary(r)...)
-	ev.Observed = append(ev.Observed, fenced.Observed...)
 	ev.Metrics = map[string]float64{"operations": float64(len(r.history)), "pauses": float64(len(pauses))}
 	for _, t := range check.TallyPauses(r.history, pauses, leaseTTL, slack) {
-		l := strings.NewReplacer("→", "", " ", "_", "(", "", ")", "").Replace(t.Pause.Label)
-		if len(l) > 3 {
-			l = "drain"
+		l := t.Pause.Label
+		if i := strings.Index(l, " ("); i >= 0 { // A→C, B→C: across the drain
+			l = "drain_" + strings.NewReplacer("→", "").Replace(l[:i])
 		}
 		ev.Metrics["stale_frames_presented_"+l] = float64(t.Frames)
 		ev.Metrics["stale_frames_refused_"+l] = float64(t.FramesRefused)

@@ -107,7 +107,11 @@ func judgeStraggler(r *staged) (check.Result, []string) {
 				renews++
 			}
 		}
-		out = append(out, fmt.Sprintf("straggler %s (phase %s) left the gauges @%v, exited @%v, %d renews in place after it left", s.Pod, s.Phase, s.Left.Round(time.Millisecond), s.Gone.Round(time.Millisecond), renews))
+		gone := "still lingering when the run ended"
+		if s.Gone > 0 {
+			gone = "exited @" + s.Gone.Round(time.Millisecond).String()
+		}
+		out = append(out, fmt.Sprintf("straggler %s (phase %s) left the gauges @%v, %s; %d renews in place after it left", s.Pod, s.Phase, s.Left.Round(time.Millisecond), gone, renews))
 	}
 	out = append(out, "backfill @"+backfill.At.Round(time.Millisecond).String()+", "+c.String(), "stragglers: "+drained.Message, "observed drain: "+observed.Message)
 	return check.All("fencing-migration-straggler", drained, observed, invariants(r)), out
