@@ -162,7 +162,8 @@ func (g *Gate) State() State {
 }
 
 // Restore returns a gate in state s with opts.Mutant and an empty decision
-// log (opts.Start is ignored: s.Target is the target). A zero s.Target is O
+// log (opts.Start and the DrainTimer variant are ignored: s.Target is the
+// target). A zero s.Target is O
 // and a zero s.Mode is disabled, as for New.
 func Restore(opts Options, s State) *Gate {
 	g := New(Options{Start: s.Target, Mutant: opts.Mutant})
