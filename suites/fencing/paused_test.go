@@ -104,6 +104,7 @@ func pausedPod(ctx SpecContext, b client.Backend) report.Check {
 	)
 	ev.Metrics = pauseMetrics(r.history, r.pauses)
 	ev.Metrics["errors"] = float64(r.errs)
+	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.MigrationErrors(r.history, 1).Message)
 	var controls []report.Control
 	for _, m := range fencing.PauseMutants {
 		By("negative control: mutant " + string(m))

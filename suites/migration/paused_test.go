@@ -119,6 +119,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 	result := check.All("fencing-migration-paused", fenced, invariants(r))
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Observed = append(ev.Observed, summary(r)...)
+	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.MigrationErrors(r.history, 1).Message)
 	ev.Metrics = map[string]float64{"operations": float64(len(r.history)), "pauses": float64(len(pauses))}
 	for _, t := range check.TallyPauses(r.history, pauses, leaseTTL, slack) {
 		l := t.Pause.Label

@@ -76,6 +76,7 @@ func stragglerDeploy(ctx SpecContext) report.Check {
 	result, observed := judgeStraggler(r)
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Observed = append(ev.Observed, summary(r)...)
+	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.MigrationErrors(r.history, 1).Message)
 	ev.Observed = append(ev.Observed, observed...)
 	ev.Metrics = metrics(r)
 
