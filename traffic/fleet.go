@@ -30,6 +30,10 @@ type FleetOptions struct {
 	// Addr is the standalone node every pod's pool talks to (ModeSingle).
 	Addr    string
 	Backend client.Backend
+	// Cluster, when set, are the seeds of a cluster every pod's pool
+	// talks to instead (ModeCluster; C scripts only: A and B are
+	// cross-slot).
+	Cluster []string
 	// Pods is the fleet size (the relay runs 15, HPA to 25).
 	Pods int
 	// Reliable and Huddle are each lane's session population; every pod
@@ -49,7 +53,10 @@ type FleetOptions struct {
 	Mutant fencing.MigrationMutant
 	// ReadMutant is applied to every pod's read scripts (a read-side control).
 	ReadMutant fencing.ReadMutant
-	Seed       uint64
+	// Scripts, when set, gives each phase's scripts instead (a negative
+	// control's known-bad variant of one phase); Mutant is then ignored.
+	Scripts func(fencing.Phase) fencing.Scripts
+	Seed    uint64
 }
 
 // Fleet is a set of simulated relay pods running the fencing directory
@@ -67,6 +74,9 @@ type Fleet struct {
 	// startFailures counts replacement pods that could not reach the node
 	// at first (a cut link) and retried.
 	startFailures int
+	pauses        []check.PodPause
+	stragglers    []check.Straggler
+	lingering     []*Pod // stragglers' pods, stopped by Stop if still lingering
 
 	template   fencing.Phase // the Deployment's current pod template
 	rollMu     sync.Mutex
@@ -78,13 +88,24 @@ type Fleet struct {
 // Pod is one relay pod: its own command pool, its current script phase
 // (exported as the buzz_fencing_phase gauge) and two lanes of sessions.
 type Pod struct {
-	Name    string
-	Metrics *fencing.PodMetrics
-	pool    client.Pool
-	dir     atomic.Pointer[fencing.Directory]
-	cancel  context.CancelFunc
-	dead    atomic.Bool
-	wg      sync.WaitGroup
+	Name     string
+	Metrics  *fencing.PodMetrics
+	pool     client.Pool
+	dir      atomic.Pointer[fencing.Directory]
+	ctx      context.Context
+	cancel   context.CancelFunc
+	dead     atomic.Bool
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	// freeze is non-nil while the pod is paused (pause.go): every worker
+	// blocks on it before its next call.
+	freezeMu  sync.Mutex
+	freeze    chan struct{}
+	frozenAt  time.Duration
+	frozenDir *fencing.Directory
+	// terminating: the pod left its Deployment and lingers in its grace
+	// period (straggler.go): it takes no new session.
+	terminating atomic.Bool
 }
 
 // Phase is the phase the pod's gauge reports.
@@ -110,7 +131,11 @@ func NewFleet(ctx context.Context, opts FleetOptions, clock *Clock, phase fencin
 }
 
 func (f *Fleet) directory(p *Pod, phase fencing.Phase) *fencing.Directory {
-	scripts := fencing.WithReadMutant(fencing.ForPhaseMutant(phase, f.opts.Mutant), f.opts.ReadMutant)
+	scripts := fencing.ForPhaseMutant(phase, f.opts.Mutant)
+	if f.opts.Scripts != nil {
+		scripts = f.opts.Scripts(phase)
+	}
+	scripts = fencing.WithReadMutant(scripts, f.opts.ReadMutant)
 	return fencing.New(p.pool, fencing.Options{Scripts: scripts, LeaseTTL: f.opts.TTL})
 }
 
@@ -128,7 +153,11 @@ func (f *Fleet) start(i int, phase fencing.Phase) error {
 	giveUp := time.Now().Add(startTimeout)
 	for {
 		var err error
-		pool, err = client.NewPool(f.ctx, client.Options{Backend: f.opts.Backend, Mode: client.ModeSingle, Addrs: []string{f.opts.Addr}, ClientName: "relay-" + name})
+		opts := client.Options{Backend: f.opts.Backend, Mode: client.ModeSingle, Addrs: []string{f.opts.Addr}, ClientName: "relay-" + name}
+		if len(f.opts.Cluster) > 0 {
+			opts.Mode, opts.Addrs = client.ModeCluster, f.opts.Cluster
+		}
+		pool, err = client.NewPool(f.ctx, opts)
 		if err == nil {
 			break
 		}
@@ -146,7 +175,7 @@ func (f *Fleet) start(i int, phase fencing.Phase) error {
 		}
 	}
 	ctx, cancel := context.WithCancel(f.ctx)
-	p := &Pod{Name: name, pool: pool, cancel: cancel}
+	p := &Pod{Name: name, pool: pool, ctx: ctx, cancel: cancel}
 	f.mu.Lock()
 	if phase == "" {
 		phase = f.template
@@ -217,9 +246,11 @@ func (f *Fleet) Kill(i int) error {
 }
 
 func (p *Pod) stop() {
-	p.dead.Store(true)
-	p.cancel()
-	_ = p.pool.Close()
+	p.stopOnce.Do(func() {
+		p.dead.Store(true)
+		p.cancel()
+		_ = p.pool.Close()
+	})
 	p.wg.Wait()
 }
 
@@ -316,6 +347,7 @@ func (f *Fleet) Stop() {
 	for _, p := range f.pods {
 		pods = append(pods, p)
 	}
+	pods = append(pods, f.lingering...)
 	f.mu.Unlock()
 	for _, p := range pods {
 		p.stop()
@@ -337,9 +369,17 @@ func (f *Fleet) record(op check.MigrationOp) {
 	f.mu.Unlock()
 }
 
-// call runs one directory call and records it with its loud outcome.
+// call runs one directory call and records it with its loud outcome. The
+// call is composed with the pod's current scripts; a paused pod delivers
+// it only once resumed (an in-flight call held past the pause).
 func (f *Fleet) call(p *Pod, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
 	d := p.dir.Load()
+	p.awaitThaw()
+	return f.deliver(p, d, lane, kind, s, owner, gen, do)
+}
+
+// deliver sends one call composed with d and records it.
+func (f *Fleet) deliver(p *Pod, d *fencing.Directory, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
 	op := check.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}
 	call := f.clock.Now()
 	res, err := do(d)
@@ -403,7 +443,7 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			}
 		}
 		for range f.opts.Acquires {
-			if ctx.Err() != nil || len(held) >= capHeld {
+			if ctx.Err() != nil || len(held) >= capHeld || p.terminating.Load() {
 				break
 			}
 			s := sessions[rng.IntN(len(sessions))]

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/slotgate/slotgate/impl/fencing"
 )
@@ -56,6 +57,7 @@ const (
 	ReasonWrongPhase       Reason = "wrong-phase"            // the step is not legal at the current target
 	ReasonOneWayDoor       Reason = "one-way-door"           // enabled is never left (A3)
 	ReasonWrongMode        Reason = "wrong-mode"             // the mode door is not adjacent to the current mode
+	ReasonDrainTimer       Reason = "drain-timer-running"    // the DrainTimer variant: its wait since the backfill has not elapsed
 )
 
 // ErrRefused is the sentinel every Refusal matches with errors.Is.
@@ -91,6 +93,14 @@ type Options struct {
 	// Mutant switches off one rule (M4, M6, M7, M8, M9); script mutants
 	// and MutantNone leave the gate correct.
 	Mutant fencing.MigrationMutant
+	// DrainTimer, when positive, makes a known-bad gate (a negative
+	// control): the C-gate trusts that DrainTimer has elapsed since the
+	// backfill instead of the observed old-keyspace lease count — "wait one
+	// TTL", which spec 000 §The protocol calls wrong on its face (renew is
+	// PEXPIRE; a lingering pod's renewed lease never expires). Now is its
+	// clock and is required with it.
+	DrainTimer time.Duration
+	Now        func() time.Duration
 }
 
 // Gate is the deployment state machine: the target phase, the mode, and
@@ -98,6 +108,9 @@ type Options struct {
 // concurrent use; one operator drives it.
 type Gate struct {
 	mutant        fencing.MigrationMutant
+	drainTimer    time.Duration
+	now           func() time.Duration
+	backfilledAt  time.Duration
 	target        fencing.Phase
 	mode          Mode
 	backfilled    bool
@@ -125,7 +138,11 @@ func New(opts Options) *Gate {
 	if start == "" {
 		start = fencing.O
 	}
-	return &Gate{mutant: opts.Mutant, target: start, mode: Disabled}
+	g := &Gate{mutant: opts.Mutant, target: start, mode: Disabled}
+	if opts.DrainTimer > 0 && opts.Now != nil {
+		g.drainTimer, g.now = opts.DrainTimer, opts.Now
+	}
+	return g
 }
 
 // State is the gate's decision-relevant state as a value: the target, the
@@ -145,7 +162,8 @@ func (g *Gate) State() State {
 }
 
 // Restore returns a gate in state s with opts.Mutant and an empty decision
-// log (opts.Start is ignored: s.Target is the target). A zero s.Target is O
+// log (opts.Start and the DrainTimer variant are ignored: s.Target is the
+// target). A zero s.Target is O
 // and a zero s.Mode is disabled, as for New.
 func Restore(opts Options, s State) *Gate {
 	g := New(Options{Start: s.Target, Mutant: opts.Mutant})
@@ -234,6 +252,13 @@ func (g *Gate) Advance(obs Observation, to fencing.Phase) error {
 		if !g.backfilled {
 			return g.decide(step, obs, refuse(ReasonNotBackfilled, "backfill has not run since the fleet reached B"))
 		}
+		if g.drainTimer > 0 { // the known-bad timer C-gate: elapsed time, not observation
+			if waited := g.now() - g.backfilledAt; waited < g.drainTimer {
+				return g.decide(step, obs, refuse(ReasonDrainTimer, "%v of %v since the backfill", waited, g.drainTimer))
+			}
+			g.target = to
+			return g.decide(step, obs, nil)
+		}
 		if obs.OldLeases < 0 {
 			return g.decide(step, obs, refuse(ReasonNotObserved, "old-keyspace lease count not observed"))
 		}
@@ -257,6 +282,9 @@ func (g *Gate) RecordBackfill(obs Observation) error {
 		return g.decide(step, obs, r)
 	}
 	g.backfilled = true
+	if g.now != nil {
+		g.backfilledAt = g.now()
+	}
 	return g.decide(step, obs, nil)
 }
 
