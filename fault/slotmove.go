@@ -52,6 +52,15 @@ func (f MoveSlot) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 	if err != nil {
 		return Window{}, err
 	}
+	// NOTE: a second move of one slot right after the first raced the
+	// gossip of the first's epoch bump: the new owner's SETSLOT NODE did not
+	// bump its config epoch (its own view held no greater one yet), a stale
+	// heartbeat of the old owner then won the slot back on it, and the two
+	// primaries pointed at each other — MOVED ping-pong, a valkey-go caller
+	// hung. Start only once every node agrees on every config epoch.
+	if err := epochsAgreed(ctx, t, 5*time.Second); err != nil {
+		return Window{}, err
+	}
 	w := Window{Fault: f.Name(), Target: src.Name() + "→" + dst.Name(), Start: time.Now()}
 	srcID, err := src.ID(ctx)
 	if err != nil {
@@ -109,8 +118,150 @@ func (f MoveSlot) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 			return w, fmt.Errorf("setslot node on %s: %w", n.Name(), err)
 		}
 	}
+	if err := converge(ctx, t, f.Slot, dst, dstID, 10*time.Second); err != nil {
+		return w, err
+	}
 	w.End = time.Now()
 	return w, nil
+}
+
+// converge waits until every running node names dst as the slot's owner —
+// the move is confirmed only then. A node still holding another view after
+// a while is told again, and dst bumps its config epoch so its claim
+// outranks any stale one still in flight (CLUSTER BUMPEPOCH).
+func converge(ctx context.Context, t *fixtures.Topology, slot int, dst *fixtures.Node, dstID string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	repairAt := time.Now().Add(time.Second)
+	for {
+		views, disagree := slotViews(ctx, t, slot, dstID)
+		if len(disagree) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("slot %d did not converge on %s within %v: %s", slot, dst.Name(), limit, strings.Join(views, ", "))
+		}
+		if time.Now().After(repairAt) {
+			repairAt = time.Now().Add(time.Second)
+			_, _ = dst.Do(ctx, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", dstID)
+			_, _ = dst.Do(ctx, "CLUSTER", "BUMPEPOCH")
+			for _, n := range disagree {
+				if role, err := n.CurrentRole(ctx); err == nil && role == fixtures.RolePrimary {
+					_, _ = n.Do(ctx, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", dstID)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// slotViews asks every running node who owns slot; it returns each view as
+// "node→owner" and the nodes whose view is not wantID.
+func slotViews(ctx context.Context, t *fixtures.Topology, slot int, wantID string) (views []string, disagree []*fixtures.Node) {
+	for _, n := range t.Nodes() {
+		if n.State() != fixtures.NodeRunning {
+			continue
+		}
+		owner, _, err := clusterNodes(ctx, n, slot)
+		if err != nil {
+			owner = "error: " + err.Error()
+		}
+		if owner != wantID {
+			disagree = append(disagree, n)
+		}
+		views = append(views, n.Name()+"→"+shortID(owner))
+	}
+	return views, disagree
+}
+
+// epochsAgreed waits until every running node reports the same config
+// epoch for every primary (CLUSTER NODES), so no bump is still in flight.
+func epochsAgreed(ctx context.Context, t *fixtures.Topology, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		var first map[string]string
+		agreed, last := true, ""
+		for _, n := range t.Nodes() {
+			if n.State() != fixtures.NodeRunning {
+				continue
+			}
+			_, epochs, err := clusterNodes(ctx, n, -1)
+			if err != nil {
+				agreed, last = false, n.Name()+": "+err.Error()
+				break
+			}
+			if first == nil {
+				first = epochs
+				continue
+			}
+			for id, e := range first {
+				if epochs[id] != e {
+					agreed, last = false, fmt.Sprintf("%s sees %s at epoch %s, not %s", n.Name(), shortID(id), epochs[id], e)
+				}
+			}
+		}
+		if agreed {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("config epochs did not agree within %v: %s", limit, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// clusterNodes reads n's CLUSTER NODES: the id of the node owning slot in
+// n's view ("" when none, or slot < 0) and every primary's config epoch.
+func clusterNodes(ctx context.Context, n *fixtures.Node, slot int) (owner string, epochs map[string]string, err error) {
+	reply, err := n.Do(ctx, "CLUSTER", "NODES")
+	if err != nil {
+		return "", nil, err
+	}
+	text, err := client.AsString(reply)
+	if err != nil {
+		return "", nil, err
+	}
+	epochs = map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !strings.Contains(f[2], "master") {
+			continue
+		}
+		epochs[f[0]] = f[6]
+		for _, r := range f[8:] {
+			if slot < 0 || strings.HasPrefix(r, "[") {
+				continue // an IMPORTING/MIGRATING mark, not ownership
+			}
+			lo, hi, isRange := strings.Cut(r, "-")
+			a, err1 := strconv.Atoi(lo)
+			b := a
+			var err2 error
+			if isRange {
+				b, err2 = strconv.Atoi(hi)
+			}
+			if err1 == nil && err2 == nil && a <= slot && slot <= b {
+				owner = f[0]
+			}
+		}
+	}
+	return owner, epochs, nil
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	if id == "" {
+		return "nobody"
+	}
+	return id
 }
 
 func (f MoveSlot) destination(ctx context.Context, t *fixtures.Topology, src *fixtures.Node) (*fixtures.Node, error) {
