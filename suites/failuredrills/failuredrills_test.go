@@ -83,6 +83,10 @@ type drillRun struct {
 	// again: haltDrills drills, measured until haltUntil.
 	haltDrills int
 	haltUntil  time.Duration
+	// faultErr is fault.Apply's error when a failover could not be injected
+	// or confirmed: the run stopped there and both columns are
+	// inconclusive (the harness's failure, not the client's).
+	faultErr error
 }
 
 var runs = map[client.Backend]*drillRun{}
@@ -138,6 +142,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		w, err = fault.Apply(ctx, cluster, fault.Failover{Shard: shard, Mode: mode})
 		d.End = clock.Now()
 		if err != nil {
+			r.faultErr = err
 			break
 		}
 		r.drills = append(r.drills, d)
@@ -170,7 +175,9 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	r.until = clock.Now()
 	<-done
 	<-done
-	Expect(err).NotTo(HaveOccurred())
+	if _, ok := fault.NotConfirmed(err); err != nil && !ok {
+		Expect(err).NotTo(HaveOccurred())
+	}
 	By("reading every key back through a fresh pool seeded with the running nodes")
 	var seeds []string
 	for _, n := range cluster.Nodes() {
@@ -255,6 +262,9 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ev.Faults = r.faults
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
 	result := check.DrillDispatch(halts, maxGap, maxFailPct)
+	if inc, ok := harness.FaultResult("drill-dispatch", r.faultErr); ok {
+		result = check.All(result.Checker, result, inc)
+	}
 	ev.Metrics = map[string]float64{"writes": float64(len(r.ops)), "failovers": float64(len(r.drills))}
 	haltMetrics(&ev, pool.Version(), halts)
 	for i, h := range halts {
@@ -284,6 +294,9 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
 	result := check.DrillAccounted(r.ops, r.drills, lossWindow, 100)
+	if inc, ok := harness.FaultResult("drill-accounted", r.faultErr); ok {
+		result = check.All(result.Checker, result, inc)
+	}
 	lost, keys, _ := check.DrillLosses(r.ops)
 	acked := 0
 	for _, o := range r.ops {
