@@ -74,6 +74,10 @@ type goRedisSubscriber struct {
 	cluster *redis.ClusterClient // ModeCluster
 	single  *redis.Client        // ModeSingle
 
+	// naive keeps go-redis's own reconnect routing (Options.NaiveTopology):
+	// no slot-map reload on a broken connection.
+	naive bool
+
 	mu      sync.Mutex
 	classic *grSession
 	sharded map[int]*grSession // by slot (ModeCluster) or 0 (ModeSingle)
@@ -85,6 +89,7 @@ func newGoRedisSubscriber(ctx context.Context, o Options) (*goRedisSubscriber, e
 	switch o.Mode {
 	case ModeCluster:
 		s.cluster = redis.NewClusterClient(goRedisClusterOptions(o))
+		s.naive = o.NaiveTopology
 		c = s.cluster
 	case ModeSingle:
 		s.single = redis.NewClient(goRedisOptions(o))
@@ -150,7 +155,7 @@ func (s *goRedisSubscriber) shardSession(ctx context.Context, k int, create bool
 // reloadFunc returns a session's slot-map refresh: a lazy reload in
 // ModeCluster (go-redis coalesces concurrent ones), nil in ModeSingle.
 func (s *goRedisSubscriber) reloadFunc() func() {
-	if s.cluster == nil {
+	if s.cluster == nil || s.naive {
 		return nil
 	}
 	return func() { s.cluster.ReloadState(context.Background()) }
