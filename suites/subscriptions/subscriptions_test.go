@@ -62,7 +62,7 @@ func verdict(r *drillRun, h check.SubscriptionHistory, controls ...report.Contro
 		harness.Control("duplicate-delivery", "one message handed to the application twice (a duplicate confirmation turned into a second subscription)",
 			check.SubscriptionsDelivered(duplicate(h), 1)),
 	)
-	return harness.Check(row, report.ColumnSilentlyWrong, "", check.SubscriptionsDelivered(h, minExpected), r.evidence(h), controls...)
+	return harness.Check(row, report.ColumnSilentlyWrong, "", r.judged(check.SubscriptionsDelivered(h, minExpected)), r.evidence(h), controls...)
 }
 
 // loseTail is a known-bad variant: the last three deliveries on a topic the
@@ -295,7 +295,7 @@ func recoveryLoud(ctx SpecContext, b client.Backend, name string) report.Check {
 
 	By("negative control: cluster-unaware clients (today's single-node manager and subscriber)")
 	unaware := singleNodeClients(ctx, b, name+"/single-node")
-	return harness.Check(row, report.ColumnErrors, "", check.SubscriptionErrors(h, minExpected), r.evidence(h),
+	return harness.Check(row, report.ColumnErrors, "", r.judged(check.SubscriptionErrors(h, minExpected)), r.evidence(h),
 		harness.Control("single-node-clients", "a ModeSingle pool and subscriber pointed at one primary: SSUBSCRIBE and SPUBLISH for topics of other shards answered MOVED, never recovered",
 			check.SubscriptionErrors(unaware, 1)))
 }
