@@ -84,11 +84,11 @@ type drillRun struct {
 	// again: haltDrills drills, measured until haltUntil.
 	haltDrills int
 	haltUntil  time.Duration
-	// subHalts are the subscription client's halts per drill, sub its
-	// history; naivePool and naiveSub are the halt-budget controls (a
-	// go-redis pool and subscription client with only the library's own
-	// topology refresh), run up to the first killed shard until its halt
-	// passed the budget: naiveDrills drills, measured until naiveUntil.
+	// subHalts are the subscription client's halts per drill; naivePool
+	// and naiveSubHalts are the halt-budget controls' (a go-redis pool and
+	// subscription client with only the library's own topology refresh),
+	// run up to the first killed shard until its halt passed the budget:
+	// naiveDrills drills, measured until naiveUntil.
 	subHalts, naiveSubHalts []check.RoleHalt
 	naivePool               []check.DrillOp
 	naiveDrills             int
@@ -244,8 +244,9 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 }
 
 // maxControlWait caps how long a drill waits for a halt to pass its budget:
-// a budget above it cannot be shown failing by the naive controls (they stay
-// undecided, so the cell is blind), and the suite does not wait a minute.
+// with a budget above it a halt still going is undecided (and the naive
+// controls cannot be shown failing, so the cell is blind), and the suite
+// does not wait minutes.
 const maxControlWait = 30 * time.Second
 
 // waitUntil polls done every 50 ms until it holds or clock passes until.
