@@ -277,6 +277,11 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// client's slot map may have dropped it, and its return needs a
 	// refresh — the case impl's replica-read refresh exists for.
 	Eventually(func() error { return markedFail(ctx, primary, replica, replicaID) }).WithTimeout(15 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+	// NOTE: and two seconds more: a client refreshing on errors (valkey-go,
+	// the stale-topology control) retries the dead replica once its 1 s
+	// cool-down ends, and only a refresh after the FAIL drops it from the
+	// slot map; restarted before that, the replica would never have left.
+	time.Sleep(2 * time.Second)
 	// The naive control is judged over the outage alone, and stopped before
 	// the restart so that every GET the restarted replica counts is the
 	// scored pool's.
