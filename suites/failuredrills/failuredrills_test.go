@@ -90,6 +90,8 @@ type drillRun struct {
 	// run up to the first killed shard until its halt passed the budget:
 	// naiveDrills drills, measured until naiveUntil.
 	subHalts, naiveSubHalts []check.RoleHalt
+	subHistory              check.SubscriptionHistory
+	subTopics               map[string]int
 	naivePool               []check.DrillOp
 	naiveDrills             int
 	naiveUntil              time.Duration
@@ -175,6 +177,9 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 			r.faultErr = err
 			break
 		}
+		// The drill starts when the fault did: Apply may first wait out
+		// the shard's vote quarantine, while the shard is still served.
+		d.Start = d.End - time.Since(w.Start)
 		r.drills = append(r.drills, d)
 		r.faults = append(r.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 		// Each role's halt is measured to its end, or until it is over
@@ -219,7 +224,8 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	// The run ends here: a halted call path may hold its last command for
 	// a while yet, and that tail is not part of any drill.
 	r.until = clock.Now()
-	r.subHalts, _ = subs.halts(r.drills, r.until)
+	r.subHalts, r.subHistory = subs.halts(r.drills, r.until)
+	r.subTopics = subs.topicShard
 	r.naiveSubHalts, _ = naiveSubs.halts(r.drills[:r.naiveDrills], r.naiveUntil)
 	<-done
 	<-done
@@ -344,8 +350,11 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 		}
 	}
 	roleMetrics(&ev, "sub", r.subHalts)
-	for _, h := range r.subHalts {
+	for i, h := range r.subHalts {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: subscription client (%s) heard the shard again after %v%s", h.What, pool.Version(), h.Halt.Round(time.Millisecond), lowerBound(h)))
+		if h.Halt > budget.Subscription && i < len(r.drills) {
+			ev.Observed = append(ev.Observed, subHaltDetail(r.subHistory, r.subTopics, r.drills[i]))
+		}
 	}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("halt budgets (--halt-budget): command pool %v, subscription client %v", budget.Pool, budget.Subscription))
 	ctl := check.DrillDispatch(check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
@@ -374,6 +383,41 @@ func roleMetrics(ev *report.Evidence, prefix string, halts []check.RoleHalt) {
 		ev.Metrics[prefix+"_halt_"+mode+"_median_ms"] = float64(med.Milliseconds())
 		ev.Metrics[prefix+"_halt_"+mode+"_max_ms"] = float64(hi.Milliseconds())
 	}
+}
+
+// subHaltDetail says what the publishers and the subscription client did on
+// the drilled shard's topic after a drill whose subscription halt was over
+// budget: whether the publishes were acknowledged, with how many receivers,
+// and the client's subscription events — so the evidence tells a halted
+// publish path from a subscription that never came back.
+func subHaltDetail(h check.SubscriptionHistory, topics map[string]int, d check.Drill) string {
+	var acked, zero, failed int
+	var firstAck time.Duration = -1
+	for _, p := range h.Publishes {
+		if topics[p.Sub] != d.Shard || p.Sent < d.Start {
+			continue
+		}
+		switch {
+		case p.ErrKind != "":
+			failed++
+		case p.Receivers == 0:
+			zero++
+			acked++
+		default:
+			acked++
+		}
+		if p.ErrKind == "" && firstAck < 0 {
+			firstAck = p.Done - d.Start
+		}
+	}
+	var events []string
+	for _, e := range h.Events {
+		if t, ok := topics[e.Sub]; ok && t == d.Shard && e.At >= d.Start {
+			events = append(events, fmt.Sprintf("+%v %s %s", (e.At-d.Start).Round(time.Millisecond), e.Kind, e.Err))
+		}
+	}
+	return fmt.Sprintf("%s failover of shard %d, subscription detail: %d publishes acknowledged (first at +%v; %d with 0 receivers), %d failed; subscription events %v",
+		d.Mode, d.Shard, acked, firstAck.Round(time.Millisecond), zero, failed, first(events, 12))
 }
 
 func lowerBound(h check.RoleHalt) string {
