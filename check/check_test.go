@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,47 @@ func TestAll(t *testing.T) {
 	}
 	if r := check.All("x", p, u, f); r.Status != check.Fail || r.Message != "c" {
 		t.Errorf("fail wins: %s %q", r.Status, r.Message)
+	}
+}
+
+func TestHaltsWithin(t *testing.T) {
+	ok := check.RoleHalt{Role: "command pool", What: "kill failover of shard 0", Halt: 4 * time.Second, Recovered: true}
+	long := check.RoleHalt{Role: "subscription client", What: "kill failover of shard 1", Halt: 36 * time.Second, Recovered: true}
+	open := check.RoleHalt{Role: "command pool", What: "kill failover of shard 2", Halt: 3 * time.Second}
+	if r := check.HaltsWithin([]check.RoleHalt{ok}, 10*time.Second); r.Status != check.Pass {
+		t.Errorf("within budget: %s %s", r.Status, r.Message)
+	}
+	if r := check.HaltsWithin([]check.RoleHalt{ok, long}, 10*time.Second); r.Status != check.Fail || !strings.Contains(r.Message, "subscription client: halted 36s") {
+		t.Errorf("over budget: %s %s", r.Status, r.Message)
+	}
+	if r := check.HaltsWithin([]check.RoleHalt{ok}, time.Millisecond); r.Status != check.Fail {
+		t.Errorf("1ms budget: %s %s", r.Status, r.Message)
+	}
+	if r := check.HaltsWithin([]check.RoleHalt{ok, open}, 10*time.Second); r.Status != check.Unknown {
+		t.Errorf("unrecovered below the budget is undecided: %s %s", r.Status, r.Message)
+	}
+	if r := check.HaltsWithin([]check.RoleHalt{open}, 2*time.Second); r.Status != check.Fail {
+		t.Errorf("unrecovered beyond the budget fails: %s %s", r.Status, r.Message)
+	}
+}
+
+func TestSubscriptionHalts(t *testing.T) {
+	s := time.Second
+	h := check.SubscriptionHistory{
+		Publishes: []check.SubPublish{
+			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1 * s}, // before the drill
+			{Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s},
+			{Publisher: 1, Seq: 1, Sub: "b", Sent: 3 * s}, // another shard
+		},
+		Deliveries: []check.SubDelivery{
+			{Publisher: 0, Seq: 1, Sub: "a", At: 2500 * time.Millisecond}, // sent before: no proof
+			{Publisher: 1, Seq: 1, Sub: "b", At: 3 * s},
+			{Publisher: 0, Seq: 2, Sub: "a", At: 6 * s},
+		},
+	}
+	drills := []check.Drill{{Shard: 0, Mode: "kill", Start: 2 * s}, {Shard: 2, Mode: "kill", Start: 7 * s}}
+	got := check.SubscriptionHalts(h, drills, map[string]int{"a": 0, "b": 1}, 9*s)
+	if len(got) != 2 || !got[0].Recovered || got[0].Halt != 4*s || got[1].Recovered || got[1].Halt != 2*s {
+		t.Errorf("SubscriptionHalts = %+v", got)
 	}
 }

@@ -253,3 +253,98 @@ func PlantLoss(ops []DrillOp, drills []Drill) ([]DrillOp, bool) {
 	}
 	return out, false
 }
+
+// RoleHalt is one client role's dispatch halt in one drill: how long the
+// role could not get its work done on the drilled shard, measured from the
+// fault (a primary's death, a replica's restart). Recovered false means the
+// run ended first: Halt is then a lower bound.
+type RoleHalt struct {
+	// Role names the client role ("command pool", "subscription client",
+	// "replica reads"), What the drill ("kill failover of shard 0").
+	Role, What string
+	Halt       time.Duration
+	Recovered  bool
+}
+
+// HaltsWithin is the recovery gate of the failure-drills errors column (spec
+// 000 §Conformance, Failure drills; §Client Architecture, "a dead primary
+// halts dispatch pending topology refresh"): every halt of every role ends
+// within budget. A halt that did not end within the run fails once its lower
+// bound passed the budget; one that ended before the budget was reached
+// would be undecided, so it is unknown.
+func HaltsWithin(halts []RoleHalt, budget time.Duration) Result {
+	const name = "halt-budget"
+	if len(halts) == 0 {
+		return unknown(name, "no halt measured")
+	}
+	var over, undecided, seen []string
+	longest := halts[0]
+	for _, h := range halts {
+		bound := ""
+		if !h.Recovered {
+			bound = " (not recovered within the run: a lower bound)"
+		}
+		line := fmt.Sprintf("%s, %s: halted %v%s", h.What, h.Role, h.Halt.Round(time.Millisecond), bound)
+		seen = append(seen, line)
+		if h.Halt > longest.Halt {
+			longest = h
+		}
+		switch {
+		case h.Halt > budget:
+			over = append(over, line)
+		case !h.Recovered:
+			undecided = append(undecided, line)
+		}
+	}
+	if len(over) > 0 {
+		return fail(name, strings.Join(seen, "\n"), "dispatch halt over the %v budget: %s", budget, strings.Join(over, "; "))
+	}
+	if len(undecided) > 0 {
+		return unknown(name, "halt budget %v undecided: %s", budget, strings.Join(undecided, "; "))
+	}
+	r := pass(name, "%d halts within the %v budget (longest: %s, %s, %v)", len(halts), budget, longest.What, longest.Role, longest.Halt.Round(time.Millisecond))
+	r.Observed = seen
+	return r
+}
+
+// SubscriptionHalts measures the subscription client's halt in each drill:
+// for the drilled shard's topics (topicShard maps a topic to its shard),
+// from the drill's start to the first delivery of a message published after
+// it — what the application hears from that shard again. It is bounded like
+// DrillHalts: by the next drill's start, or until for the last one.
+func SubscriptionHalts(h SubscriptionHistory, drills []Drill, topicShard map[string]int, until time.Duration) []RoleHalt {
+	sent := make(map[[2]int64]time.Duration, len(h.Publishes))
+	for _, p := range h.Publishes {
+		sent[[2]int64{int64(p.Publisher), p.Seq}] = p.Sent
+	}
+	out := make([]RoleHalt, 0, len(drills))
+	for i, d := range drills {
+		end := until
+		if i+1 < len(drills) {
+			end = drills[i+1].Start
+		}
+		rh := RoleHalt{Role: "subscription client", What: fmt.Sprintf("%s failover of shard %d", d.Mode, d.Shard), Halt: end - d.Start}
+		for _, dl := range h.Deliveries {
+			s, ok := sent[[2]int64{int64(dl.Publisher), dl.Seq}]
+			shard, known := topicShard[dl.Sub]
+			if !ok || !known || shard != d.Shard || s < d.Start || dl.At > end {
+				continue
+			}
+			if halt := dl.At - d.Start; !rh.Recovered || halt < rh.Halt {
+				rh.Halt, rh.Recovered = halt, true
+			}
+		}
+		out = append(out, rh)
+	}
+	return out
+}
+
+// PoolHalts is DrillHalts' drilled-shard halts as the command pool's role
+// halts, for HaltsWithin.
+func PoolHalts(halts []DrillHalt) []RoleHalt {
+	out := make([]RoleHalt, 0, len(halts))
+	for _, h := range halts {
+		out = append(out, RoleHalt{Role: "command pool", What: fmt.Sprintf("%s failover of shard %d", h.Drill.Mode, h.Drill.Shard), Halt: h.Dead, Recovered: h.Recovered})
+	}
+	return out
+}

@@ -17,6 +17,11 @@ const (
 	// Unknown: the checker's own assumptions did not hold (too little
 	// traffic, an undecidable history) — never silently "ok".
 	Unknown Status = "unknown"
+	// Inconclusive: the harness could not inject or confirm the fault the
+	// check exists to judge, so the history is not the one the check is
+	// about — no verdict on the implementation (it still fails the gate,
+	// naming the harness).
+	Inconclusive Status = "inconclusive"
 )
 
 // Result is a checker's typed answer.
@@ -43,18 +48,39 @@ func unknown(name, format string, args ...any) Result {
 	return Result{Checker: name, Status: Unknown, Message: fmt.Sprintf(format, args...)}
 }
 
-// All folds results: fail if any failed, else unknown if any was unknown,
-// else pass. Messages of the deciding results are joined.
+// FaultNotConfirmed is the result of a check whose fault could not be
+// injected or confirmed (fault.Apply's error): inconclusive, naming the fault
+// and why, never a verdict on the implementation.
+func FaultNotConfirmed(name, fault string, reason error) Result {
+	return Result{Checker: name, Status: Inconclusive, Message: fmt.Sprintf("fault %s not confirmed (%v)", fault, reason)}
+}
+
+// rank orders statuses for All: an inconclusive result voids the others
+// (the fault the history was recorded around did not happen as designed,
+// so even a failure in it may be the harness's), then fail, unknown, pass.
+func rank(s Status) int {
+	switch s {
+	case Inconclusive:
+		return 3
+	case Fail:
+		return 2
+	case Unknown:
+		return 1
+	}
+	return 0
+}
+
+// All folds results: inconclusive if any fault was not confirmed, else fail
+// if any failed, else unknown if any was unknown, else pass. Messages of the
+// deciding results are joined; a failure voided by an inconclusive result
+// stays in Observed.
 func All(name string, results ...Result) Result {
 	out := Result{Checker: name, Status: Pass}
 	var msgs, cex []string
 	for _, r := range results {
 		out.Observed = append(out.Observed, r.Observed...)
-		switch {
-		case r.Status == Fail:
-			out.Status = Fail
-		case r.Status == Unknown && out.Status == Pass:
-			out.Status = Unknown
+		if rank(r.Status) > rank(out.Status) {
+			out.Status = r.Status
 		}
 	}
 	for _, r := range results {
@@ -63,6 +89,8 @@ func All(name string, results ...Result) Result {
 			if r.Counterexample != "" {
 				cex = append(cex, r.Counterexample)
 			}
+		} else if out.Status == Inconclusive && r.Status == Fail {
+			out.Observed = append(out.Observed, "voided by the unconfirmed fault: fail — "+r.Message)
 		}
 	}
 	out.Message = strings.Join(msgs, "; ")

@@ -56,6 +56,11 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 	if err != nil {
 		return Window{}, err
 	}
+	if f.Mode != FailoverTakeover {
+		if err := waitVoteQuarantine(ctx, t, f.Shard); err != nil {
+			return Window{}, err
+		}
+	}
 	w := Window{Fault: f.Name(), Target: primary.Name() + "→" + replica.Name(), Start: time.Now()}
 	switch f.Mode {
 	case FailoverGraceful:
@@ -93,7 +98,39 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		return w, fmt.Errorf("wait for %s to take over shard %d: %w", replica.Name(), f.Shard, err)
 	}
 	w.End = time.Now()
+	if f.Mode != FailoverTakeover {
+		t.NoteElection(f.Shard, w.End)
+	}
 	return w, nil
+}
+
+// quarantineSlack covers the gap between a primary's vote and the moment
+// Inject saw the replica promoted (the vote came first, so the slack only
+// errs long) plus the servers' millisecond clock.
+const quarantineSlack = 500 * time.Millisecond
+
+// waitVoteQuarantine returns once the primaries will vote for a replica of
+// shard again (fixtures.Topology.VoteQuarantine): a graceful failover asked
+// inside the quarantine times out without happening, and a killed primary's
+// replica is elected only once it ends, which would add the harness's own
+// timing to the client's measured dispatch halt. NOTE: measured — seed
+// 862970521 asked shard 0 for a graceful failover ~6 s after a kill
+// failover of it and the replica never took over.
+func waitVoteQuarantine(ctx context.Context, t *fixtures.Topology, shard int) error {
+	until := t.VoteQuarantine(shard)
+	if until.IsZero() {
+		return nil
+	}
+	wait := time.Until(until.Add(quarantineSlack))
+	if wait <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("wait %v for shard %d's vote quarantine: %w", wait.Round(time.Millisecond), shard, ctx.Err())
+	case <-time.After(wait):
+		return nil
+	}
 }
 
 // shardNodes returns a shard's current primary and its first replica, by

@@ -5,6 +5,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,15 +31,43 @@ type Window struct {
 	End    time.Time
 }
 
-// Apply checks that f is available, injects it, and wraps any error with the
-// fault's name, so every caller reports faults the same way.
+// Apply checks that f is available, injects it, and wraps any error in a
+// *NotConfirmedError naming the fault, so every caller reports faults the
+// same way — and as the harness's failure, not the implementation's.
 func Apply(ctx context.Context, t *fixtures.Topology, f Fault) (Window, error) {
 	if err := f.Available(t); err != nil {
-		return Window{}, fmt.Errorf("fault %s unavailable: %w", f.Name(), err)
+		return Window{}, &NotConfirmedError{Fault: f.Name(), Unavailable: true, Err: err}
 	}
 	w, err := f.Inject(ctx, t)
 	if err != nil {
-		return w, fmt.Errorf("inject %s: %w", f.Name(), err)
+		return w, &NotConfirmedError{Fault: f.Name(), Err: err}
 	}
 	return w, nil
+}
+
+// NotConfirmedError is every error Apply returns: the fault could not run on
+// the topology (Unavailable), or its injection or the confirmation that it
+// took effect failed. A check whose fault was not confirmed judges a history
+// that is not the one it is about: suites score it inconclusive
+// (check.FaultNotConfirmed), never as the implementation's failure.
+type NotConfirmedError struct {
+	Fault       string
+	Unavailable bool
+	Err         error
+}
+
+func (e *NotConfirmedError) Error() string {
+	if e.Unavailable {
+		return fmt.Sprintf("fault %s unavailable: %v", e.Fault, e.Err)
+	}
+	return fmt.Sprintf("inject %s: %v", e.Fault, e.Err)
+}
+
+func (e *NotConfirmedError) Unwrap() error { return e.Err }
+
+// NotConfirmed returns the *NotConfirmedError in err's chain, if any.
+func NotConfirmed(err error) (*NotConfirmedError, bool) {
+	var e *NotConfirmedError
+	ok := errors.As(err, &e)
+	return e, ok
 }

@@ -87,6 +87,9 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 	if err != nil {
 		return Window{}, err
 	}
+	if err := waitVoteQuarantine(ctx, t, f.Shard); err != nil {
+		return Window{}, err
+	}
 	p := Partitioned{Minority: primary, Majority: replica, Start: time.Now()}
 	w = Window{Fault: f.Name(), Target: primary.Name() + " off the bus, " + replica.Name() + " promoted", Start: p.Start}
 	if err := primary.Disconnect(ctx); err != nil {
@@ -128,6 +131,7 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 				return err
 			}
 			p.Promoted = time.Now()
+			t.NoteElection(f.Shard, p.Promoted)
 		}
 		if p.MinorityDown.IsZero() && time.Since(p.Promoted) < partitionLimit/3 {
 			return fmt.Errorf("%s still reports cluster_state:ok", primary.Name())

@@ -25,6 +25,11 @@ const (
 	// hold (too little traffic, an operation with unknown outcome). A cell
 	// holding an unknown check is blind.
 	StatusUnknown Status = "unknown"
+	// StatusInconclusive: the harness could not inject or confirm the fault
+	// the check judges ("inconclusive: fault X not confirmed (reason)"), so
+	// the run says nothing about the implementation. It fails the gate and
+	// names the harness; its controls do not matter.
+	StatusInconclusive Status = "inconclusive"
 )
 
 // EntryName is the Ginkgo report-entry name a suite records a Check under;
@@ -106,6 +111,8 @@ func (c Check) Verdict() Status {
 	switch c.Status {
 	case StatusFail:
 		return StatusFail
+	case StatusInconclusive:
+		return StatusInconclusive
 	case StatusPass:
 	default:
 		return StatusBlind
@@ -130,6 +137,8 @@ func (c Check) Reason() string {
 		return c.Message
 	case StatusUnknown:
 		return "undecided: " + c.Message
+	case StatusInconclusive:
+		return "inconclusive: " + c.Message
 	case StatusPass:
 	default:
 		return fmt.Sprintf("status %q is not a check outcome", c.Status)

@@ -142,7 +142,7 @@ func newHTMLReason(s *Scorecard, r string) htmlReason {
 	hr := htmlReason{Path: path, Text: rest}
 	if st, text, ok := strings.Cut(rest, " — "); ok {
 		switch Status(st) {
-		case StatusFail, StatusBlind, StatusNotRun, StatusPass:
+		case StatusFail, StatusInconclusive, StatusBlind, StatusNotRun, StatusPass:
 			hr.Class, hr.Status, hr.Text = statusClass(Status(st)), statusLabel(Status(st)), text
 		}
 	}
@@ -167,7 +167,7 @@ func newHTMLCell(s *Scorecard, row Row, c *Cell, requested bool) htmlCell {
 		Label:       statusLabel(c.Status),
 		Count:       plural(len(c.Checks), "check"),
 		Summary:     c.Summary,
-		Open:        c.Status == StatusFail || c.Status == StatusBlind,
+		Open:        c.Status == StatusFail || c.Status == StatusBlind || c.Status == StatusInconclusive,
 	}
 	if c.Status == StatusNotRun {
 		hc.Count = ""
@@ -201,6 +201,8 @@ func newHTMLCheck(s *Scorecard, c Check, id string) htmlCheck {
 		hc.Why = "the checker could not decide; its assumptions did not hold"
 	case StatusBlind:
 		hc.Why = "the checker reported itself blind"
+	case StatusInconclusive:
+		hc.Why = c.Reason() + ": the harness could not inject or confirm its fault, so this is no verdict on the implementation"
 	case StatusPass:
 		switch {
 		case len(c.Controls) == 0:
@@ -270,13 +272,15 @@ func statusClass(s Status) string {
 	switch s {
 	case StatusPass, StatusFail, StatusBlind:
 		return string(s)
+	case StatusInconclusive:
+		return string(StatusBlind) // amber: fails the gate, names the harness
 	}
 	return "not-run"
 }
 
 func statusLabel(s Status) string {
 	switch s {
-	case StatusPass, StatusFail, StatusBlind:
+	case StatusPass, StatusFail, StatusBlind, StatusInconclusive:
 		return string(s)
 	}
 	return "not run"

@@ -168,6 +168,8 @@ func junitCheck(c Check, classname string) junitCase {
 			Type:    string(v),
 			Body:    checkText(c),
 		}
+	case StatusInconclusive:
+		jc.Failure = &junitFailure{Message: firstLine(c.Reason()) + " — the harness's, not a verdict on the implementation", Type: string(v), Body: checkText(c)}
 	}
 	return jc
 }

@@ -64,6 +64,8 @@ func mdStatus(c *Cell) string {
 		return fmt.Sprintf("**✗ FAIL** (%d)", n)
 	case StatusBlind:
 		return fmt.Sprintf("**? BLIND** (%d)", n)
+	case StatusInconclusive:
+		return fmt.Sprintf("**~ INCONCLUSIVE** (%d)", n)
 	}
 	return "– not run"
 }

@@ -31,7 +31,8 @@ type Cell struct {
 	Row    RowID  `json:"row"`
 	Column Column `json:"column"`
 	// Status folds the checks' verdicts: none → not-run, any fail → fail,
-	// else any blind → blind, else pass.
+	// else any inconclusive → inconclusive, else any blind → blind, else
+	// pass.
 	Status Status  `json:"status"`
 	Checks []Check `json:"checks,omitempty"`
 	// Summary says in one line why the cell has its status.
@@ -40,11 +41,11 @@ type Cell struct {
 
 // Tally counts cells by status.
 type Tally struct {
-	Pass, Fail, Blind, NotRun int
+	Pass, Fail, Inconclusive, Blind, NotRun int
 }
 
 // Total is the number of cells counted.
-func (t Tally) Total() int { return t.Pass + t.Fail + t.Blind + t.NotRun }
+func (t Tally) Total() int { return t.Pass + t.Fail + t.Inconclusive + t.Blind + t.NotRun }
 
 // New scores checks against the Catalogue. Checks naming an unknown row or
 // column land in Unscored; within a cell, checks are ordered worst first,
@@ -87,17 +88,22 @@ func build(meta Meta, rows []Row, checks []Check) *Scorecard {
 	return s
 }
 
-// severity orders verdicts worst first.
+// severity orders verdicts worst first. Inconclusive sorts after fail (a
+// product failure another check saw stands, and is what to fix first) and
+// before blind (this run could not test the implementation at all, where a
+// blind check ran but cannot prove it can fail).
 func severity(s Status) int {
 	switch s {
 	case StatusFail:
 		return 0
-	case StatusBlind:
+	case StatusInconclusive:
 		return 1
-	case StatusPass:
+	case StatusBlind:
 		return 2
+	case StatusPass:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // skippedIn counts the skipped scenarios of a cell and returns the first
@@ -152,6 +158,18 @@ func summarize(st Status, checks []Check) string {
 		out := failing[0].Scenario + ": " + firstLine(failing[0].Message)
 		if n := len(failing) - 1; n > 0 {
 			out += fmt.Sprintf(" (and %s)", plural(n, "more failing check"))
+		}
+		return out
+	case StatusInconclusive:
+		var inc []Check
+		for _, c := range checks {
+			if c.Verdict() == StatusInconclusive {
+				inc = append(inc, c)
+			}
+		}
+		out := firstLine(inc[0].Reason()) + " — the harness's, not a verdict on the implementation (" + inc[0].Scenario + ")"
+		if n := len(inc) - 1; n > 0 {
+			out += fmt.Sprintf(" (and %s)", plural(n, "more inconclusive check"))
 		}
 		return out
 	}
@@ -257,6 +275,8 @@ func (s *Scorecard) Tally() Tally {
 			t.Pass++
 		case StatusFail:
 			t.Fail++
+		case StatusInconclusive:
+			t.Inconclusive++
 		case StatusBlind:
 			t.Blind++
 		default:
@@ -308,8 +328,12 @@ func (s *Scorecard) Headline() string {
 		}
 		return head
 	}
-	head := fmt.Sprintf("FAIL — %d fail, %d blind, %d not run of %s", t.Fail, t.Blind, t.NotRun, plural(t.Total(), "requested cell"))
-	if extra := len(reasons) - (t.Fail + t.Blind + t.NotRun); extra > 0 {
+	inconclusive := ""
+	if t.Inconclusive > 0 {
+		inconclusive = fmt.Sprintf("%d inconclusive, ", t.Inconclusive)
+	}
+	head := fmt.Sprintf("FAIL — %d fail, %s%d blind, %d not run of %s", t.Fail, inconclusive, t.Blind, t.NotRun, plural(t.Total(), "requested cell"))
+	if extra := len(reasons) - (t.Fail + t.Inconclusive + t.Blind + t.NotRun); extra > 0 {
 		head += fmt.Sprintf("; %s", plural(extra, "run problem"))
 	}
 	return head

@@ -96,7 +96,7 @@ func termColor(st Status, requested bool) string {
 		return ansiGreen
 	case StatusFail:
 		return ansiBold + ansiRed
-	case StatusBlind:
+	case StatusBlind, StatusInconclusive:
 		return ansiBold + ansiAmber
 	}
 	if requested {

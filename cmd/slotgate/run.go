@@ -61,6 +61,7 @@ type runFlags struct {
 	ports      string
 	provider   string
 	external   externalFlags // --provider external (external.go)
+	haltBudget string        // --halt-budget: harness.ParseHaltBudget
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -78,6 +79,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue row is not run (a CI gate before entering cluster mode should set this)")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
 	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
+	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+harness.DefaultHaltBudget.String()+", one fencing renew cadence; env "+harness.EnvHaltBudget+")")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
 	f.external.register(fs)
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
@@ -125,6 +127,13 @@ func validate(f runFlags) (plan, error) {
 	if p.profile, err = harness.ParseProfile(f.profile); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if f.haltBudget == "" {
+		f.haltBudget = os.Getenv(harness.EnvHaltBudget)
+	}
+	if _, err = harness.ParseHaltBudget(f.haltBudget); err != nil {
+		return p, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	p.haltBudget = f.haltBudget
 	if _, err = harness.ParseBackends(f.backends); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -326,6 +335,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			harness.EnvTopology+"="+p.topology,
 			harness.EnvPorts+"="+p.ports,
 			harness.EnvProvider+"="+string(p.provider),
+			harness.EnvHaltBudget+"="+p.haltBudget,
 		)
 		if p.provider == fixtures.ProviderExternal {
 			cmd.Env = append(cmd.Env, externalEnv(p.external.target())...)

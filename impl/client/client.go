@@ -81,6 +81,15 @@ type Options struct {
 	// negative controls (spec 000 §Conformance, Failure drills) and means
 	// nothing without ReplicaReads, or for go-redis.
 	NaiveReplicaReads bool
+	// NaiveTopology keeps only the client library's own slot-map refresh
+	// (go-redis: on a redirect or every 60 s; valkey-go: on a redirect or
+	// an error, never periodically) instead of impl's recovery from a dead
+	// node (see topology.go): go-redis pools and subscribers then keep
+	// dialing a killed primary, and replica-read pools of both backends do
+	// not see a repaired replica again. It exists for the failure-drills
+	// negative controls (spec 000 §Client Architecture, "a dead primary
+	// halts dispatch").
+	NaiveTopology bool
 }
 
 // Cmd is one command with its keys declared, so both clients can route it by

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -48,7 +49,15 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 	case ModeCluster:
 		co := goRedisClusterOptions(o)
 		co.ReadOnly = o.ReplicaReads
-		c = redis.NewClusterClient(co)
+		if o.ReplicaReads && !o.NaiveTopology {
+			co.ClusterStateReloadInterval = replicaRefresh
+			co.FailingTimeoutSeconds = int(replicaRefresh / time.Second)
+		}
+		cc := redis.NewClusterClient(co)
+		if !o.NaiveTopology {
+			reloadOnNodeFailure(cc)
+		}
+		c = cc
 	case ModeSingle:
 		c = redis.NewClient(goRedisOptions(o))
 	}

@@ -109,6 +109,11 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 	}
 	if co.SendToReplicas != nil {
 		co.DialCtxFn = readOnlyDial(o)
+		if !o.NaiveTopology {
+			// A repaired replica returns only with a topology refresh
+			// (see topology.go).
+			co.ClusterOption.ShardsRefreshInterval = replicaRefresh
+		}
 	}
 	if replicas != nil && co.SendToReplicas != nil {
 		co.ReadNodeSelector = replicas.selectNode

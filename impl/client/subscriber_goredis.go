@@ -68,11 +68,17 @@ import (
 //     60 s reload — the auto-resubscribe silently never happens (measured
 //     by suites/subscriptions, failover). So a ModeCluster session's receive
 //     loop reloads the slot map on every network error, and the next
-//     reconnect reaches the new owner.
+//     reconnect reaches the new owner; so does an SSubscribe whose
+//     connection could not be opened (a retired session's successor, after
+//     the relay's re-SSUBSCRIBE: failure-drills full profile, 32 s halts).
 type goRedisSubscriber struct {
 	*hub
 	cluster *redis.ClusterClient // ModeCluster
 	single  *redis.Client        // ModeSingle
+
+	// naive keeps go-redis's own reconnect routing (Options.NaiveTopology):
+	// no slot-map reload on a broken connection.
+	naive bool
 
 	mu      sync.Mutex
 	classic *grSession
@@ -85,6 +91,7 @@ func newGoRedisSubscriber(ctx context.Context, o Options) (*goRedisSubscriber, e
 	switch o.Mode {
 	case ModeCluster:
 		s.cluster = redis.NewClusterClient(goRedisClusterOptions(o))
+		s.naive = o.NaiveTopology
 		c = s.cluster
 	case ModeSingle:
 		s.single = redis.NewClient(goRedisOptions(o))
@@ -150,7 +157,7 @@ func (s *goRedisSubscriber) shardSession(ctx context.Context, k int, create bool
 // reloadFunc returns a session's slot-map refresh: a lazy reload in
 // ModeCluster (go-redis coalesces concurrent ones), nil in ModeSingle.
 func (s *goRedisSubscriber) reloadFunc() func() {
-	if s.cluster == nil {
+	if s.cluster == nil || s.naive {
 		return nil
 	}
 	return func() { s.cluster.ReloadState(context.Background()) }
@@ -224,6 +231,15 @@ func (s *goRedisSubscriber) SSubscribe(ctx context.Context, channels ...string) 
 		}
 		if KindOf(err) == KindMoved && s.cluster != nil {
 			s.cluster.ReloadState(ctx)
+		}
+		if reload := s.reloadFunc(); reload != nil && nodeFailure(err) {
+			// The session's connection could not be opened at the node
+			// the slot map names: after a kill failover that is the dead
+			// primary, and no receive loop is left to notice (measured:
+			// the relay's re-SSUBSCRIBE got EOF for 30 s while the new
+			// primary answered 0 receivers). Refresh, so the caller's
+			// retry reaches the new owner.
+			reload()
 		}
 		if KindOf(err) != "" && g.empty() {
 			// The server refused and the session holds nothing: close it,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -83,6 +84,21 @@ type drillRun struct {
 	// again: haltDrills drills, measured until haltUntil.
 	haltDrills int
 	haltUntil  time.Duration
+	// subHalts are the subscription client's halts per drill; naivePool
+	// and naiveSubHalts are the halt-budget controls' (a go-redis pool and
+	// subscription client with only the library's own topology refresh),
+	// run up to the first killed shard until its halt passed the budget:
+	// naiveDrills drills, measured until naiveUntil.
+	subHalts, naiveSubHalts []check.RoleHalt
+	subHistory              check.SubscriptionHistory
+	subTopics               map[string]int
+	naivePool               []check.DrillOp
+	naiveDrills             int
+	naiveUntil              time.Duration
+	// faultErr is fault.Apply's error when a failover could not be injected
+	// or confirmed: the run stopped there and both columns are
+	// inconclusive (the harness's failure, not the client's).
+	faultErr error
 }
 
 var runs = map[client.Backend]*drillRun{}
@@ -116,14 +132,34 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	// healthy shards is unmistakable; it need not last longer (a halted
 	// writer holds every other one for up to Budget).
 	halting := &traffic.DrillWorkload{Pool: &routing.HaltAll{Pool: harness.Pool(ctx, b, cluster), Budget: 2 * maxGap}, Clock: clock, Keys: keysFor("h"), Timeout: time.Second, Pace: s.Pace}
-	stop, stopHalting := make(chan struct{}), make(chan struct{})
-	done := make(chan struct{}, 2)
+	// The halt-budget controls: a go-redis pool and a go-redis
+	// subscription client (publishing through impl's go-redis pool, so
+	// only the subscriber is naive) that refresh their slot maps only as
+	// the library does. Fresh pools: go-redis's 60 s periodic reload does
+	// not come due within the drills.
+	cred := cluster.Credentials()
+	naiveOpts := client.Options{Backend: client.BackendGoRedis, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "slotgate-naive-topology",
+		Username: cred.Username, Password: cred.Password, TLS: cred.TLS, NaiveTopology: true}
+	naivePool, err := client.NewPool(ctx, naiveOpts)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(naivePool.Close)
+	naive := &traffic.DrillWorkload{Pool: naivePool, Clock: clock, Keys: keysFor("n"), Timeout: time.Second, Pace: s.Pace}
+	subs := startSubRole(ctx, b, false, harness.Pool(ctx, b, cluster), clock, rng, "slotgate-drill-sub-"+string(b))
+	naiveSubs := startSubRole(ctx, client.BackendGoRedis, true, harness.Pool(ctx, client.BackendGoRedis, cluster), clock, rng, "slotgate-drill-naive-sub")
+	budget := cfg.HaltBudget
+	stop, stopHalting, stopNaive := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	done := make(chan struct{}, 3)
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { halting.Run(ctx, stopHalting); done <- struct{}{} }()
+	go func() { naive.Run(ctx, stopNaive); done <- struct{}{} }()
 	r := &drillRun{}
+	stopControls := func() {
+		close(stopNaive)
+		naiveSubs.stop()
+		r.naiveDrills, r.naiveUntil = len(r.drills), clock.Now()
+	}
 	time.Sleep(s.Before)
 	shards := rng.Perm(len(cluster.Primaries()))
-	var err error
 	for i := range s.Failovers {
 		// Every other failover is graceful, the last one always a kill; a
 		// killed shard is not drilled again (its old primary stays down).
@@ -138,16 +174,33 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		w, err = fault.Apply(ctx, cluster, fault.Failover{Shard: shard, Mode: mode})
 		d.End = clock.Now()
 		if err != nil {
+			r.faultErr = err
 			break
 		}
+		// The drill starts when the fault did: Apply may first wait out
+		// the shard's vote quarantine, while the shard is still served.
+		d.Start = d.End - time.Since(w.Start)
 		r.drills = append(r.drills, d)
 		r.faults = append(r.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		// Each role's halt is measured to its end, or until it is over
+		// its budget (then it fails however long it would have lasted).
+		limit := max(s.Recover, min(max(budget.Pool, budget.Subscription), maxControlWait)+250*time.Millisecond)
+		waitUntil(d.Start+limit, clock, func() bool {
+			return served(scored, shard, d.Start) && subs.delivered(shard, d.Start)
+		})
 		if mode == fault.FailoverKill {
-			waitServed(scored, shard, d.Start, s.Recover)
 			if r.haltDrills == 0 {
 				// One killed failover is enough to show the control halts.
 				close(stopHalting)
 				r.haltDrills, r.haltUntil = len(r.drills), clock.Now()
+			}
+			if r.naiveDrills == 0 {
+				// The naive controls are judged by the same budgets: they
+				// run on until theirs passed (or they recovered).
+				waitUntil(d.Start+min(max(budget.Pool, budget.Subscription), maxControlWait)+250*time.Millisecond, clock, func() bool {
+					return served(naive, shard, d.Start) && naiveSubs.delivered(shard, d.Start)
+				})
+				stopControls()
 			}
 		}
 		time.Sleep(s.Between)
@@ -165,12 +218,21 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		close(stopHalting)
 		r.haltDrills, r.haltUntil = len(r.drills), clock.Now()
 	}
+	if r.naiveDrills == 0 {
+		stopControls()
+	}
 	// The run ends here: a halted call path may hold its last command for
 	// a while yet, and that tail is not part of any drill.
 	r.until = clock.Now()
+	r.subHalts, r.subHistory = subs.halts(r.drills, r.until)
+	r.subTopics = subs.topicShard
+	r.naiveSubHalts, _ = naiveSubs.halts(r.drills[:r.naiveDrills], r.naiveUntil)
 	<-done
 	<-done
-	Expect(err).NotTo(HaveOccurred())
+	<-done
+	if _, ok := fault.NotConfirmed(err); err != nil && !ok {
+		Expect(err).NotTo(HaveOccurred())
+	}
 	By("reading every key back through a fresh pool seeded with the running nodes")
 	var seeds []string
 	for _, n := range cluster.Nodes() {
@@ -182,24 +244,33 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(fresh.Close)
 	scored.ReadBack(ctx, fresh)
-	r.ops, r.haltAll = scored.Ops(), halting.Ops()
+	r.ops, r.haltAll, r.naivePool = scored.Ops(), halting.Ops(), naive.Ops()
 	runs[b] = r
 	return r
 }
 
-// waitServed returns once w recorded a successful write on shard that
-// started after since, or limit passed: the killed shard's halt is measured
-// to its end, however long the client takes.
-func waitServed(w *traffic.DrillWorkload, shard int, since, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		for _, o := range w.Ops() {
-			if o.Shard == shard && o.Call >= since && o.Acked() {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+// maxControlWait caps how long a drill waits for a halt to pass its budget:
+// with a budget above it a halt still going is undecided (and the naive
+// controls cannot be shown failing, so the cell is blind), and the suite
+// does not wait minutes.
+const maxControlWait = 30 * time.Second
+
+// waitUntil polls done every 50 ms until it holds or clock passes until.
+func waitUntil(until time.Duration, clock *traffic.Clock, done func() bool) {
+	for clock.Now() < until && !done() {
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// served says w recorded a successful write on shard that started at or
+// after since.
+func served(w *traffic.DrillWorkload, shard int, since time.Duration) bool {
+	for _, o := range w.Ops() {
+		if o.Shard == shard && o.Call >= since && o.Acked() {
+			return true
+		}
+	}
+	return false
 }
 
 // spread is min/median/max of ds.
@@ -254,7 +325,12 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
-	result := check.DrillDispatch(halts, maxGap, maxFailPct)
+	budget := cfg.HaltBudget
+	result := check.All("drill-dispatch", check.DrillDispatch(halts, maxGap, maxFailPct),
+		check.HaltsWithin(check.PoolHalts(halts), budget.Pool), check.HaltsWithin(r.subHalts, budget.Subscription))
+	if inc, ok := harness.FaultResult("drill-dispatch", r.faultErr); ok {
+		result = check.All(result.Checker, result, inc)
+	}
 	ev.Metrics = map[string]float64{"writes": float64(len(r.ops)), "failovers": float64(len(r.drills))}
 	haltMetrics(&ev, pool.Version(), halts)
 	for i, h := range halts {
@@ -273,9 +349,82 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 			ev.Observed = append(ev.Observed, fmt.Sprintf("FINDING: %s did not serve shard %d again within the run (%v after the %s failover began; the cluster had promoted the replica): a dead primary halts dispatch to its slots pending a topology refresh", pool.Version(), h.Drill.Shard, h.Dead.Round(time.Millisecond), h.Drill.Mode))
 		}
 	}
+	roleMetrics(&ev, "sub", r.subHalts)
+	for i, h := range r.subHalts {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: subscription client (%s) heard the shard again after %v%s", h.What, pool.Version(), h.Halt.Round(time.Millisecond), lowerBound(h)))
+		if h.Halt > budget.Subscription && i < len(r.drills) {
+			ev.Observed = append(ev.Observed, subHaltDetail(r.subHistory, r.subTopics, r.drills[i]))
+		}
+	}
+	ev.Observed = append(ev.Observed, fmt.Sprintf("halt budgets (--halt-budget): command pool %v, subscription client %v", budget.Pool, budget.Subscription))
 	ctl := check.DrillDispatch(check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
+	naivePool := check.HaltsWithin(check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
+	naiveSub := check.HaltsWithin(r.naiveSubHalts, budget.Subscription)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl))
+		harness.Control("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
+		harness.Control("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
+		harness.Control("naive-topology-subscriber", "go-redis's subscription client with only its own slot-map refresh (no reload on a broken connection), publishing through impl's go-redis pool: it re-dials the killed primary to resubscribe — its own topics during the same failovers up to the first kill, until its halt passed the subscription budget", naiveSub))
+}
+
+// roleMetrics puts one role's halts into the evidence metrics, per mode:
+// min/median/max and how many did not recover within the run.
+func roleMetrics(ev *report.Evidence, prefix string, halts []check.RoleHalt) {
+	byMode := map[string][]time.Duration{}
+	for _, h := range halts {
+		mode, _, _ := strings.Cut(h.What, " ")
+		byMode[mode] = append(byMode[mode], h.Halt)
+		if !h.Recovered {
+			ev.Metrics[prefix+"_halt_"+mode+"_unrecovered"]++
+		}
+	}
+	for mode, ds := range byMode {
+		lo, med, hi := spread(ds)
+		ev.Metrics[prefix+"_halt_"+mode+"_min_ms"] = float64(lo.Milliseconds())
+		ev.Metrics[prefix+"_halt_"+mode+"_median_ms"] = float64(med.Milliseconds())
+		ev.Metrics[prefix+"_halt_"+mode+"_max_ms"] = float64(hi.Milliseconds())
+	}
+}
+
+// subHaltDetail says what the publishers and the subscription client did on
+// the drilled shard's topic after a drill whose subscription halt was over
+// budget: whether the publishes were acknowledged, with how many receivers,
+// and the client's subscription events — so the evidence tells a halted
+// publish path from a subscription that never came back.
+func subHaltDetail(h check.SubscriptionHistory, topics map[string]int, d check.Drill) string {
+	var acked, zero, failed int
+	var firstAck time.Duration = -1
+	for _, p := range h.Publishes {
+		if topics[p.Sub] != d.Shard || p.Sent < d.Start {
+			continue
+		}
+		switch {
+		case p.ErrKind != "":
+			failed++
+		case p.Receivers == 0:
+			zero++
+			acked++
+		default:
+			acked++
+		}
+		if p.ErrKind == "" && firstAck < 0 {
+			firstAck = p.Done - d.Start
+		}
+	}
+	var events []string
+	for _, e := range h.Events {
+		if t, ok := topics[e.Sub]; ok && t == d.Shard && e.At >= d.Start {
+			events = append(events, fmt.Sprintf("+%v %s %s", (e.At-d.Start).Round(time.Millisecond), e.Kind, e.Err))
+		}
+	}
+	return fmt.Sprintf("%s failover of shard %d, subscription detail: %d publishes acknowledged (first at +%v; %d with 0 receivers), %d failed; subscription events %v",
+		d.Mode, d.Shard, acked, firstAck.Round(time.Millisecond), zero, failed, first(events, 12))
+}
+
+func lowerBound(h check.RoleHalt) string {
+	if h.Recovered {
+		return ""
+	}
+	return " (not within the run: a lower bound)"
 }
 
 func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
@@ -284,6 +433,9 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
 	result := check.DrillAccounted(r.ops, r.drills, lossWindow, 100)
+	if inc, ok := harness.FaultResult("drill-accounted", r.faultErr); ok {
+		result = check.All(result.Checker, result, inc)
+	}
 	lost, keys, _ := check.DrillLosses(r.ops)
 	acked := 0
 	for _, o := range r.ops {

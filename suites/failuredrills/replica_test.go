@@ -231,7 +231,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// never reads from a replica it was not shown.
 	Eventually(func() error { return replicasListed(ctx) }).WithTimeout(15 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
 	clock := traffic.NewClock()
-	pool := replicaPool(ctx, b, "slotgate-replica-reads", false)
+	pool := replicaPool(ctx, b, scoredName, false)
 	scored := &repairWorkload{pool: pool, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -247,6 +247,18 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	DeferCleanup(halt)
 	naive := startNaive(ctx, b, replica, clock, keysFor("n"), s)
 	DeferCleanup(naive.halt)
+	// The replica-return control: valkey-go replica reads (impl's router)
+	// with only the library's own topology refresh, on their own keys for
+	// the whole drill. Both backends' cells use it: go-redis's own default
+	// gets its reads back once its 15 s failing mark expires, which a long
+	// enough outage hides, while valkey-go's never come back without a
+	// refresh.
+	stale := &repairWorkload{pool: staleTopologyPool(ctx), clock: clock, keys: keysFor("t"), pace: s.Pace, timeout: time.Second}
+	stopStale := make(chan struct{})
+	var staleWG sync.WaitGroup
+	staleWG.Go(func() { stale.run(ctx, stopStale) })
+	haltStale := sync.OnceFunc(func() { close(stopStale); staleWG.Wait() })
+	DeferCleanup(haltStale)
 
 	time.Sleep(s.Before)
 	// Counted before the naive control starts reading: these GETs are the
@@ -254,10 +266,22 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	readsBefore := getCalls(ctx, replica)
 	naive.start(ctx)
 	By(fmt.Sprintf("kill %s (replica of shard %d) under load; it stays dead %v", replica.Name(), shard, s.Down))
+	replicaID, err := replica.ID(ctx)
+	Expect(err).NotTo(HaveOccurred())
 	d := check.ReplicaDrill{Shard: shard, Kill: clock.Now()}
 	began := time.Now()
 	Expect(replica.Kill()).To(Succeed())
 	time.Sleep(s.Down)
+	// NOTE: restarted only once the cluster has marked it FAIL (as a
+	// replica dead for longer than cluster-node-timeout is): then every
+	// client's slot map may have dropped it, and its return needs a
+	// refresh — the case impl's replica-read refresh exists for.
+	Eventually(func() error { return markedFail(ctx, primary, replica, replicaID) }).WithTimeout(15 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+	// NOTE: and two seconds more: a client refreshing on errors (valkey-go,
+	// the stale-topology control) retries the dead replica once its 1 s
+	// cool-down ends, and only a refresh after the FAIL drops it from the
+	// slot map; restarted before that, the replica would never have left.
+	time.Sleep(2 * time.Second)
 	// The naive control is judged over the outage alone, and stopped before
 	// the restart so that every GET the restarted replica counts is the
 	// scored pool's.
@@ -265,9 +289,19 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	By("restart it; the load goes on")
 	Expect(replica.Restart(ctx)).To(Succeed())
 	d.Restarted = clock.Now()
-	time.Sleep(s.After)
+	// Reads must come back to the repaired replica within the budget:
+	// watched per client (CLIENT LIST on the replica), until both the
+	// scored pool and the stale-topology control read from it, or the
+	// budget passed.
+	budget := cfg.HaltBudget.ReplicaReads
+	back := watchReturns(ctx, replica, clock, scoredName, staleName)
+	waitUntil(d.Restarted+max(s.After, min(budget, maxControlWait)+250*time.Millisecond), clock, func() bool {
+		return clock.Now() >= d.Restarted+s.After && back.returned(scoredName) && back.returned(staleName)
+	})
+	back.stop()
 	d.End = clock.Now()
 	halt()
+	haltStale()
 	repaired := time.Since(began)
 
 	By("writes stopped: wait for the replica to apply the primary's whole stream")
@@ -281,7 +315,9 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 
 	ops := scored.history()
 	reads, writes := check.ReplicaStats(ops, d)
-	result := check.All("replica-repair", check.ReplicaReadsKept(ops, d, maxGap, maxFailPct, 20), check.ReplicaResynced(synced))
+	returns := back.halts(d, shard, scoredName)
+	result := check.All("replica-repair", check.ReplicaReadsKept(ops, d, maxGap, maxFailPct, 20), check.ReplicaResynced(synced),
+		check.HaltsWithin(append(returns, check.RoleHalt{Role: "replica reads", What: fmt.Sprintf("kill of the replica of shard %d (longest gap between successful reads of the shard)", shard), Halt: reads.LongestGap, Recovered: true}), budget))
 	if readsBefore == 0 {
 		result = check.All("replica-repair", result, check.Result{Status: check.Unknown, Message: fmt.Sprintf("%s served no GET before the kill: the pool did not read from replicas, so the drill proves nothing about replica repair", replica.Name())})
 	}
@@ -292,9 +328,10 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		"replica_gets_before_kill": readsBefore, "replica_gets_after_restart": readsAfter, "kill_to_end_ms": float64(repaired.Milliseconds()),
 	}
 	ev.Faults = []report.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: began, End: began.Add(d.Restarted - d.Kill)}}
-	ev.Observed = append(ev.Observed, fmt.Sprintf("%s served %.0f GETs before its kill (replica reads in use) and %.0f after its restart (reads back on the repaired replica)", replica.Name(), readsBefore, readsAfter))
-	if readsAfter == 0 {
-		ev.Observed = append(ev.Observed, fmt.Sprintf("FINDING: %s sent no read to the restarted replica within %v: its reads stayed on the primary", pool.Version(), s.After))
+	ev.Observed = append(ev.Observed, fmt.Sprintf("%s served %.0f GETs before its kill (replica reads in use) and %.0f after its restart (all clients)", replica.Name(), readsBefore, readsAfter))
+	for _, h := range returns {
+		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: %s sent its first read to the repaired replica %v after the restart%s (budget %v)", h.What, pool.Version(), h.Halt.Round(time.Millisecond), lowerBound(h), budget))
+		ev.Metrics["replica_return_ms"] = float64(h.Halt.Milliseconds())
 	}
 	if len(reads.FailedKinds) > 0 {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("failed reads of shard %d by kind: %v", shard, reads.FailedKinds))
@@ -314,7 +351,108 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	ev.Metrics["behind_replica_offset_lag"] = float64(behind.PrimaryOffset - behind.ReplicaOffset)
 	ctl, metrics := naive.control(d, shard)
 	maps.Copy(ev.Metrics, metrics)
-	return harness.Check(row, report.ColumnErrors, "", result, ev, noRepair, notResynced, ctl)
+	staleReturns := back.halts(d, shard, staleName)
+	for _, h := range staleReturns {
+		ev.Metrics["stale_topology_return_ms"] = float64(h.Halt.Milliseconds())
+	}
+	staleCtl := harness.Control("stale-topology-replica-reads", "valkey-go replica reads through impl's replica router but with only the library's own topology refresh (no periodic refresh): the restarted replica, dropped from its slot map while FAIL, never gets reads back — run on its own keys during the same kill and restart, watched per client name on the replica until the budget passed",
+		check.HaltsWithin(staleReturns, budget))
+	return harness.Check(row, report.ColumnErrors, "", result, ev, noRepair, notResynced, ctl, staleCtl)
+}
+
+// Client names the replica-return watch tells apart on the replica.
+const (
+	scoredName = "slotgate-replica-reads"
+	staleName  = "slotgate-replica-stale-topology"
+)
+
+// staleTopologyPool is the replica-return control's pool (see replicaRepair).
+func staleTopologyPool(ctx context.Context) client.Pool {
+	GinkgoHelper()
+	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendValkeyGo, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: staleName, ReplicaReads: true, NaiveTopology: true})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(p.Close)
+	return p
+}
+
+// markedFail says why primary does not (yet) see replica as FAIL.
+func markedFail(ctx context.Context, primary, replica *fixtures.Node, id string) error {
+	v, err := primary.Do(ctx, "CLUSTER", "NODES")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[0] == id {
+			if slices.Contains(strings.Split(f[2], ","), "fail") {
+				return nil
+			}
+			return fmt.Errorf("%s sees %s as %s", primary.Name(), replica.Name(), f[2])
+		}
+	}
+	return fmt.Errorf("%s does not list %s", primary.Name(), replica.Name())
+}
+
+// returnWatch records, per client name, when a connection of that client
+// on the replica was first seen running GET (CLIENT LIST cmd=get): the
+// client's reads are back on the repaired replica.
+type returnWatch struct {
+	mu    sync.Mutex
+	first map[string]time.Duration
+	stop  func()
+}
+
+func watchReturns(ctx context.Context, replica *fixtures.Node, clock *traffic.Clock, names ...string) *returnWatch {
+	w := &returnWatch{first: map[string]time.Duration{}}
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for wctx.Err() == nil {
+			at := clock.Now()
+			if v, err := replica.Do(wctx, "CLIENT", "LIST"); err == nil {
+				for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+					name, getting := "", false
+					for _, f := range strings.Fields(line) {
+						if n, ok := strings.CutPrefix(f, "name="); ok {
+							name = n
+						}
+						getting = getting || f == "cmd=get"
+					}
+					w.mu.Lock()
+					if _, seen := w.first[name]; getting && !seen && slices.Contains(names, name) {
+						w.first[name] = at
+					}
+					w.mu.Unlock()
+				}
+			}
+			select {
+			case <-wctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+	w.stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
+	DeferCleanup(w.stop)
+	return w
+}
+
+func (w *returnWatch) returned(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.first[name]
+	return ok
+}
+
+// halts is name's replica-return halt: restart → first read seen, or
+// restart → the drill's end when none was (a lower bound).
+func (w *returnWatch) halts(d check.ReplicaDrill, shard int, name string) []check.RoleHalt {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := check.RoleHalt{Role: "replica reads", What: fmt.Sprintf("restart of the replica of shard %d (reads back on it)", shard), Halt: d.End - d.Restarted}
+	if at, ok := w.first[name]; ok {
+		h.Halt, h.Recovered = max(0, at-d.Restarted), true
+	}
+	return []check.RoleHalt{h}
 }
 
 // replicaBehind holds replica's replication stream back (CLIENT PAUSE

@@ -31,6 +31,8 @@ func Check(row report.RowID, col report.Column, scenario string, r check.Result,
 		status = report.StatusFail
 	case check.Unknown:
 		status = report.StatusUnknown
+	case check.Inconclusive:
+		status = report.StatusInconclusive
 	}
 	ev.Observed = append(ev.Observed, r.Observed...)
 	if ev.Counterexample == "" {

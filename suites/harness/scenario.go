@@ -6,6 +6,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -34,4 +36,16 @@ func Emit(scenarios ...Scenario) {
 			Record(c)
 		})
 	}
+}
+
+// FaultResult is the check result for a fault.Apply error: inconclusive
+// ("fault X not confirmed (reason)") when the harness could not inject or
+// confirm the fault, so the cell names the harness and never the
+// implementation; ok is false for an error that is not Apply's.
+func FaultResult(checker string, err error) (r check.Result, ok bool) {
+	e, ok := fault.NotConfirmed(err)
+	if !ok {
+		return check.Result{}, false
+	}
+	return check.FaultNotConfirmed(checker, e.Fault, e.Err), true
 }

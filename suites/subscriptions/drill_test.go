@@ -63,6 +63,19 @@ type drillRun struct {
 	topics  []string
 	targets []traffic.SubTarget
 	windows []fault.Window
+	// faultErr is fault.Apply's error when a fault could not be injected
+	// or confirmed: the drill stopped faulting there and its checks are
+	// inconclusive (the harness's failure, not the client's).
+	faultErr error
+}
+
+// judged is the scenario's result, inconclusive when a fault was not
+// confirmed.
+func (r *drillRun) judged(res check.Result) check.Result {
+	if inc, ok := harness.FaultResult(res.Checker, r.faultErr); ok {
+		return check.All(res.Checker, res, inc)
+	}
+	return res
 }
 
 var communities = []string{"alpha", "bravo", "charlie", "delta"}
@@ -161,6 +174,10 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 		w, err := fault.Apply(ctx, cluster, f)
 		if isFailover {
 			lastFailover[fo.Shard] = time.Now()
+		}
+		if _, ok := fault.NotConfirmed(err); ok {
+			r.faultErr = err
+			break
 		}
 		Expect(err).NotTo(HaveOccurred())
 		r.windows = append(r.windows, w)

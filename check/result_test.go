@@ -1,0 +1,33 @@
+package check_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/slotgate/slotgate/check"
+)
+
+func TestAllInconclusiveVoidsTheRest(t *testing.T) {
+	p := check.Result{Status: check.Pass, Message: "a"}
+	u := check.Result{Status: check.Unknown, Message: "b"}
+	f := check.Result{Status: check.Fail, Message: "halt 40s"}
+	inc := check.FaultNotConfirmed("drill", "node/failover-graceful", errors.New("p0r0 is still replica"))
+	if inc.Status != check.Inconclusive || inc.Message != "fault node/failover-graceful not confirmed (p0r0 is still replica)" {
+		t.Fatalf("FaultNotConfirmed = %s %q", inc.Status, inc.Message)
+	}
+	r := check.All("x", p, u, f, inc)
+	if r.Status != check.Inconclusive || r.Message != inc.Message {
+		t.Errorf("inconclusive wins: %s %q", r.Status, r.Message)
+	}
+	kept := false
+	for _, o := range r.Observed {
+		kept = kept || strings.Contains(o, "halt 40s")
+	}
+	if !kept {
+		t.Errorf("the voided failure is not in Observed: %q", r.Observed)
+	}
+	if r := check.All("x", p, f); r.Status != check.Fail {
+		t.Errorf("without an unconfirmed fault, fail stands: %s", r.Status)
+	}
+}
