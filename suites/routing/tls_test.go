@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,6 +78,23 @@ func connKind(err error) string {
 		return kindClosedBeforeReply
 	}
 	return "other"
+}
+
+// certRequiredLog is what Valkey logs (as a warning) when it refuses a TLS
+// client that presented no certificate.
+const certRequiredLog = "peer did not return a certificate"
+
+// serverRefusals counts lines holding text in every node's server log.
+func serverRefusals(t *fixtures.Topology, text string) int {
+	n := 0
+	for _, node := range t.Nodes() {
+		b, err := os.ReadFile(node.LogPath())
+		if err != nil {
+			continue
+		}
+		n += strings.Count(string(b), text)
+	}
+	return n
 }
 
 // startSecure starts the TLS+ACL topology and registers its teardown.
@@ -184,8 +202,20 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 	for _, c := range connCases {
 		By(fmt.Sprintf("%s: %s", c.name, b))
 		began := time.Now()
+		logged := serverRefusals(t, certRequiredLog)
 		o := connect(ctx, b, t, c.user, c.tls(m))
 		o.Op = c.name
+		if c.want == kindCertRequired && o.ErrKind == kindClosedBeforeReply && serverRefusals(t, certRequiredLog) > logged {
+			// NOTE: under TLS 1.3 the server checks the client's certificate
+			// after the client's handshake is done; the client's first
+			// command is then unread when the server closes, the close
+			// becomes a reset, and the certificate_required alert in flight
+			// is lost with it (1 in a few runs on a loaded runner, through
+			// the proxy). The refusal still happened — the server's own log
+			// names the reason, so that is the kind.
+			o.ErrKind = kindCertRequired
+			o.Err += " (alert lost with the reset; the server logged: " + certRequiredLog + ")"
+		}
 		ev.Metrics[c.name+"_ms"] = float64(time.Since(began).Milliseconds())
 		if c.want == "" {
 			results = append(results, check.NoErrors([]check.Outcome{o}, 1))
