@@ -54,6 +54,10 @@ type Check struct {
 // Control is a negative control: a known-bad variant the check must catch.
 type Control struct {
 	Name string `json:"name"`
+	// Kind says what the control proves: a bad implementation, client or
+	// server configuration run against real servers (ControlVariant), or a
+	// history edited to test the checker alone (ControlSelfTest).
+	Kind ControlKind `json:"kind,omitempty"`
 	// Why names the bug the variant models (a spec mutant M1–M9, an
 	// un-tagged key, a naive client default).
 	Why string `json:"why"`
@@ -62,6 +66,18 @@ type Control struct {
 	// Observed is what the checker said about the bad variant.
 	Observed string `json:"observed"`
 }
+
+// ControlKind classifies a negative control (issue 12 §2).
+type ControlKind string
+
+const (
+	// ControlVariant: a real bad implementation, client configuration or
+	// server configuration ran against real servers and was judged.
+	ControlVariant ControlKind = "variant"
+	// ControlSelfTest: the checker judged an edited copy of the history (a
+	// planted loss, a dropped delivery): it proves the checker, not the row.
+	ControlSelfTest ControlKind = "self-test"
+)
 
 // Evidence is what a reviewer needs to believe a check: what was seen, the
 // counterexample when it failed, how long it took, and how to replay it.

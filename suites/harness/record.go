@@ -23,6 +23,23 @@ func Control(name, why string, r check.Result) report.Control {
 	return report.Control{Name: name, Why: why, Caught: r.Status == check.Fail, Observed: r.Message}
 }
 
+// Variant is a negative control that ran a real bad variant (an
+// implementation mutant, a naive client configuration, a bad server
+// configuration) against real servers; caught when its result is Fail.
+func Variant(name, why string, r check.Result) report.Control {
+	c := Control(name, why, r)
+	c.Kind = report.ControlVariant
+	return c
+}
+
+// SelfTest is a negative control over an edited copy of the history: it
+// proves the checker can fail, not that the row catches a real bug.
+func SelfTest(name, why string, r check.Result) report.Control {
+	c := Control(name, why, r)
+	c.Kind = report.ControlSelfTest
+	return c
+}
+
 // Check builds the report entry for one scored scenario.
 func Check(row report.RowID, col report.Column, scenario string, r check.Result, ev report.Evidence, controls ...report.Control) report.Check {
 	status := report.StatusPass
