@@ -45,6 +45,10 @@ func LoadGinkgoJSON(path string) ([]types.Report, error) {
 //
 // Zero StartedAt and Duration in meta are filled from the reports.
 func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
+	if meta.Interrupted != nil { // filled below; the caller's stays as given
+		in := *meta.Interrupted
+		meta.Interrupted = &in
+	}
 	var (
 		checks     []Check
 		problems   []string
@@ -101,6 +105,29 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				}
 				recorded = append(recorded, c)
 			}
+			if sr.State.Is(types.SpecStateInterrupted) {
+				// Cut off by a signal or the suite timeout: no verdict on the
+				// implementation. What it recorded before the interrupt
+				// stands if it passed; a failure seen while the run was
+				// being torn down (a cancelled context, a closed server)
+				// is the interrupt's, not the product's.
+				meta.Interrupted = interruptedBy(meta.Interrupted, r.SpecialSuiteFailureReasons)
+				targets := cols
+				if len(targets) == 0 {
+					targets = []Column{""}
+				}
+				for _, row := range rows {
+					for _, col := range targets {
+						meta.Interrupted.Stopped = append(meta.Interrupted.Stopped, Skipped{Row: row, Column: col, Scenario: sr.FullText(), Reason: oneLine(sr.Failure.Message, 160)})
+					}
+				}
+				recorded = slices.DeleteFunc(recorded, func(c Check) bool { return c.Verdict() != StatusPass })
+				checks = append(checks, recorded...)
+				if len(rows) == 0 {
+					problems = append(problems, fmt.Sprintf("%s interrupted", sr.LeafNodeType))
+				}
+				continue
+			}
 			checks = append(checks, recorded...)
 			// A spec whose recorded check is fail or blind fails by design
 			// (suites assert the verdict after recording it): the check
@@ -125,6 +152,23 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 	s := New(meta, checks)
 	s.Problems = append(s.Problems, problems...)
 	return s, nil
+}
+
+// interruptedBy returns the run's interruption, creating it from Ginkgo's
+// suite failure reasons ("Interrupted by User") when slotgate did not name a
+// signal.
+func interruptedBy(in *Interruption, reasons []string) *Interruption {
+	if in != nil {
+		return in
+	}
+	cause := "interrupted"
+	for _, r := range reasons {
+		if strings.Contains(r, "Interrupted") {
+			cause = r
+			break
+		}
+	}
+	return &Interruption{Cause: cause}
 }
 
 // rowLabels picks the labels that are catalogue row IDs and columns.

@@ -88,7 +88,7 @@ type htmlFault struct{ Fault, Target, Start, End, Length string }
 
 func newHTMLView(s *Scorecard) htmlView {
 	pass, reasons := s.Gate()
-	verdict, detail, _ := strings.Cut(s.Headline(), " — ")
+	verdict, detail, _ := strings.Cut(s.headline(), " — ")
 	v := htmlView{Pass: pass, Verdict: verdict, Detail: detail}
 	for _, r := range reasons {
 		v.Reasons = append(v.Reasons, newHTMLReason(s, r))
@@ -176,6 +176,9 @@ func newHTMLCell(s *Scorecard, row Row, c *Cell, requested bool) htmlCell {
 		}
 		if s.Meta.NotRun[c.Row] != "" {
 			hc.Label, hc.Note = "not run", c.Summary
+		}
+		if s.cellInterrupted(c) {
+			hc.Label, hc.Note = "interrupted", c.Summary
 		}
 	}
 	for i, ch := range c.Checks {

@@ -14,7 +14,7 @@ import (
 func WriteMarkdown(w io.Writer, s *Scorecard) error {
 	b := bufio.NewWriter(w)
 	pass, reasons := s.Gate()
-	fmt.Fprintf(b, "## slotgate: %s\n\n", mdText(s.Headline()))
+	fmt.Fprintf(b, "## slotgate: %s\n\n", mdText(s.headline()))
 	fmt.Fprintf(b, "| Row | Errors | Silently wrong |\n|---|---|---|\n")
 	for _, row := range s.Rows {
 		requested := s.IsRequested(row.ID)
@@ -31,7 +31,11 @@ func WriteMarkdown(w io.Writer, s *Scorecard) error {
 		fmt.Fprintf(b, "| %s |", name)
 		for _, col := range Columns {
 			c := s.Cell(row.ID, col)
-			fmt.Fprintf(b, " %s |", mdStatus(c))
+			status := mdStatus(c)
+			if s.cellInterrupted(c) {
+				status = "– interrupted"
+			}
+			fmt.Fprintf(b, " %s |", status)
 		}
 		fmt.Fprintln(b)
 	}

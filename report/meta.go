@@ -1,6 +1,11 @@
 package report
 
-import "time"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Meta is the run-level data a reviewer needs to trust and replay a
 // scorecard: what was asked for, against which servers and clients, where.
@@ -42,6 +47,77 @@ type Meta struct {
 	// skipped with their reason, never scored. Their cells say so in their
 	// summary, so a pass is read as the pass of the scenarios that ran.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Interrupted is set when the run was stopped before it finished (a
+	// signal, Ginkgo's suite timeout). An interruption is no verdict on the
+	// implementation: the scenarios it cut off are listed here instead of
+	// being scored, their cells read "interrupted", and the headline says
+	// so. The gate still fails — an unfinished run cleared nothing.
+	Interrupted *Interruption `json:"interrupted,omitempty"`
+}
+
+// Interruption says what stopped a run and what it cut off.
+type Interruption struct {
+	// Cause names what stopped the run: "SIGINT", "SIGHUP", "SIGTERM", or
+	// Ginkgo's own reason ("Interrupted by Timeout").
+	Cause string `json:"cause"`
+	// Stopped are the scenarios that were running; Reason carries their
+	// failure text, if any (typically a cancelled context).
+	Stopped []Skipped `json:"stopped,omitempty"`
+}
+
+// stoppedIn lists the scenarios an interruption cut off in a cell.
+func (in *Interruption) stoppedIn(row RowID, col Column) []string {
+	if in == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range in.Stopped {
+		if s.Row == row && (s.Column == col || s.Column == "") && !slices.Contains(out, s.Scenario) {
+			out = append(out, s.Scenario)
+		}
+	}
+	return out
+}
+
+// interrupt marks a cell of an interrupted run. A cell whose scenario was
+// cut off is not-run (its passing checks stay as evidence, but an
+// unfinished cell is not a pass), unless a check that did finish failed: a
+// failure seen before the interrupt stands. A cell nothing scored says the
+// run never got to it.
+func interrupt(c *Cell, in *Interruption) {
+	if in == nil || c.Status == StatusFail {
+		return
+	}
+	if stopped := in.stoppedIn(c.Row, c.Column); len(stopped) > 0 {
+		c.Status = StatusNotRun
+		c.Summary = fmt.Sprintf("interrupted (%s) during %s", in.Cause, strings.Join(stopped, ", "))
+		if n := len(c.Checks); n > 0 {
+			c.Summary += fmt.Sprintf("; %s finished before it", plural(n, "check"))
+		}
+		return
+	}
+	if c.Status == StatusNotRun && !strings.HasPrefix(c.Summary, "not run: ") {
+		c.Summary = fmt.Sprintf("not run: the run was interrupted (%s) before it got here", in.Cause)
+	}
+}
+
+// cellInterrupted reports whether an interruption cut off a scenario of c
+// and c did not fail: the renderers show it as "interrupted".
+func (s *Scorecard) cellInterrupted(c *Cell) bool {
+	return c.Status == StatusNotRun && len(s.Meta.Interrupted.stoppedIn(c.Row, c.Column)) > 0
+}
+
+// headline is the line every renderer opens with: Headline, or, for an
+// interrupted run, a line that says so first — an interrupted run is not a
+// verdict on the implementation, and must not read as one.
+func (s *Scorecard) headline() string {
+	in := s.Meta.Interrupted
+	if in == nil {
+		return s.Headline()
+	}
+	t := s.Tally()
+	return fmt.Sprintf("INTERRUPTED — %s stopped the run, so the gate fails without a verdict: %d pass, %d fail, %d blind, %d not run of %s",
+		in.Cause, t.Pass, t.Fail, t.Blind, t.NotRun, plural(t.Total(), "requested cell"))
 }
 
 // Skipped is one scenario a run skipped, and why.

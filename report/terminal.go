@@ -34,7 +34,7 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 			width = max(width, len(r.ID))
 		}
 	}
-	const colWidth = len("NOT RUN") + 4
+	const colWidth = len("INTERRUPTED") // the widest word, as len("NOT RUN")+4 was
 	fmt.Fprintf(b, "%s  %s  %s\n", pad("ROW", width), pad("ERRORS", colWidth), "SILENTLY WRONG")
 	for _, row := range s.Rows {
 		requested := s.IsRequested(row.ID)
@@ -45,6 +45,9 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 		for i, col := range Columns {
 			c := s.Cell(row.ID, col)
 			text := termStatus(c, requested)
+			if s.cellInterrupted(c) {
+				text = "INTERRUPTED"
+			}
 			if i < len(Columns)-1 {
 				text = pad(text, colWidth)
 			}
@@ -66,7 +69,7 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 	if !pass {
 		code = ansiBold + ansiRed
 	}
-	fmt.Fprintf(b, "\n%s\n", paint(code, "gate "+s.Headline()))
+	fmt.Fprintf(b, "\n%s\n", paint(code, "gate "+s.headline()))
 	for _, r := range reasons {
 		fmt.Fprintf(b, "  %s\n", r)
 	}
