@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,8 +54,10 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 		checks     []Check
 		problems   []string
 		start, end time.Time
+		timing     = &Timing{Rows: map[RowID]Duration{}}
 	)
 	for _, r := range reports {
+		timing.Suites += Duration(r.RunTime)
 		if !r.StartTime.IsZero() && (start.IsZero() || r.StartTime.Before(start)) {
 			start = r.StartTime
 		}
@@ -81,6 +84,12 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 					}
 				}
 				continue
+			}
+			if sr.LeafNodeType == types.NodeTypeIt {
+				timing.Scenarios = append(timing.Scenarios, ScenarioTime{Scenario: sr.FullText(), Rows: rows, Duration: Duration(sr.RunTime)})
+				for _, row := range rows {
+					timing.Rows[row] += Duration(sr.RunTime)
+				}
 			}
 			var recorded []Check
 			for _, e := range sr.ReportEntries {
@@ -142,6 +151,10 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				problems = append(problems, problem)
 			}
 		}
+	}
+	if meta.Timing == nil && len(reports) > 0 {
+		sort.SliceStable(timing.Scenarios, func(i, j int) bool { return timing.Scenarios[i].Duration > timing.Scenarios[j].Duration })
+		meta.Timing = timing
 	}
 	if meta.StartedAt.IsZero() {
 		meta.StartedAt = start

@@ -52,6 +52,7 @@ type htmlKV struct {
 type htmlRow struct {
 	Row       Row
 	Requested bool
+	Time      string // the row's summed scenario time (Meta.Timing)
 	Cells     []htmlCell
 }
 
@@ -102,7 +103,7 @@ func newHTMLView(s *Scorecard) htmlView {
 		}
 	}
 	for _, row := range s.Rows {
-		hr := htmlRow{Row: row, Requested: s.IsRequested(row.ID)}
+		hr := htmlRow{Row: row, Requested: s.IsRequested(row.ID), Time: s.Meta.Timing.rowTime(row.ID)}
 		if !s.listed(row.ID) {
 			v.Unlisted = append(v.Unlisted, row)
 			continue

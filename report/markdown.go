@@ -128,6 +128,7 @@ func metaLines(s *Scorecard) [][2]string {
 	if m.Duration != 0 {
 		add("Duration", formatDuration(m.Duration))
 	}
+	add("Time", m.timeLine())
 	if !m.StartedAt.IsZero() {
 		add("Started", m.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}

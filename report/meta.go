@@ -53,6 +53,73 @@ type Meta struct {
 	// being scored, their cells read "interrupted", and the headline says
 	// so. The gate still fails — an unfinished run cleared nothing.
 	Interrupted *Interruption `json:"interrupted,omitempty"`
+	// Timing is where the run's time went, from the suites' own reports
+	// (issue 13: the gate must fit a CI budget; speed is measured, never
+	// asserted).
+	Timing *Timing `json:"timing,omitempty"`
+}
+
+// Timing is the wall time of the suites, rows and scenarios of a run.
+type Timing struct {
+	// Suites sums the suites' own run times, setup and teardown included;
+	// against Meta.Duration (the run's wall time) it says how much of the
+	// run ran suites and how much ran them concurrently (SumWallRatio).
+	Suites Duration `json:"suites"`
+	// Rows sums, per row, the run time of the specs that scored it (a spec
+	// naming two rows counts for both; setup shared by a suite counts for
+	// none).
+	Rows map[RowID]Duration `json:"rows,omitempty"`
+	// Scenarios are the specs that ran, slowest first.
+	Scenarios []ScenarioTime `json:"scenarios,omitempty"`
+}
+
+// ScenarioTime is one spec's run time.
+type ScenarioTime struct {
+	Scenario string   `json:"scenario"`
+	Rows     []RowID  `json:"rows,omitempty"`
+	Duration Duration `json:"duration"`
+}
+
+// SumWallRatio is the suites' summed time over the run's wall time: below
+// 1 the run spent time outside the suites (compiling, reporting), above 1
+// suites ran concurrently. 0 when either is unknown.
+func (m Meta) SumWallRatio() float64 {
+	if m.Timing == nil || m.Duration <= 0 {
+		return 0
+	}
+	return float64(m.Timing.Suites) / float64(m.Duration)
+}
+
+// timeLine renders the run's timing in one line, "" without timing.
+func (m Meta) timeLine() string {
+	if m.Timing == nil {
+		return ""
+	}
+	line := "suites " + formatDuration(m.Timing.Suites)
+	if m.Duration > 0 {
+		line += fmt.Sprintf(" of %s wall (sum/wall %.2f)", formatDuration(m.Duration), m.SumWallRatio())
+	}
+	return line
+}
+
+// slowest returns at most n scenarios, slowest first.
+func (t *Timing) slowest(n int) []ScenarioTime {
+	if t == nil {
+		return nil
+	}
+	return t.Scenarios[:min(n, len(t.Scenarios))]
+}
+
+// rowTime is row's summed scenario time, "" when unknown.
+func (t *Timing) rowTime(row RowID) string {
+	if t == nil {
+		return ""
+	}
+	d, ok := t.Rows[row]
+	if !ok {
+		return ""
+	}
+	return formatDuration(d)
 }
 
 // Interruption says what stopped a run and what it cut off.
