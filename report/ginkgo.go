@@ -73,12 +73,14 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				// A scenario skipped by its own Skip(reason) — the topology
 				// cannot host it — is listed; one left out by a filter
 				// (--row, --label-filter) or focus has no message.
-				if sr.State.Is(types.SpecStateSkipped) && sr.Failure.Message != "" && len(rows) == 1 {
+				// Ginkgo's own skips (an earlier spec of an ordered
+				// container failed, an interrupt) are no topology's.
+				if sr.State.Is(types.SpecStateSkipped) && strings.HasPrefix(sr.Failure.Message, topologySkip) && len(rows) == 1 {
 					targets := cols
 					if len(targets) == 0 {
 						targets = []Column{""} // the whole row
 					}
-					reason := strings.TrimPrefix(sr.Failure.Message, "not run on this topology: ")
+					reason := strings.TrimPrefix(sr.Failure.Message, topologySkip)
 					for _, col := range targets {
 						meta.Skipped = append(meta.Skipped, Skipped{Row: rows[0], Column: col, Scenario: sr.FullText(), Reason: reason})
 					}
@@ -183,6 +185,10 @@ func interruptedBy(in *Interruption, reasons []string) *Interruption {
 	}
 	return &Interruption{Cause: cause}
 }
+
+// topologySkip starts the message of a scenario skipped because the
+// topology cannot host it (harness.Requires).
+const topologySkip = "not run on this topology: "
 
 // rowLabels picks the labels that are catalogue row IDs and columns.
 func rowLabels(labels []string) (rows []RowID, cols []Column) {

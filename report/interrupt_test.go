@@ -19,6 +19,10 @@ func TestInterruptedRunIsNoVerdict(t *testing.T) {
 	cutOff := spec("a2 crossslot", types.SpecStateInterrupted, []string{"axioms", "errors"},
 		entry(report.Check{Row: report.RowAxioms, Column: report.ColumnErrors, Scenario: "axioms/a2/go-redis", Status: report.StatusFail, Message: "dial tcp: connection refused"}))
 	cutOff.Failure = failure("interrupted by user")
+	// Ginkgo's own skip after a failure in an ordered container is no
+	// topology's skip.
+	orderedSkip := spec("a4 ordered", types.SpecStateSkipped, []string{"axioms", "silently-wrong"})
+	orderedSkip.Failure = failure("Spec skipped because an earlier spec in an ordered container failed")
 	reports := []types.Report{{
 		SuiteDescription:           "axioms",
 		StartTime:                  t0,
@@ -31,6 +35,7 @@ func TestInterruptedRunIsNoVerdict(t *testing.T) {
 				entry(report.Check{Row: report.RowAxioms, Column: report.ColumnErrors, Scenario: "axioms/a1-errors", Status: report.StatusPass, Controls: []report.Control{ok}})),
 			cutOff,
 			spec("a4 publish", types.SpecStateSkipped, []string{"axioms", "silently-wrong"}),
+			orderedSkip,
 		},
 	}}
 	meta := report.Meta{Rows: []report.RowID{report.RowAxioms, report.RowRegistry}, Interrupted: &report.Interruption{Cause: "SIGHUP"}}
@@ -48,6 +53,9 @@ func TestInterruptedRunIsNoVerdict(t *testing.T) {
 		}
 		if c := card.Cell(report.RowRegistry, report.ColumnErrors); !strings.Contains(c.Summary, "interrupted (SIGHUP) before it got here") {
 			t.Errorf("unreached cell: %s — %s", c.Status, c.Summary)
+		}
+		if len(card.Meta.Skipped) != 0 {
+			t.Errorf("Ginkgo's own skips listed as the topology's: %+v", card.Meta.Skipped)
 		}
 		if tally := card.Tally(); tally.Fail != 0 {
 			t.Errorf("tally %+v: an interrupt is no product failure", tally)
