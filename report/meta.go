@@ -139,8 +139,9 @@ func (in *Interruption) stoppedIn(row RowID, col Column) []string {
 	}
 	var out []string
 	for _, s := range in.Stopped {
-		if s.Row == row && (s.Column == col || s.Column == "") && !slices.Contains(out, s.Scenario) {
-			out = append(out, s.Scenario)
+		name, _, _ := strings.Cut(s.Scenario, " — ") // the spec's description follows
+		if s.Row == row && (s.Column == col || s.Column == "") && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out
