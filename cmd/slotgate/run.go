@@ -31,7 +31,9 @@ machine (local processes, or Docker containers with --provider containers;
 behind in-process toxiproxy proxies either way), prints a scorecard, and
 writes results.json, junit.xml, summary.md and report.html into --out.
 Exits 0 when every selected row passes in both columns, 1 when the gate
-fails, 2 on bad input.
+fails, 2 on bad input. Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every
+server is torn down, the report says INTERRUPTED, and the exit is 130. The
+run locks --out; a second run on the same directory exits 2 naming the first.
 
 --provider external runs against endpoints slotgate did not start (a staging
 cluster, compose/): --endpoint host:port of the cluster, and optionally
