@@ -96,6 +96,7 @@ type liveRun struct {
 	dirs           []string // the run's temporary directories
 	procs          []int    // every descendant of the run when it was signalled
 	compiledBefore bool
+	signalled      time.Time
 }
 
 var buildOnce struct {
@@ -181,6 +182,7 @@ func (r *liveRun) signal(sig syscall.Signal) {
 	r.t.Helper()
 	r.procs = descendantsOf(r.cmd.Process.Pid)
 	r.t.Logf("%v with %d servers live under %v; %d processes in the run", sig, len(processesUsing(r.dirs)), r.dirs, len(r.procs))
+	r.signalled = time.Now()
 	if err := r.cmd.Process.Signal(sig); err != nil {
 		r.t.Fatal(err)
 	}
@@ -219,6 +221,7 @@ func (r *liveRun) assertGone(grace time.Duration) {
 			}
 		}
 		if len(left) == 0 {
+			r.t.Logf("everything of the run gone %v after the signal", time.Since(r.signalled).Round(time.Millisecond))
 			return
 		}
 		if time.Now().After(deadline) {
