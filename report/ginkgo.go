@@ -34,17 +34,21 @@ func LoadGinkgoJSON(path string) ([]types.Report, error) {
 // entries named EntryName.
 //
 // A crashed check never counts as pass: a spec that failed, panicked, timed
-// out, was interrupted or aborted without recording a Check whose Verdict
-// explains the failure (fail or blind) becomes a synthetic failing Check in
-// the cells its labels name (a row label without a column label names both
-// columns). A spec that recorded a blind check and then failed its own
-// verdict assertion stays blind. A failed spec with no row
-// label, a failed suite node and a suite-level failure reason (interrupt,
+// out or aborted without recording a Check whose Verdict explains the
+// failure (fail or blind) becomes a synthetic failing Check in the cells its
+// labels name (a row label without a column label names both columns). A
+// spec that recorded a blind check and then failed its own verdict
+// assertion stays blind. An interrupted spec (a signal, the suite timeout)
+// is no verdict on the implementation: it is listed in Meta.Interrupted,
+// keeps only the passing checks it recorded, and its cells read
+// "interrupted" (never fail, never pass). A failed spec with no row label,
+// a failed suite node and a suite-level failure reason (interrupt,
 // --fail-on-pending) become Problems. Skipped and pending specs contribute
 // nothing. A recorded Check with an empty Row or Column takes it from the
 // spec's labels when they name exactly one.
 //
-// Zero StartedAt and Duration in meta are filled from the reports.
+// Zero StartedAt and Duration in meta are filled from the reports, and
+// Meta.Timing from the suites' and specs' run times.
 func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 	if meta.Interrupted != nil { // filled below; the caller's stays as given
 		in := *meta.Interrupted
