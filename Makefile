@@ -6,7 +6,7 @@ GO    ?= go
 OUT   ?= slotgate-report
 ARGS  ?=
 
-.PHONY: all deps build test unit locality smoke conformance bench size images containers vet fmt clean
+.PHONY: all deps build test unit locality smoke conformance stability bench size images containers vet fmt clean
 
 all: build
 
@@ -37,6 +37,14 @@ smoke: build
 conformance: deps build
 	./bin/slotgate run --profile full --out $(OUT) $(ARGS)
 
+# The smoke profile N times with fresh seeds: a flip table (cell × run), every
+# non-pass cell with its seed, and whether a replay of that row with that
+# seed reproduces it. Not part of make test. make stability N=5 ROWS=routing,axioms
+N    ?= 5
+ROWS ?=
+stability: build
+	./bin/slotgate stability --runs $(N) --profile smoke --out $(OUT)-stability $(if $(ROWS),--row $(ROWS))
+
 # Local images from the host's Debian packages (no registry needed), and the
 # smoke profile on the container provider (testcontainers; Docker required).
 images:
@@ -57,4 +65,4 @@ bench:
 	$(GO) test -run '^$$' -bench RenewVsRawEvalSHA -benchtime 2000x ./impl/fencing
 
 clean:
-	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing $(OUT)-containers
+	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing $(OUT)-containers $(OUT)-stability

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -33,24 +34,34 @@ func LoadGinkgoJSON(path string) ([]types.Report, error) {
 // entries named EntryName.
 //
 // A crashed check never counts as pass: a spec that failed, panicked, timed
-// out, was interrupted or aborted without recording a Check whose Verdict
-// explains the failure (fail or blind) becomes a synthetic failing Check in
-// the cells its labels name (a row label without a column label names both
-// columns). A spec that recorded a blind check and then failed its own
-// verdict assertion stays blind. A failed spec with no row
-// label, a failed suite node and a suite-level failure reason (interrupt,
+// out or aborted without recording a Check whose Verdict explains the
+// failure (fail or blind) becomes a synthetic failing Check in the cells its
+// labels name (a row label without a column label names both columns). A
+// spec that recorded a blind check and then failed its own verdict
+// assertion stays blind. An interrupted spec (a signal, the suite timeout)
+// is no verdict on the implementation: it is listed in Meta.Interrupted,
+// keeps only the passing checks it recorded, and its cells read
+// "interrupted" (never fail, never pass). A failed spec with no row label,
+// a failed suite node and a suite-level failure reason (interrupt,
 // --fail-on-pending) become Problems. Skipped and pending specs contribute
 // nothing. A recorded Check with an empty Row or Column takes it from the
 // spec's labels when they name exactly one.
 //
-// Zero StartedAt and Duration in meta are filled from the reports.
+// Zero StartedAt and Duration in meta are filled from the reports, and
+// Meta.Timing from the suites' and specs' run times.
 func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
+	if meta.Interrupted != nil { // filled below; the caller's stays as given
+		in := *meta.Interrupted
+		meta.Interrupted = &in
+	}
 	var (
 		checks     []Check
 		problems   []string
 		start, end time.Time
+		timing     = &Timing{Rows: map[RowID]Duration{}}
 	)
 	for _, r := range reports {
+		timing.Suites += Duration(r.RunTime)
 		if !r.StartTime.IsZero() && (start.IsZero() || r.StartTime.Before(start)) {
 			start = r.StartTime
 		}
@@ -66,17 +77,25 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				// A scenario skipped by its own Skip(reason) — the topology
 				// cannot host it — is listed; one left out by a filter
 				// (--row, --label-filter) or focus has no message.
-				if sr.State.Is(types.SpecStateSkipped) && sr.Failure.Message != "" && len(rows) == 1 {
+				// Ginkgo's own skips (an earlier spec of an ordered
+				// container failed, an interrupt) are no topology's.
+				if sr.State.Is(types.SpecStateSkipped) && strings.HasPrefix(sr.Failure.Message, topologySkip) && len(rows) == 1 {
 					targets := cols
 					if len(targets) == 0 {
 						targets = []Column{""} // the whole row
 					}
-					reason := strings.TrimPrefix(sr.Failure.Message, "not run on this topology: ")
+					reason := strings.TrimPrefix(sr.Failure.Message, topologySkip)
 					for _, col := range targets {
 						meta.Skipped = append(meta.Skipped, Skipped{Row: rows[0], Column: col, Scenario: sr.FullText(), Reason: reason})
 					}
 				}
 				continue
+			}
+			if sr.LeafNodeType == types.NodeTypeIt {
+				timing.Scenarios = append(timing.Scenarios, ScenarioTime{Scenario: sr.FullText(), Rows: rows, Duration: Duration(sr.RunTime)})
+				for _, row := range rows {
+					timing.Rows[row] += Duration(sr.RunTime)
+				}
 			}
 			var recorded []Check
 			for _, e := range sr.ReportEntries {
@@ -101,6 +120,29 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				}
 				recorded = append(recorded, c)
 			}
+			if sr.State.Is(types.SpecStateInterrupted) {
+				// Cut off by a signal or the suite timeout: no verdict on the
+				// implementation. What it recorded before the interrupt
+				// stands if it passed; a failure seen while the run was
+				// being torn down (a cancelled context, a closed server)
+				// is the interrupt's, not the product's.
+				meta.Interrupted = interruptedBy(meta.Interrupted, r.SpecialSuiteFailureReasons)
+				targets := cols
+				if len(targets) == 0 {
+					targets = []Column{""}
+				}
+				for _, row := range rows {
+					for _, col := range targets {
+						meta.Interrupted.Stopped = append(meta.Interrupted.Stopped, Skipped{Row: row, Column: col, Scenario: sr.FullText(), Reason: oneLine(sr.Failure.Message, 160)})
+					}
+				}
+				recorded = slices.DeleteFunc(recorded, func(c Check) bool { return c.Verdict() != StatusPass })
+				checks = append(checks, recorded...)
+				if len(rows) == 0 {
+					problems = append(problems, fmt.Sprintf("%s interrupted", sr.LeafNodeType))
+				}
+				continue
+			}
 			checks = append(checks, recorded...)
 			// A spec whose recorded check is fail or blind fails by design
 			// (suites assert the verdict after recording it): the check
@@ -116,6 +158,10 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 			}
 		}
 	}
+	if meta.Timing == nil && len(reports) > 0 {
+		sort.SliceStable(timing.Scenarios, func(i, j int) bool { return timing.Scenarios[i].Duration > timing.Scenarios[j].Duration })
+		meta.Timing = timing
+	}
 	if meta.StartedAt.IsZero() {
 		meta.StartedAt = start
 	}
@@ -126,6 +172,27 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 	s.Problems = append(s.Problems, problems...)
 	return s, nil
 }
+
+// interruptedBy returns the run's interruption, creating it from Ginkgo's
+// suite failure reasons ("Interrupted by User") when slotgate did not name a
+// signal.
+func interruptedBy(in *Interruption, reasons []string) *Interruption {
+	if in != nil {
+		return in
+	}
+	cause := "interrupted"
+	for _, r := range reasons {
+		if strings.Contains(r, "Interrupted") {
+			cause = r
+			break
+		}
+	}
+	return &Interruption{Cause: cause}
+}
+
+// topologySkip starts the message of a scenario skipped because the
+// topology cannot host it (harness.Requires).
+const topologySkip = "not run on this topology: "
 
 // rowLabels picks the labels that are catalogue row IDs and columns.
 func rowLabels(labels []string) (rows []RowID, cols []Column) {

@@ -52,6 +52,7 @@ type htmlKV struct {
 type htmlRow struct {
 	Row       Row
 	Requested bool
+	Time      string // the row's summed scenario time (Meta.Timing)
 	Cells     []htmlCell
 }
 
@@ -88,7 +89,7 @@ type htmlFault struct{ Fault, Target, Start, End, Length string }
 
 func newHTMLView(s *Scorecard) htmlView {
 	pass, reasons := s.Gate()
-	verdict, detail, _ := strings.Cut(s.Headline(), " — ")
+	verdict, detail, _ := strings.Cut(s.headline(), " — ")
 	v := htmlView{Pass: pass, Verdict: verdict, Detail: detail}
 	for _, r := range reasons {
 		v.Reasons = append(v.Reasons, newHTMLReason(s, r))
@@ -102,7 +103,7 @@ func newHTMLView(s *Scorecard) htmlView {
 		}
 	}
 	for _, row := range s.Rows {
-		hr := htmlRow{Row: row, Requested: s.IsRequested(row.ID)}
+		hr := htmlRow{Row: row, Requested: s.IsRequested(row.ID), Time: s.Meta.Timing.rowTime(row.ID)}
 		if !s.listed(row.ID) {
 			v.Unlisted = append(v.Unlisted, row)
 			continue
@@ -176,6 +177,9 @@ func newHTMLCell(s *Scorecard, row Row, c *Cell, requested bool) htmlCell {
 		}
 		if s.Meta.NotRun[c.Row] != "" {
 			hc.Label, hc.Note = "not run", c.Summary
+		}
+		if s.cellInterrupted(c) {
+			hc.Label, hc.Note = "interrupted", c.Summary
 		}
 	}
 	for i, ch := range c.Checks {

@@ -14,7 +14,7 @@ import (
 func WriteMarkdown(w io.Writer, s *Scorecard) error {
 	b := bufio.NewWriter(w)
 	pass, reasons := s.Gate()
-	fmt.Fprintf(b, "## slotgate: %s\n\n", mdText(s.Headline()))
+	fmt.Fprintf(b, "## slotgate: %s\n\n", mdText(s.headline()))
 	fmt.Fprintf(b, "| Row | Errors | Silently wrong |\n|---|---|---|\n")
 	for _, row := range s.Rows {
 		requested := s.IsRequested(row.ID)
@@ -31,7 +31,11 @@ func WriteMarkdown(w io.Writer, s *Scorecard) error {
 		fmt.Fprintf(b, "| %s |", name)
 		for _, col := range Columns {
 			c := s.Cell(row.ID, col)
-			fmt.Fprintf(b, " %s |", mdStatus(c))
+			status := mdStatus(c)
+			if s.cellInterrupted(c) {
+				status = "– interrupted"
+			}
+			fmt.Fprintf(b, " %s |", status)
 		}
 		fmt.Fprintln(b)
 	}
@@ -126,6 +130,7 @@ func metaLines(s *Scorecard) [][2]string {
 	if m.Duration != 0 {
 		add("Duration", formatDuration(m.Duration))
 	}
+	add("Time", m.timeLine())
 	if !m.StartedAt.IsZero() {
 		add("Started", m.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}

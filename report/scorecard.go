@@ -82,6 +82,7 @@ func build(meta Meta, rows []Row, checks []Check) *Scorecard {
 		if reason := meta.NotRun[c.Row]; reason != "" && c.Status == StatusNotRun {
 			c.Summary = "not run: " + reason
 		}
+		interrupt(c, meta.Interrupted) // an interrupted run's cells (meta.go)
 	}
 	s.Meta.Servers = union(s.Meta.Servers, s.evidence(func(e Evidence) string { return e.Server }))
 	s.Meta.Clients = union(s.Meta.Clients, s.evidence(func(e Evidence) string { return e.Client }))

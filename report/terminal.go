@@ -34,8 +34,12 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 			width = max(width, len(r.ID))
 		}
 	}
-	const colWidth = len("NOT RUN") + 4
-	fmt.Fprintf(b, "%s  %s  %s\n", pad("ROW", width), pad("ERRORS", colWidth), "SILENTLY WRONG")
+	const colWidth = len("INTERRUPTED") // the widest word, as len("NOT RUN")+4 was
+	head := fmt.Sprintf("%s  %s  %s", pad("ROW", width), pad("ERRORS", colWidth), "SILENTLY WRONG")
+	if s.Meta.Timing != nil {
+		head += "  TIME"
+	}
+	fmt.Fprintln(b, head)
 	for _, row := range s.Rows {
 		requested := s.IsRequested(row.ID)
 		if !s.listed(row.ID) {
@@ -45,10 +49,20 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 		for i, col := range Columns {
 			c := s.Cell(row.ID, col)
 			text := termStatus(c, requested)
+			if s.cellInterrupted(c) {
+				text = "INTERRUPTED"
+			}
 			if i < len(Columns)-1 {
 				text = pad(text, colWidth)
+			} else if s.Meta.Timing != nil { // the TIME column follows
+				text = pad(text, len("SILENTLY WRONG"))
 			}
 			line += "  " + paint(termColor(c.Status, requested), text)
+		}
+		if d := s.Meta.Timing.rowTime(row.ID); d != "" {
+			line += paint(ansiDim, "  "+d)
+		} else if s.Meta.Timing != nil {
+			line += "  -"
 		}
 		switch reason := s.Meta.NotRun[row.ID]; {
 		case reason != "" && !s.hasChecks(row.ID):
@@ -61,12 +75,20 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 	if n := s.unlisted(); n > 0 {
 		fmt.Fprintln(b, paint(ansiDim, fmt.Sprintf("(%s not run, not gated)", plural(n, "other row"))))
 	}
+	if line := s.Meta.timeLine(); line != "" {
+		fmt.Fprintln(b, paint(ansiDim, "time: "+line))
+		for _, sc := range s.Meta.Timing.slowest(3) {
+			name, _, _ := strings.Cut(sc.Scenario, " — ") // the spec's description follows
+			name, _, _ = strings.Cut(name, " [")          // and its labels
+			fmt.Fprintln(b, paint(ansiDim, fmt.Sprintf("  %8s  %s", formatDuration(sc.Duration), oneLine(name, 100))))
+		}
+	}
 	pass, reasons := s.Gate()
 	code := ansiBold + ansiGreen
 	if !pass {
 		code = ansiBold + ansiRed
 	}
-	fmt.Fprintf(b, "\n%s\n", paint(code, "gate "+s.Headline()))
+	fmt.Fprintf(b, "\n%s\n", paint(code, "gate "+s.headline()))
 	for _, r := range reasons {
 		fmt.Fprintf(b, "  %s\n", r)
 	}

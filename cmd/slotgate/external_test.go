@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
@@ -273,4 +275,86 @@ func deadAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+// Issue 13: on a target that needs a password every suite's pools take the
+// target's credentials, so protocol and the Marconi rows run and pass there
+// instead of "not run"; and the rows' PostgreSQL tables and schemas live in
+// a database of the run's own, dropped at the end: the target's PostgreSQL
+// holds exactly what it held before.
+func TestRunExternalSecured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real servers and runs suites")
+	}
+	if _, err := exec.LookPath("valkey-server"); err != nil {
+		t.Skip("valkey-server not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	app := fixtures.ACLUser{Name: "relay-app", Password: "app-secret", Rules: []string{"~*", "&*", "+@all"}}
+	cluster, err := fixtures.Run(ctx, fixtures.ClusterSpec(3, 1), fixtures.WithACL(app))
+	t.Cleanup(func() { _ = cluster.Close() })
+	if err != nil {
+		if errors.Is(err, fixtures.ErrMissingBinary) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	pg, err := fixtures.RunPostgres(ctx)
+	t.Cleanup(func() { _ = pg.Close() })
+	if err != nil {
+		if errors.Is(err, fixtures.ErrMissingBinary) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, pg.DirectDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	catalogue := func() string {
+		var s string
+		q := `SELECT coalesce(string_agg(x, ','), '') FROM (
+			SELECT 'db:' || datname AS x FROM pg_database UNION ALL
+			SELECT 'schema:' || nspname FROM pg_namespace UNION ALL
+			SELECT 'table:' || schemaname || '.' || tablename FROM pg_tables ORDER BY 1) c`
+		if err := admin.QueryRow(ctx, q).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := catalogue()
+
+	bin := buildBinaries(t)
+	out := t.TempDir()
+	rows := []report.RowID{report.RowProtocol, report.RowMarconiRestart, report.RowMarconiAuditCompleteness}
+	args := []string{"run", "--provider", "external", "--allow-flush", "--endpoint", cluster.Nodes()[0].Addr(),
+		"--user", app.Name, "--password", app.Password, "--postgres", pg.DirectDSN(),
+		"--row", joinRows(rows), "--profile", "smoke", "--seed", "13", "--out", out, "--quiet"}
+	began := time.Now()
+	output, code := runBinary(t, bin, args...)
+	t.Logf("exit %d in %v\n%s", code, time.Since(began).Round(time.Millisecond), output)
+	if code != exitPass {
+		t.Errorf("exit %d, want %d: every requested row can run on a password-protected target", code, exitPass)
+	}
+	f, err := os.Open(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	card, err := report.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range rows {
+		for _, col := range report.Columns {
+			if c := card.Cell(id, col); c.Status != report.StatusPass {
+				t.Errorf("%s/%s on a password-protected target: %s — %s", id, col, c.Status, c.Summary)
+			}
+		}
+	}
+	if after := catalogue(); after != before {
+		t.Errorf("the run left objects in the target's PostgreSQL:\nbefore %s\nafter  %s", before, after)
+	}
 }

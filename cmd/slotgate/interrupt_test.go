@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +21,113 @@ import (
 // server process and temporary directory of that run is gone afterwards and
 // that the run exits 130 with a report still written.
 func TestInterruptedRunLeavesNothing(t *testing.T) {
+	r := startLiveRun(t)
+	r.signal(syscall.SIGINT)
+	err := r.wait(2 * time.Minute)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitSignal {
+		t.Errorf("exit: %v, want code %d; output:\n%s", err, exitSignal, r.output.String())
+	}
+	r.assertGone(0)
+	if !strings.Contains(r.output.String(), "report:") {
+		t.Errorf("no report written after the interrupt; output:\n%s", r.output.String())
+	}
+}
+
+// TestHangupStopsTheRunCleanly: a hang-up (the terminal or SSH session went
+// away) is an interrupt: teardown, exit 130, and a report whose headline
+// says the run was interrupted, with no cell failed by it. While the run
+// holds --out, a second run on it is refused with exit 2 naming the holder.
+func TestHangupStopsTheRunCleanly(t *testing.T) {
+	r := startLiveRun(t)
+
+	second := exec.Command(filepath.Join(r.bin, "slotgate"), "run", "--row", "axioms", "--profile", "smoke", "--out", r.out, "--quiet")
+	second.Dir = r.root
+	out, err := second.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage {
+		t.Errorf("a second run on a held --out: %v, want exit %d; output:\n%s", err, exitUsage, out)
+	}
+	if want := "pid " + strconv.Itoa(r.cmd.Process.Pid); !strings.Contains(string(out), want) {
+		t.Errorf("the refusal does not name the holder (%s):\n%s", want, out)
+	}
+
+	r.signal(syscall.SIGHUP)
+	err = r.wait(2 * time.Minute)
+	if !errors.As(err, &exit) || exit.ExitCode() != exitSignal {
+		t.Errorf("exit: %v, want code %d; output:\n%s", err, exitSignal, r.output.String())
+	}
+	r.assertGone(0)
+	results, err := os.ReadFile(filepath.Join(r.out, "results.json"))
+	if err != nil {
+		t.Fatalf("no results after the hang-up: %v; output:\n%s", err, r.output.String())
+	}
+	if !strings.Contains(string(results), `"cause": "SIGHUP"`) {
+		t.Errorf("results.json does not record the interruption:\n%s", results)
+	}
+	if !strings.Contains(r.output.String(), "gate INTERRUPTED") || regexp.MustCompile(`\bFAIL \d`).MatchString(r.output.String()) {
+		t.Errorf("the scorecard does not read as interrupted, or fails a cell:\n%s", r.output.String())
+	}
+}
+
+// TestKilledRunLeavesNothing SIGKILLs `slotgate run` while its suites hold
+// live servers: no code of slotgate runs, yet ginkgo, the suite process,
+// every server and every temporary directory of the run must go, and Ginkgo's
+// compiled suite binary must not stay in the tree.
+func TestKilledRunLeavesNothing(t *testing.T) {
+	r := startLiveRun(t)
+	r.signal(syscall.SIGKILL)
+	_ = r.wait(time.Minute)
+	r.assertGone(30 * time.Second)
+	if fileExists(filepath.Join(r.root, "suites", "axioms", "axioms.test")) && !r.compiledBefore {
+		t.Errorf("Ginkgo's compiled suite binary outlived the killed run: %s", filepath.Join(r.root, "suites", "axioms", "axioms.test"))
+	}
+}
+
+// liveRun is a `slotgate run --row axioms --profile smoke` holding live
+// servers.
+type liveRun struct {
+	t              *testing.T
+	root, bin, out string
+	tmp            string // the run's TMPDIR
+	cmd            *exec.Cmd
+	output         *syncBuffer
+	done           chan error
+	dirs           []string // the run's temporary directories
+	procs          []int    // every descendant of the run when it was signalled
+	compiledBefore bool
+	signalled      time.Time
+}
+
+var buildOnce struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// slotgateBinaries builds slotgate and ginkgo once per test binary.
+func slotgateBinaries(t *testing.T, root string) string {
+	buildOnce.Do(func() {
+		buildOnce.dir, buildOnce.err = os.MkdirTemp("", "slotgate-bin-test-")
+		for pkg, out := range map[string]string{"./cmd/slotgate": "slotgate", "github.com/onsi/ginkgo/v2/ginkgo": "ginkgo"} {
+			if buildOnce.err != nil {
+				return
+			}
+			build := exec.Command("go", "build", "-o", filepath.Join(buildOnce.dir, out), pkg)
+			build.Dir = root
+			if b, err := build.CombinedOutput(); err != nil {
+				buildOnce.err = fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+			}
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return buildOnce.dir
+}
+
+func startLiveRun(t *testing.T) *liveRun {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}
@@ -28,93 +138,168 @@ func TestInterruptedRunLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	for pkg, out := range map[string]string{"./cmd/slotgate": "slotgate", "github.com/onsi/ginkgo/v2/ginkgo": "ginkgo"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, out), pkg)
-		build.Dir = root
-		if b, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	before := slotgateDirs(t)
-	var output bytes.Buffer
-	run := exec.Command(filepath.Join(bin, "slotgate"), "run", "--row", "axioms", "--profile", "smoke", "--out", t.TempDir(), "--quiet")
-	run.Dir, run.Stdout, run.Stderr = root, &output, &output
-	if err := run.Start(); err != nil {
+	r := &liveRun{t: t, root: root, bin: slotgateBinaries(t, root), out: t.TempDir(), output: &syncBuffer{}, done: make(chan error, 1)}
+	r.compiledBefore = fileExists(filepath.Join(root, "suites", "axioms", "axioms.test"))
+	// A private TMPDIR: other harnesses on this machine sweep the shared
+	// one of directories whose owner died (fixtures.SweepStale), which would
+	// hide a directory this run left behind.
+	r.tmp = t.TempDir()
+	if err := os.Chmod(r.tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = run.Process.Kill() })
+	r.cmd = exec.Command(filepath.Join(r.bin, "slotgate"), "run", "--row", "axioms", "--profile", "smoke", "--out", r.out, "--quiet")
+	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = root, r.output, r.output
+	r.cmd.Env = append(os.Environ(), "TMPDIR="+r.tmp)
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	t.Cleanup(func() { _ = r.cmd.Process.Kill() })
 
-	// Wait until the run holds live servers in directories it created. Other
-	// harnesses may be running on this machine (go test runs packages in
-	// parallel), so a directory is ours only if its owner pid — in its name —
-	// descends from this run.
-	var ours []string
+	// Wait until the run holds live servers in directories it created (a
+	// directory is the run's if its owner pid, in its name, descends from it).
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		ours = ours[:0]
-		for _, d := range newDirs(before, slotgateDirs(t)) {
-			if owner, ok := dirOwner(d); ok && descendsFrom(owner, run.Process.Pid) {
-				ours = append(ours, d)
+		r.dirs = r.dirs[:0]
+		for _, d := range slotgateDirs(t, r.tmp) {
+			if owner, ok := dirOwner(d); ok && descendsFrom(owner, r.cmd.Process.Pid) {
+				r.dirs = append(r.dirs, d)
 			}
 		}
-		if len(ours) > 0 && len(processesUsing(ours)) >= 6 {
+		if len(r.dirs) > 0 && len(processesUsing(r.dirs)) >= 6 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run never brought servers up; output:\n%s", output.String())
+			t.Fatalf("run never brought servers up; output:\n%s", r.output.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("interrupting with %d servers live under %v", len(processesUsing(ours)), ours)
-	if err := run.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- run.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("run did not stop within 2m of SIGINT; output:\n%s", output.String())
-	}
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != exitSignal {
-		t.Errorf("exit: %v, want code %d; output:\n%s", err, exitSignal, output.String())
-	}
-	if procs := processesUsing(ours); len(procs) > 0 {
-		t.Errorf("processes outlived the interrupted run: %v", procs)
-	}
-	for _, d := range ours {
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("directory outlived the interrupted run: %s", d)
-		}
-	}
-	if !strings.Contains(output.String(), "report:") {
-		t.Errorf("no report written after the interrupt; output:\n%s", output.String())
+	return r
+}
+
+// signal records every process of the run, then signals slotgate.
+func (r *liveRun) signal(sig syscall.Signal) {
+	r.t.Helper()
+	r.procs = descendantsOf(r.cmd.Process.Pid)
+	r.t.Logf("%v with %d servers live under %v; %d processes in the run", sig, len(processesUsing(r.dirs)), r.dirs, len(r.procs))
+	r.signalled = time.Now()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		r.t.Fatal(err)
 	}
 }
 
-func slotgateDirs(t *testing.T) map[string]bool {
+func (r *liveRun) wait(limit time.Duration) error {
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(limit):
+		r.t.Fatalf("run did not stop within %v; output:\n%s", limit, r.output.String())
+		return nil
+	}
+}
+
+// assertGone checks that no process of the run and none of its directories
+// is left, polling up to grace for a teardown nobody waits on (after a
+// SIGKILL). Every failure names what was left.
+func (r *liveRun) assertGone(grace time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(grace)
+	for {
+		var left []string
+		for _, pid := range r.procs {
+			if alive(pid) {
+				cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+				left = append(left, fmt.Sprintf("process %d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+			}
+		}
+		for _, p := range processesUsing(r.dirs) {
+			left = append(left, "process "+p)
+		}
+		for _, d := range r.dirs {
+			if _, err := os.Stat(d); err == nil {
+				left = append(left, "directory "+d)
+			}
+		}
+		if len(left) == 0 {
+			r.t.Logf("everything of the run gone %v after the signal", time.Since(r.signalled).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Errorf("left behind by the run:\n  %s\noutput:\n%s", strings.Join(left, "\n  "), r.output.String())
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the child's writers and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// descendantsOf lists every live descendant of pid.
+func descendantsOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		j := strings.LastIndexByte(string(stat), ')')
+		f := strings.Fields(string(stat[j+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], c)
+	}
+	var out []int
+	queue := children[pid]
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		out = append(out, c)
+		queue = append(queue, children[c]...)
+	}
+	return out
+}
+
+// alive reports a live, non-zombie process.
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	j := strings.LastIndexByte(string(stat), ')')
+	f := strings.Fields(string(stat[j+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func slotgateDirs(t *testing.T, tmp string) []string {
 	t.Helper()
-	matches, err := filepath.Glob(filepath.Join(os.TempDir(), "slotgate-*"))
+	matches, err := filepath.Glob(filepath.Join(tmp, "slotgate-*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
-	for _, m := range matches {
-		out[m] = true
-	}
-	return out
-}
-
-func newDirs(before, now map[string]bool) []string {
-	var out []string
-	for d := range now {
-		if !before[d] {
-			out = append(out, d)
-		}
-	}
-	return out
+	return matches
 }
 
 // dirOwner reads the owner pid from a slotgate-<pid>-* directory name.

@@ -69,6 +69,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return fmt.Errorf("%w: cannot create --out %s: %v", errUsage, *out, err)
+		}
+		lock, err := lockOut(*out) // a run writing there would overwrite this, or be overwritten
+		if err != nil {
+			return err
+		}
+		defer lock.release()
 		paths, err := report.WriteAll(*out, card)
 		if err != nil {
 			return fmt.Errorf("write report: %w", err)

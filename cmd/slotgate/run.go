@@ -31,7 +31,9 @@ machine (local processes, or Docker containers with --provider containers;
 behind in-process toxiproxy proxies either way), prints a scorecard, and
 writes results.json, junit.xml, summary.md and report.html into --out.
 Exits 0 when every selected row passes in both columns, 1 when the gate
-fails, 2 on bad input.
+fails, 2 on bad input. Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every
+server is torn down, the report says INTERRUPTED, and the exit is 130. The
+run locks --out; a second run on the same directory exits 2 naming the first.
 
 --provider external runs against endpoints slotgate did not start (a staging
 cluster, compose/): --endpoint host:port of the cluster, and optionally
@@ -279,15 +281,48 @@ func appendUnique(s []string, v string) []string {
 	return append(s, v)
 }
 
-// ginkgoCommand prefers a ginkgo binary next to slotgate (make build puts one
-// there), else `go tool ginkgo` at the version go.mod pins.
-func ginkgoCommand(args ...string) *exec.Cmd {
+// ginkgoCommand runs a ginkgo binary directly, so that slotgate is its
+// parent and its parent-death signal works: one next to slotgate (make build
+// puts one there), else the one `go tool` builds at the version go.mod pins
+// (`go tool -n` prints its path), else `go tool ginkgo` itself.
+func ginkgoCommand(root string, args ...string) *exec.Cmd {
 	if self, err := os.Executable(); err == nil {
 		if g := filepath.Join(filepath.Dir(self), "ginkgo"); fileExists(g) {
 			return exec.Command(g, args...)
 		}
 	}
+	resolve := exec.Command("go", "tool", "-n", "ginkgo")
+	resolve.Dir = root
+	if out, err := resolve.Output(); err == nil {
+		if g := strings.TrimSpace(string(out)); fileExists(g) {
+			return exec.Command(g, args...)
+		}
+	}
 	return exec.Command("go", append([]string{"tool", "ginkgo"}, args...)...)
+}
+
+// startOwned starts cmd so that it dies with slotgate: SIGKILL as its
+// parent-death signal. That signal fires when the *thread* that forked the
+// child exits, not the process (golang/go#27505), so the child is forked
+// from a goroutine locked to its thread, which then waits for the child and
+// only lets its thread go once the child is reaped. The returned channel
+// receives cmd.Wait's result.
+func startOwned(cmd *exec.Cmd) (<-chan error, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	started, done := make(chan error, 1), make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		done <- cmd.Wait()
+	}()
+	return done, <-started
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -300,6 +335,11 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return 0, fmt.Errorf("%w: cannot create --out %s: %v", errUsage, out, err)
 	}
+	lock, err := lockOut(out)
+	if err != nil {
+		return 0, err
+	}
+	defer lock.release()
 	if p.seed == 0 {
 		p.seed = time.Now().UnixNano()%1_000_000_000 + 1
 	}
@@ -316,7 +356,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	ginkgoJSON := filepath.Join(out, "ginkgo.json")
 	_ = os.Remove(ginkgoJSON)
 
-	interrupted := false
+	interrupted := "" // the signal that stopped the run
 	if len(p.packages) > 0 {
 		args := []string{"run", "--label-filter", labelFilter(p.run), "--json-report", "ginkgo.json", "--output-dir", out,
 			"--timeout", p.timeout.String(), "--poll-progress-after", "120s", "--keep-going"}
@@ -324,7 +364,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			args = append(args, "-v")
 		}
 		args = append(args, p.packages...)
-		cmd := ginkgoCommand(args...)
+		cmd := ginkgoCommand(p.root, args...)
 		cmd.Dir = p.root
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.Env = append(os.Environ(),
@@ -336,28 +376,33 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			harness.EnvPorts+"="+p.ports,
 			harness.EnvProvider+"="+string(p.provider),
 			harness.EnvHaltBudget+"="+p.haltBudget,
+			// The suite processes watch slotgate and tear down if it is
+			// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
+			fixtures.EnvOwner+"="+fixtures.OwnerStamp(),
 		)
 		if p.provider == fixtures.ProviderExternal {
 			cmd.Env = append(cmd.Env, externalEnv(p.external.target())...)
 		}
 		// Own process group: a Ctrl-C reaches slotgate, which forwards exactly
 		// one interrupt so Ginkgo runs its cleanup (a second would skip it).
+		// A hang-up (the terminal or SSH session went away) is an interrupt
+		// too. A SIGKILLed slotgate takes ginkgo with it (startOwned), and
+		// the suite processes notice and tear down (fixtures.EnvOwner).
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		sig := make(chan os.Signal, 2)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		defer signal.Stop(sig)
-		if err := cmd.Start(); err != nil {
+		done, err := startOwned(cmd)
+		if err != nil {
 			return 0, fmt.Errorf("start ginkgo: %w", err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 	wait:
 		for {
 			select {
 			case s := <-sig:
-				if !interrupted {
-					interrupted = true
-					fmt.Fprintf(stderr, "\nslotgate: %v — stopping the suites and tearing down every server (wait for it)\n", s)
+				if interrupted == "" {
+					interrupted = signalName(s)
+					fmt.Fprintf(stderr, "\nslotgate: %s — stopping the suites and tearing down every server (wait for it)\n", interrupted)
 					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 				}
 			case <-done:
@@ -380,6 +425,9 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		Rows: p.rows, Provider: string(p.provider), Version: version, GoVersion: runtime.Version(), CommandLine: strings.Join(os.Args, " "),
 		Servers: serversOf(p), NotRun: p.notRun, Host: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
 	}
+	if interrupted != "" {
+		meta.Interrupted = &report.Interruption{Cause: interrupted}
+	}
 	card, err := report.FromGinkgo(reports, meta)
 	if err != nil {
 		return 0, fmt.Errorf("score results: %w", err)
@@ -393,12 +441,12 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	fmt.Fprintf(stdout, "report: %s\n", paths.HTML)
 	// The plain closing line CI runners read: cells passed vs failed or blind.
 	t := card.Tally()
-	fmt.Fprintf(stdout, "scorecard: %d passed, %d failed, %d skipped\n", t.Pass, t.Fail+t.Blind, t.NotRun)
+	fmt.Fprintf(stdout, "scorecard: %d passed, %d failed, %d skipped\n", t.Pass, t.Fail+t.Blind+t.Inconclusive, t.NotRun)
 	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
 		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
 		return exitGateFail, nil
 	}
-	if interrupted {
+	if interrupted != "" {
 		return exitSignal, nil
 	}
 	pass, _ := card.Gate()
@@ -460,6 +508,19 @@ func serversOf(p plan) []string {
 		return p.servers
 	}
 	return []string{p.version}
+}
+
+// signalName names a signal as a reader knows it ("SIGHUP").
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
 }
 
 func labelFilter(rows []report.RowID) string {

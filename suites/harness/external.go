@@ -91,12 +91,14 @@ var externalNeeds = map[report.RowID][]externalEndpoint{
 }
 
 // externalSecured lists the rows whose suites hand the target's credentials
-// and TLS to every client they open (harness.Pool does, from
-// fixtures.Topology.Credentials). The others open their pools with
-// client.NewPool and no credentials, so on a secured target they would fail
-// with NOAUTH or a TLS error that says nothing about the row.
+// and TLS to every client they open (harness.Pool and harness.Secure do,
+// from fixtures.Topology.Credentials). A row not listed would fail on a
+// secured target with NOAUTH or a TLS error that says nothing about the row.
 var externalSecured = map[report.RowID]bool{
-	report.RowLocality: true,
+	report.RowLocality:                 true,
+	report.RowProtocol:                 true, // harness.Secure
+	report.RowMarconiRestart:           true, // harness.Secure
+	report.RowMarconiAuditCompleteness: true, // harness.Secure
 }
 
 // ExternalReason says why row cannot run against target — it needs control

@@ -35,6 +35,11 @@ func TestExternalReason(t *testing.T) {
 			t.Errorf("%s runs on an external target but declares no endpoints it needs", id)
 		}
 	}
+	for id, reason := range externalNotRun {
+		if reason == "" && !externalSecured[id] {
+			t.Errorf("%s runs on an external target but its suite's pools do not take the target's credentials (harness.Secure)", id)
+		}
+	}
 	full := ExternalTarget{Cluster: true, Standalone: true, Postgres: true}
 	cases := []struct {
 		row    report.RowID
@@ -46,7 +51,8 @@ func TestExternalReason(t *testing.T) {
 		{report.RowLocality, full, ""},
 		{report.RowLocality, ExternalTarget{Cluster: true}, "--standalone"},
 		{report.RowLocality, ExternalTarget{Standalone: true, Secured: true}, ""},
-		{report.RowProtocol, ExternalTarget{Cluster: true, Secured: true}, "credentials"},
+		{report.RowProtocol, ExternalTarget{Cluster: true, Secured: true}, ""},
+		{report.RowMarconiRestart, ExternalTarget{Cluster: true, Postgres: true, Secured: true}, ""},
 		{report.RowMarconiAuditCompleteness, ExternalTarget{Cluster: true}, "--postgres"},
 		{report.RowMarconiRestart, ExternalTarget{}, "--endpoint host:port) and PostgreSQL"},
 		{report.RowFencingScripts, full, "restarts a primary"},

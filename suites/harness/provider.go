@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
 )
 
 // Environment the CLI sets to choose where the suites' servers run (issue
@@ -67,4 +68,23 @@ func (c Config) ProviderOptions() []fixtures.Option {
 		opts = append(opts, fixtures.WithExternal(c.External))
 	}
 	return opts
+}
+
+// Secure fills o's credentials and TLS from t (Topology.Credentials): an
+// external target's user, password and TLS. Every pool and subscriber a
+// suite opens goes through it (or through Pool), so a row runs unchanged on
+// a target that needs a password (issue 13); on a topology slotgate started
+// it changes nothing. Credentials o already names win.
+func Secure(t *fixtures.Topology, o client.Options) client.Options {
+	if t == nil {
+		return o
+	}
+	cred := t.Credentials()
+	if o.Username == "" && o.Password == "" {
+		o.Username, o.Password = cred.Username, cred.Password
+	}
+	if o.TLS == nil {
+		o.TLS = cred.TLS
+	}
+	return o
 }

@@ -24,11 +24,17 @@ func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
 	Expect(err).NotTo(HaveOccurred())
 	began := time.Now()
 	// Registered before Run: an interrupt that abandons Run half-way still
-	// closes whatever it had started (Close is idempotent).
+	// closes whatever it had started (Close is idempotent), and a started
+	// topology is in the fixtures registry, so CleanupAll closes it. Nothing
+	// is registered with Ginkgo after Run: suites call Start from a
+	// goroutine of their BeforeSuite, which may return while Run is still
+	// running (an interrupt fails the node's other Start first), and a
+	// DeferCleanup after its node ended aborts the whole suite process
+	// before any cleanup — its servers' directories stay behind.
 	DeferCleanup(fixtures.CleanupAll)
 	t, err := fixtures.Run(ctx, s, cfg.FixtureOptions()...)
-	if t != nil {
-		DeferCleanup(t.Close)
+	if err != nil && t != nil {
+		_ = t.Close() // what a failed start had started, now, not at a cleanup that may have run already
 	}
 	Expect(err).NotTo(HaveOccurred(), "start %s", spec)
 	fmt.Fprintf(os.Stderr, "  %s up in %v (%s)\n", spec, time.Since(began).Round(time.Millisecond), t.ServerVersion())

@@ -19,6 +19,7 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
+	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
 
@@ -62,8 +63,8 @@ func scaleOf() meshScale {
 // fails in a fraction of a second instead of the clients' 5 s default.
 func newPool(ctx context.Context, b client.Backend, name string) *marconi.CountingPool {
 	GinkgoHelper()
-	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name,
-		DialTimeout: 300 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	p, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name,
+		DialTimeout: 300 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}))
 	Expect(err).NotTo(HaveOccurred(), "open %s pool", b)
 	DeferCleanup(p.Close)
 	return marconi.Count(p)
@@ -132,7 +133,7 @@ func startPipeline(ctx context.Context, b client.Backend, reg prometheus.Registe
 	if archive {
 		p.archiver, err = audit.NewArchiver(audit.ArchiverOptions{
 			Dial: func(ctx context.Context) (client.Pool, error) {
-				cp, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name + "-archiver"})
+				cp, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name + "-archiver"}))
 				if err != nil {
 					return nil, err
 				}

@@ -44,9 +44,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	go func() {
 		defer GinkgoRecover()
 		defer close(done)
+		// Closed by fixtures.CleanupAll (harness.Start registered it); no
+		// DeferCleanup from this goroutine, which may outlive the node.
 		p, err := fixtures.RunPostgres(ctx, cfg.FixtureOptions()...)
-		if p != nil {
-			DeferCleanup(p.Close)
+		if err != nil && p != nil {
+			_ = p.Close()
 		}
 		Expect(err).NotTo(HaveOccurred(), "start postgres")
 		pg = p

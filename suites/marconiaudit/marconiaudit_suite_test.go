@@ -43,6 +43,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	go func() {
 		defer GinkgoRecover()
 		p, err := fixtures.RunPostgres(ctx, opts...)
+		if err != nil && p != nil {
+			_ = p.Close() // now: this goroutine may outlive the node and its cleanups
+		}
 		pg = p
 		done <- err
 	}()

@@ -16,6 +16,7 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
 
@@ -84,7 +85,7 @@ func mutantFor(m audit.Mutant, component string) audit.Mutant {
 // dialArchiver opens one archiver tenant loop's own pool.
 func dialArchiver(b client.Backend) func(ctx context.Context) (client.Pool, error) {
 	return func(ctx context.Context) (client.Pool, error) {
-		return client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "marconi-archiver"})
+		return client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "marconi-archiver"}))
 	}
 }
 

@@ -99,7 +99,7 @@ func (c *cell) get(ctx context.Context) *cellRun {
 
 func openPool(ctx context.Context, b client.Backend, p client.Protocol, name string) client.Pool {
 	GinkgoHelper()
-	pool, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Protocol: p, Addrs: cluster.Addrs(), ClientName: name})
+	pool, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Protocol: p, Addrs: cluster.Addrs(), ClientName: name}))
 	Expect(err).NotTo(HaveOccurred(), "open %s RESP%d pool on %s", b, p, cluster.Spec)
 	DeferCleanup(pool.Close)
 	return pool
