@@ -213,3 +213,25 @@ func TestSubscriptionHalts(t *testing.T) {
 		t.Errorf("SubscriptionHalts = %+v", got)
 	}
 }
+
+// One message the old primary still delivered right after a graceful
+// failover began does not end the halt: the longest silence does.
+func TestSubscriptionHaltsLongestSilence(t *testing.T) {
+	ms := time.Millisecond
+	h := check.SubscriptionHistory{
+		Publishes: []check.SubPublish{
+			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1001 * ms},
+			{Publisher: 0, Seq: 2, Sub: "a", Sent: 1002 * ms},
+			{Publisher: 0, Seq: 3, Sub: "a", Sent: 1010 * ms},
+		},
+		Deliveries: []check.SubDelivery{
+			{Publisher: 0, Seq: 1, Sub: "a", At: 1002 * ms},
+			{Publisher: 0, Seq: 2, Sub: "a", At: 31000 * ms},
+			{Publisher: 0, Seq: 3, Sub: "a", At: 31001 * ms},
+		},
+	}
+	got := check.SubscriptionHalts(h, []check.Drill{{Shard: 0, Mode: "graceful", Start: 1000 * ms}}, map[string]int{"a": 0}, 31100*ms)
+	if len(got) != 1 || !got[0].Recovered || got[0].Halt != 29998*ms {
+		t.Errorf("SubscriptionHalts = %+v, want a 29.998s halt", got)
+	}
+}

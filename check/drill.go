@@ -308,9 +308,10 @@ func HaltsWithin(halts []RoleHalt, budget time.Duration) Result {
 }
 
 // SubscriptionHalts measures the subscription client's halt in each drill:
-// for the drilled shard's topics (topicShard maps a topic to its shard),
-// from the drill's start to the first delivery of a message published after
-// it — what the application hears from that shard again. It is bounded like
+// for the drilled shard's topics (topicShard maps a topic to its shard), the
+// longest stretch from the drill's start without a delivery of a message
+// published after it — how long the application heard nothing from that
+// shard. It is bounded like
 // DrillHalts: by the next drill's start, or until for the last one.
 func SubscriptionHalts(h SubscriptionHistory, drills []Drill, topicShard map[string]int, until time.Duration) []RoleHalt {
 	sent := make(map[[2]int64]time.Duration, len(h.Publishes))
@@ -324,15 +325,20 @@ func SubscriptionHalts(h SubscriptionHistory, drills []Drill, topicShard map[str
 			end = drills[i+1].Start
 		}
 		rh := RoleHalt{Role: "subscription client", What: fmt.Sprintf("%s failover of shard %d", d.Mode, d.Shard), Halt: end - d.Start}
+		var at []time.Duration
 		for _, dl := range h.Deliveries {
 			s, ok := sent[[2]int64{int64(dl.Publisher), dl.Seq}]
 			shard, known := topicShard[dl.Sub]
 			if !ok || !known || shard != d.Shard || s < d.Start || dl.At > end {
 				continue
 			}
-			if halt := dl.At - d.Start; !rh.Recovered || halt < rh.Halt {
-				rh.Halt, rh.Recovered = halt, true
-			}
+			at = append(at, dl.At)
+		}
+		// The longest silence, not the first delivery: after a graceful
+		// failover the old primary may still deliver a message or two
+		// before the hand-over silences the shard.
+		if rh.Recovered = len(at) > 0; rh.Recovered {
+			rh.Halt = longestGap(d.Start, at, end)
 		}
 		out = append(out, rh)
 	}

@@ -55,6 +55,19 @@ func FaultNotConfirmed(name, fault string, reason error) Result {
 	return Result{Checker: name, Status: Inconclusive, Message: fmt.Sprintf("fault %s not confirmed (%v)", fault, reason)}
 }
 
+// BeforeUnconfirmed folds a result judged over a history that ends where an
+// unconfirmed fault began (notConfirmed, from FaultNotConfirmed) with that
+// fault: a failure seen before it stands — the drills it judged did happen —
+// otherwise the run is inconclusive, since it never reached what it was
+// meant to test.
+func BeforeUnconfirmed(judged, notConfirmed Result) Result {
+	if judged.Status == Fail {
+		judged.Observed = append(judged.Observed, "then "+notConfirmed.Message+": the history judged ends where that fault began")
+		return judged
+	}
+	return All(judged.Checker, judged, notConfirmed)
+}
+
 // rank orders statuses for All: an inconclusive result voids the others
 // (the fault the history was recorded around did not happen as designed,
 // so even a failure in it may be the harness's), then fail, unknown, pass.

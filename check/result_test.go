@@ -31,3 +31,18 @@ func TestAllInconclusiveVoidsTheRest(t *testing.T) {
 		t.Errorf("without an unconfirmed fault, fail stands: %s", r.Status)
 	}
 }
+
+// A failure judged on the drills before an unconfirmed fault stands; a pass
+// or unknown there is inconclusive — the run never reached its end.
+func TestBeforeUnconfirmed(t *testing.T) {
+	inc := check.FaultNotConfirmed("drill", "node/failover-kill", errors.New("replica never took over"))
+	for _, c := range []struct {
+		judged check.Status
+		want   check.Status
+	}{{check.Fail, check.Fail}, {check.Pass, check.Inconclusive}, {check.Unknown, check.Inconclusive}} {
+		got := check.BeforeUnconfirmed(check.Result{Checker: "drill", Status: c.judged, Message: "m"}, inc)
+		if got.Status != c.want {
+			t.Errorf("judged %s: got %s, want %s", c.judged, got.Status, c.want)
+		}
+	}
+}

@@ -96,9 +96,11 @@ type drillRun struct {
 	naiveDrills             int
 	naiveUntil              time.Duration
 	// faultErr is fault.Apply's error when a failover could not be injected
-	// or confirmed: the run stopped there and both columns are
-	// inconclusive (the harness's failure, not the client's).
+	// or confirmed: the run stopped there, at faultAt. A failure in the
+	// drills before it stands; otherwise the column is inconclusive (the
+	// harness's failure, not the client's).
 	faultErr error
+	faultAt  time.Duration
 }
 
 var runs = map[client.Backend]*drillRun{}
@@ -174,7 +176,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		w, err = fault.Apply(ctx, cluster, fault.Failover{Shard: shard, Mode: mode})
 		d.End = clock.Now()
 		if err != nil {
-			r.faultErr = err
+			r.faultErr, r.faultAt = err, d.Start
 			break
 		}
 		// The drill starts when the fault did: Apply may first wait out
@@ -224,6 +226,11 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	// The run ends here: a halted call path may hold its last command for
 	// a while yet, and that tail is not part of any drill.
 	r.until = clock.Now()
+	if r.faultErr != nil {
+		// The judged history ends where the unconfirmed fault began: what
+		// followed is not a drill this run can vouch for.
+		r.until = r.faultAt
+	}
 	r.subHalts, r.subHistory = subs.halts(r.drills, r.until)
 	r.subTopics = subs.topicShard
 	r.naiveSubHalts, _ = naiveSubs.halts(r.drills[:r.naiveDrills], r.naiveUntil)
@@ -329,7 +336,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	result := check.All("drill-dispatch", check.DrillDispatch(halts, maxGap, maxFailPct),
 		check.HaltsWithin(check.PoolHalts(halts), budget.Pool), check.HaltsWithin(r.subHalts, budget.Subscription))
 	if inc, ok := harness.FaultResult("drill-dispatch", r.faultErr); ok {
-		result = check.All(result.Checker, result, inc)
+		result = check.BeforeUnconfirmed(result, inc)
 	}
 	ev.Metrics = map[string]float64{"writes": float64(len(r.ops)), "failovers": float64(len(r.drills))}
 	haltMetrics(&ev, pool.Version(), halts)
