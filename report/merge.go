@@ -38,6 +38,7 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 	first := cards[0]
 	meta := first.Meta
 	meta.Shard = nil
+	meta.Interrupted = nil
 	meta.Rows = nil
 	meta.NotRun = nil
 	meta.Skipped = nil
@@ -94,6 +95,14 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 			meta.NotRun[id] = why
 		}
 		meta.Skipped = append(meta.Skipped, c.Meta.Skipped...)
+		if in := c.Meta.Interrupted; in != nil {
+			// An interrupted shard leaves the merged run interrupted: its
+			// cut-off cells must read so, not pass on another shard's checks.
+			if meta.Interrupted == nil {
+				meta.Interrupted = &Interruption{Cause: label + in.Cause}
+			}
+			meta.Interrupted.Stopped = append(meta.Interrupted.Stopped, in.Stopped...)
+		}
 		meta.Servers = union(meta.Servers, c.Meta.Servers)
 		meta.Clients = union(meta.Clients, c.Meta.Clients)
 		if c.Meta.StartedAt.Before(meta.StartedAt) {

@@ -109,3 +109,27 @@ func TestMergeRefusesMismatchedShards(t *testing.T) {
 		t.Errorf("Merge() error = %v, want ErrMerge", err)
 	}
 }
+
+// An interrupted shard keeps the merged run interrupted, its cut-off cell
+// included.
+func TestMergeKeepsInterruption(t *testing.T) {
+	all := []report.RowID{report.RowRouting, report.RowRegistry}
+	one := report.New(report.Meta{Profile: "smoke", Rows: all[:1], Shard: &report.Shard{Index: 1, Of: 2, Requested: all}},
+		[]report.Check{passing(report.RowRouting, report.ColumnErrors), passing(report.RowRouting, report.ColumnSilentlyWrong)})
+	two := report.New(report.Meta{Profile: "smoke", Rows: all[1:], Shard: &report.Shard{Index: 2, Of: 2, Requested: all},
+		Interrupted: &report.Interruption{Cause: "SIGINT", Stopped: []report.Skipped{{Row: report.RowRegistry, Column: report.ColumnErrors, Scenario: "registry/churn"}}}},
+		[]report.Check{passing(report.RowRegistry, report.ColumnSilentlyWrong)})
+	merged, err := report.Merge(one, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Meta.Interrupted == nil || len(merged.Meta.Interrupted.Stopped) != 1 {
+		t.Fatalf("merged interruption = %+v", merged.Meta.Interrupted)
+	}
+	if ok, _ := merged.Gate(); ok {
+		t.Error("merged gate passed with an interrupted shard")
+	}
+	if c := merged.Cell(report.RowRegistry, report.ColumnErrors); c.Status == report.StatusPass {
+		t.Errorf("cut-off cell reads %s", c.Status)
+	}
+}

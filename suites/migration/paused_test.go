@@ -164,6 +164,7 @@ func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]che
 		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Scripts: func(fencing.Phase) fencing.Scripts { return scripts }, Seed: r.rng.Uint64(),
 	}, r.clock, fencing.C)
 	Expect(err).NotTo(HaveOccurred())
+	defer r.fleet.Stop() // also when an assertion below fails (Stop is idempotent)
 	r.hold(runCtx, leaseTTL*2/3) // two renew ticks of acquiring
 	opts := resumeOpts(r)
 	opts.Reacquire = 0.75
