@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,7 +32,10 @@ func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
 	// running (an interrupt fails the node's other Start first), and a
 	// DeferCleanup after its node ended aborts the whole suite process
 	// before any cleanup — its servers' directories stay behind.
-	DeferCleanup(fixtures.CleanupAll)
+	// Once per process, at the first Start — the top of a BeforeSuite, in
+	// every goroutine that calls Start: a second Start that a goroutine
+	// reaches only after its first Run may come after the node ended.
+	registerCleanup.Do(func() { DeferCleanup(fixtures.CleanupAll) })
 	t, err := fixtures.Run(ctx, s, cfg.FixtureOptions()...)
 	if err != nil && t != nil {
 		_ = t.Close() // what a failed start had started, now, not at a cleanup that may have run already
@@ -40,6 +44,8 @@ func Start(ctx context.Context, cfg Config, spec string) *fixtures.Topology {
 	fmt.Fprintf(os.Stderr, "  %s up in %v (%s)\n", spec, time.Since(began).Round(time.Millisecond), t.ServerVersion())
 	return t
 }
+
+var registerCleanup sync.Once
 
 // FixtureOptions are the fixtures options every suite starts its servers
 // with (Valkey topologies and PostgreSQL alike): the configured server
