@@ -131,14 +131,21 @@ func readSide(ctx SpecContext) report.Check {
 		for i, op := range mr.history {
 			mi[i] = op.FencingOp
 		}
+		// One control per mutant over both lanes: whether a read lands in
+		// the window the broken gate opens (a live lease in the keyspace the
+		// pod's phase skips) depends on which lane's sessions the run put
+		// there — one lane alone missed it once in a full run (seed
+		// 157312894, M6/huddle) — while the rule judged is the same.
+		var perLane []check.Result
 		for _, lane := range lanes {
-			res := check.ReadSide(readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)})
-			ctl := harness.Control("reads-under-"+string(m)+"/"+string(lane), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult", res)
-			if res.Counterexample != "" {
-				ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
-			}
-			controls = append(controls, ctl)
+			perLane = append(perLane, check.ReadSide(readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)}))
 		}
+		res := check.All("reads-under-"+string(m), perLane...) // caught when either lane saw the bad reads
+		ctl := harness.Control("reads-under-"+string(m), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult (either lane)", res)
+		if res.Counterexample != "" {
+			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
+		}
+		controls = append(controls, ctl)
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
 }
