@@ -95,18 +95,27 @@ const MaxKept = 200
 // wrapped pool. Safe for concurrent use.
 type Pool struct {
 	client.Pool
-	mu sync.Mutex
-	h  History
+	table *validate.Table
+	mu    sync.Mutex
+	h     History
 }
 
-// Wrap returns the twin over p. Everything but Do is p's.
-func Wrap(p client.Pool) *Pool {
-	return &Pool{Pool: p, h: History{Errors: map[string]int{}}}
+// Wrap returns the twin over p, placing keys with the validator's hand table. Everything
+// but Do is p's.
+func Wrap(p client.Pool) *Pool { return WrapTable(p, nil) }
+
+// WrapTable is Wrap with the command table t (the server's, from ServerTable); nil is the
+// hand table.
+func WrapTable(p client.Pool, t *validate.Table) *Pool {
+	if t == nil {
+		t = validate.Hand("")
+	}
+	return &Pool{Pool: p, table: t, h: History{Errors: map[string]int{}}}
 }
 
 // Do judges cmd, forwards it, and records the outcome.
 func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
-	call, multi, script := judge(cmd)
+	call, multi, script := judge(p.table, cmd)
 	if call.Violation != "" {
 		call.Site = callSite()
 	}
@@ -160,14 +169,14 @@ func (p *Pool) History() History {
 // judge computes a command's keys and slots. The keys are the ones on the wire, read with
 // the static validator's key table (validate.CommandKeys: EVAL/EVALSHA's numkeys form and
 // every tabled command), or the declared Keys for a command the table does not know.
-func judge(cmd client.Cmd) (c Call, multi, script bool) {
+func judge(t *validate.Table, cmd client.Cmd) (c Call, multi, script bool) {
 	wire := make([]string, 0, len(cmd.Prefix)+len(cmd.Keys)+len(cmd.Args))
 	wire = append(append(append(wire, cmd.Prefix...), cmd.Keys...), cmd.Args...)
 	if len(wire) == 0 {
 		return c, false, false
 	}
 	c.Command = strings.ToUpper(wire[0])
-	keys, known := validate.CommandKeys(wire)
+	keys, known := t.CommandKeys(wire)
 	if !known {
 		keys = cmd.Keys
 	}
