@@ -57,6 +57,18 @@ func (t *Table) multiKeyShape(name string) (all, two bool) {
 	return s == keySpec{1, -1, 1}, s == keySpec{1, 2, 1}
 }
 
+// CanGroup reports whether a command can carry several keys (its key range spans more
+// than one argument, its keys are movable, or it runs a script), whatever number of keys
+// one call of it happens to carry.
+func (t *Table) CanGroup(name string) bool {
+	name = strings.ToUpper(name)
+	if scriptCommands[name] || t.movable[name] {
+		return true
+	}
+	s, ok := t.keys[name]
+	return ok && (s.last < 0 || s.last > s.first)
+}
+
 // TableFromCommand builds the table from the server's COMMAND (or COMMAND INFO name…)
 // reply, as impl/client's Pool.Do normalises it: one array per command of name, arity,
 // flags, first key, last key, step, …. A command flagged movablekeys is recorded as
@@ -145,4 +157,12 @@ func (t *Table) Agree(hand *Table) []Disagreement {
 		}
 	}
 	return out
+}
+
+// With returns a copy of t in which name's keys are at first..last by step: an edited
+// table, for a self-test that Agree notices a drifted entry.
+func (t *Table) With(name string, first, last, step int) *Table {
+	c := &Table{Source: t.Source + " (edited: " + name + ")", keys: maps.Clone(t.keys), keylessCmds: maps.Clone(t.keylessCmds), movable: maps.Clone(t.movable)}
+	c.keys[strings.ToUpper(name)] = keySpec{first, last, step}
+	return c
 }

@@ -65,6 +65,9 @@ type History struct {
 	// Calls is every command forwarded; MultiKey those with two or more keys; Scripts the
 	// EVAL/EVALSHA/FCALL calls (any number of keys).
 	Calls, MultiKey, Scripts int
+	// Grouping counts the calls of commands that can carry several keys (MGET, DEL,
+	// EVAL, …; Table.CanGroup) with any number of keys: the paths the twin judged.
+	Grouping int
 	// Violations are the violating calls, at most MaxKept; ViolationCount counts them all.
 	Violations     []Call
 	ViolationCount int
@@ -132,6 +135,9 @@ func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 	}
 	if script {
 		p.h.Scripts++
+	}
+	if call.Command != "" && p.table.CanGroup(call.Command) {
+		p.h.Grouping++
 	}
 	if err != nil {
 		kind := string(client.KindOf(err))
@@ -252,6 +258,7 @@ func Merge(hs ...History) History {
 		out.Calls += h.Calls
 		out.MultiKey += h.MultiKey
 		out.Scripts += h.Scripts
+		out.Grouping += h.Grouping
 		out.ViolationCount += h.ViolationCount
 		out.Refused += h.Refused
 		out.NoScript += h.NoScript
