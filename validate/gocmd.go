@@ -27,10 +27,17 @@ import (
 //     B().Multi() → RuleTxKeys
 //
 // Keys are followed through a slice literal, a local (or package) variable every binding of
-// which is a []string literal or an append to it, and append(…) itself. A slice whose
-// content is not visible in the function (a parameter, a field, a function's result) is
-// not judged statically: that is the runtime twin's job (validate/locality), which sees the
-// actual keys of every call.
+// which is a []string literal or an append to it, and append(…) itself. A slice built at
+// run time — appended to in a loop, written element by element, or not visible in the
+// function at all (a parameter, a field, a function's result: some caller built it) — is
+// unproven (RuleRuntimeKeys) unless the call site (or the line building the slice) declares
+// it, or every key it can hold carries one literal hash tag. The runtime twin
+// (validate/locality) then checks the actual keys of every call.
+//
+// Which go-redis methods carry several keys comes from the command table (Table: the
+// server's COMMAND key specs): a method whose upper-cased name is a command with keys
+// 1..-1 (MGet, SInterStore, SSubscribe, …) or 1..2 (Rename, LMove, …), besides the
+// hand-listed methods kept for the hand table.
 //
 // Keys are provably one slot when every key is a string constant of one slot (Axiom A1),
 // when each is a concatenation or fmt.Sprintf sharing one hash-tag prefix (see tagProof),

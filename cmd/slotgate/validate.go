@@ -121,8 +121,7 @@ or the line above (or above the key slice's literal), with a reason:
                                         a partial failure is reported per key
   //slotgate:disabled-mode-only <why>   deliberately cross-slot, legal only with cluster
                                         mode disabled (A/B scripts, backfill, reverse merge)
-A key slice whose content is not visible in the function (a parameter, a field, a
-function's result) is left to the runtime twin (validate/locality).
+The runtime twin (validate/locality) checks the actual keys of every call at run time.
 
 Command table: where each command's keys are comes from the server itself — the COMMAND
 reply (key specs: first, last, step; movablekeys) of --server, or of a throwaway
@@ -131,9 +130,10 @@ stops. Only when no server is reachable (or with --hand) does it fall back to th
 table in validate/commands.go, saying so on stderr; suites/locality proves that table
 agrees with the server's key specs.
 
-A key slice built at run time in a loop (append in a for/range, an element assignment)
-is unproven: the call site declares it with one of the annotations above, else
-go/runtime-keys.
+A key slice built at run time — appended to in a loop, written element by element, or
+not visible in the function at all (a parameter, a field, a function's result) — is
+unproven: the call site declares it with one of the annotations above, else
+go/runtime-keys (unless every key it can hold carries one literal hash tag).
 
 Output: one "file:line: rule: message" per finding, or SARIF 2.1.0 JSON with --sarif.
 Exit codes: 0 clean · 1 findings · 2 bad input (e.g. a dir that does not exist).
