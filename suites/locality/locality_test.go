@@ -18,6 +18,7 @@ import (
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/guard"
 	"github.com/slotgate/slotgate/impl/marconi"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/impl/presence"
 	"github.com/slotgate/slotgate/impl/registry"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -39,7 +40,7 @@ var _ = Describe("locality", func() {
 	for _, b := range harness.BackendsFromEnv() {
 		harness.Emit(harness.Scenario{
 			Name: "locality/runtime/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
-			Spec: "the runtime twin around the reference workloads (fencing scripts, registry discovery, presence MGET, guards) and the paths that only run on dead or expired entries (registry reaping, presence reads of expired keys, fencing on lapsed leases, the Marconi SessionStore) on a standalone node, where the server would accept a cross-slot call: zero cross-slot calls (000 §Conformance, Locality contract; §Axioms A2)",
+			Spec: "the runtime twin around the reference workloads (fencing scripts, registry discovery, presence MGET, guards) and the paths that only run on dead or expired entries (registry reaping, presence reads of expired keys, fencing on lapsed leases, the Marconi SessionStore), and the Marconi audit writer, on a standalone node, where the server would accept a cross-slot call: zero cross-slot calls (000 §Conformance, Locality contract; §Axioms A2)",
 			Run:  func(ctx SpecContext) report.Check { return runtimeTwin(ctx, b) },
 		})
 	}
@@ -347,7 +348,8 @@ func exercised(ws []workload, hs map[string]locality.History) check.Result {
 // discovery over expired records and the index prune, presence reads of expired keys,
 // fencing on lapsed leases, and the Marconi SessionStore's register/heartbeat/release and
 // warm-up over expired sessions. Each drives its entries past their TTL and asserts the
-// dead path ran (a count of missing, pruned, expired), so the twin judged it.
+// dead path ran (a count of missing, pruned, expired), so the twin judged it. The Marconi
+// audit writer's append script rides along: the last impl workload with multi-key calls.
 func deadPathWorkloads(b client.Backend) []workload {
 	const ttl = 80 * time.Millisecond
 	lapse := func(ctx context.Context, ttl time.Duration) {
@@ -457,6 +459,31 @@ func deadPathWorkloads(b client.Backend) []workload {
 			snap, err = st.Load(ctx) // prunes the dead index entries
 			Expect(err).NotTo(HaveOccurred())
 			Expect(snap.Sessions).To(BeEmpty())
+		}},
+		{"marconi-audit-writer", func(ctx context.Context, p client.Pool) {
+			// The Redis Stream writer's append script (stream + offset keys) for two tenants.
+			q, err := audit.NewQueue(audit.QueueOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			tenants := []string{"loc-a-" + string(b), "loc-b-" + string(b)}
+			for i := range 40 {
+				t := tenants[i%len(tenants)]
+				Expect(q.Offer(audit.Entry{Envelope: audit.Envelope{SignalID: fmt.Sprintf("sig-%d", i), TenantID: t, ProjectID: "p", Recipient: "r", Kind: "locality"},
+					ArrivedAt: time.Now()})).To(BeTrue())
+			}
+			w, err := audit.NewWriter(audit.WriterOptions{Pool: p, Queue: q, Batch: 8})
+			Expect(err).NotTo(HaveOccurred())
+			wctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- w.Run(wctx) }()
+			Eventually(ctx, func() int {
+				n := 0
+				for _, t := range tenants {
+					n += q.Stats(t).Depth
+				}
+				return n
+			}).WithTimeout(10*time.Second).WithPolling(10*time.Millisecond).Should(BeZero(), "the writer drained the queue")
+			cancel()
+			Expect(<-done).To(Succeed())
 		}},
 	}
 }
