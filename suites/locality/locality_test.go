@@ -306,6 +306,9 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 		{workload{"registry/" + string(registry.MutantCrossSlotMGet), func(ctx context.Context, p client.Pool) {
 			runMesh(ctx, p, s, "xslot-"+string(b), registry.MutantCrossSlotMGet)
 		}}, "discovery fetches every record in one MGET: records live in every slot"},
+		{workload{"registry-reaping/" + string(registry.MutantCrossSlotMGet), func(ctx context.Context, p client.Pool) {
+			reapDead(ctx, p, "loc-reap-xslot-"+string(b), registry.MutantCrossSlotMGet)
+		}}, "the one-MGET discovery on the dead-entry path only: expired records under four hash tags fetched in one MGET (every record missing, so nothing else notices)"},
 	}
 	ws := make([]workload, len(controls))
 	for i, c := range controls {
@@ -361,25 +364,7 @@ func deadPathWorkloads(b client.Backend) []workload {
 	past := func() time.Time { return time.Now().Add(-time.Minute) } // a reader whose clock lags: expired entries look live
 	return []workload{
 		{"registry-reaping", func(ctx context.Context, p client.Pool) {
-			ns := "loc-reap-" + string(b)
-			o := registry.Options{Interval: ttl / 3, TTL: ttl, Key: []byte("slotgate-locality"), Prefix: ns + ":" + registry.DefaultPrefix, Index: ns + ":" + registry.DefaultIndex}
-			w, err := registry.New(p, o)
-			Expect(err).NotTo(HaveOccurred())
-			const dead = 24
-			for i := range dead {
-				// Four hash tags: the dead records' fetch sends real multi-key MGETs.
-				Expect(w.Heartbeat(ctx, registry.Record{ID: fmt.Sprintf("{dead-%d}-%d", i%4, i), Addr: "127.0.0.1:1"})).To(Succeed())
-			}
-			lapse(ctx, ttl)
-			o.Now = past
-			lagging, err := registry.New(p, o)
-			Expect(err).NotTo(HaveOccurred())
-			d, err := lagging.Discover(ctx) // fetches every dead record (per-slot MGETs of missing keys)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(d.Missing).To(Equal(dead), "the lagging discovery fetched the expired records")
-			d, err = w.Discover(ctx) // the reap: prunes the dead scores
-			Expect(err).NotTo(HaveOccurred())
-			Expect(d.Pruned).To(BeNumerically("==", dead), "discovery reaped the dead index entries")
+			reapDead(ctx, p, "loc-reap-"+string(b), registry.MutantNone)
 		}},
 		{"presence-expired", func(ctx context.Context, p client.Pool) {
 			store := presence.New(p, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadPerSlot}})
@@ -486,6 +471,36 @@ func deadPathWorkloads(b client.Backend) []workload {
 			Expect(<-done).To(Succeed())
 		}},
 	}
+}
+
+// reapDead heartbeats 24 registry records (four hash tags, so the fetch of
+// the dead ones sends real multi-key MGETs), lets them lapse, fetches them
+// all with a discovery whose clock lags (every record missing), then reaps
+// the dead index scores with a discovery on the real clock.
+func reapDead(ctx context.Context, p client.Pool, ns string, m registry.Mutant) {
+	GinkgoHelper()
+	const ttl = 80 * time.Millisecond
+	o := registry.Options{Interval: ttl / 3, TTL: ttl, Key: []byte("slotgate-locality"), Mutant: m,
+		Prefix: ns + ":" + registry.DefaultPrefix, Index: ns + ":" + registry.DefaultIndex}
+	w, err := registry.New(p, o)
+	Expect(err).NotTo(HaveOccurred())
+	const dead = 24
+	for i := range dead {
+		Expect(w.Heartbeat(ctx, registry.Record{ID: fmt.Sprintf("{dead-%d}-%d", i%4, i), Addr: "127.0.0.1:1"})).To(Succeed())
+	}
+	select {
+	case <-time.After(2 * ttl):
+	case <-ctx.Done():
+	}
+	o.Now = func() time.Time { return time.Now().Add(-time.Minute) }
+	lagging, err := registry.New(p, o)
+	Expect(err).NotTo(HaveOccurred())
+	d, err := lagging.Discover(ctx) // fetches every dead record
+	Expect(err).NotTo(HaveOccurred())
+	Expect(d.Missing).To(Equal(dead), "the lagging discovery fetched the expired records")
+	d, err = w.Discover(ctx) // the reap: prunes the dead scores
+	Expect(err).NotTo(HaveOccurred())
+	Expect(d.Pruned).To(BeNumerically("==", dead), "discovery reaped the dead index entries")
 }
 
 // runWorkloads runs each workload through its own twin over pool, concurrently, and
