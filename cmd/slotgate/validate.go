@@ -98,7 +98,7 @@ func startThrowawayServer(ctx context.Context, bin string) (string, func(), erro
 	}
 }
 
-const validateHelp = `Usage: slotgate validate [--sarif] [--server host:port | --valkey-server path | --hand] [dir ...]
+const validateHelp = `Usage: slotgate validate [--sarif] [--server|--endpoint host:port | --valkey-server path | --hand] [dir ...]
 
 The static locality validator (spec 000 §Conformance, "Locality contract"; Axiom A2),
 over every .lua file and non-test .go file under each dir (default ./impl); testdata,
@@ -151,6 +151,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	sarif := fs.Bool("sarif", false, "write SARIF 2.1.0 JSON to stdout instead of text")
 	server := fs.String("server", "", "read the command table from this Valkey (host:port)")
+	fs.StringVar(server, "endpoint", "", "same as --server")
 	valkeyServer := fs.String("valkey-server", "valkey-server", "binary of the throwaway standalone server started to read the command table when --server is not given")
 	hand := fs.Bool("hand", false, "use the hand command table (no server)")
 	fs.Usage = func() { fmt.Fprint(stderr, validateHelp); fs.PrintDefaults() }
