@@ -27,6 +27,53 @@ type MeshSend struct {
 // OK reports a 200.
 func (s MeshSend) OK() bool { return s.Status == 200 }
 
+// String renders a send for a counterexample: its status (0: no answer) and error.
+func (s MeshSend) String() string {
+	return fmt.Sprintf("send %s to %s at %v answered %d %s", s.SignalID, s.Recipient, s.Start.Round(time.Millisecond), s.Status, s.Err)
+}
+
+// MeshFailedSends lists every send that was not answered 200: a non-2xx
+// status or no answer at all (a connection error, Status 0). Each is a
+// loud failure of the hot path (spec 002 §2: send_signal answers 200 with
+// its delivery decision); none may be left out of a verdict.
+func MeshFailedSends(h MeshHistory) []string {
+	var out []string
+	for _, s := range h.Sends {
+		if !s.OK() {
+			out = append(out, s.String())
+		}
+	}
+	return out
+}
+
+// MeshEndsUncovered returns how many sessions ended and which of them had
+// no send to their recipient starting after the end (after TTL lapse plus
+// expiryBound for an expired one): a stale route to such a session could
+// not have shown, so a verdict over it is not evidence.
+func MeshEndsUncovered(h MeshHistory, expiryBound time.Duration) (ended int, uncovered []string) {
+	lastSend := map[string]time.Duration{}
+	for _, s := range h.Sends {
+		if s.Start > lastSend[s.Recipient] {
+			lastSend[s.Recipient] = s.Start
+		}
+	}
+	for _, sess := range h.Sessions {
+		if sess.Ended == 0 {
+			continue
+		}
+		ended++
+		limit := sess.Ended
+		if sess.Expired {
+			limit += expiryBound
+		}
+		if lastSend[sess.Recipient] <= limit {
+			uncovered = append(uncovered, fmt.Sprintf("%s (%s, ended %v)", sess.SessionID, sess.Recipient, sess.Ended.Round(time.Millisecond)))
+		}
+	}
+	sort.Strings(uncovered)
+	return ended, uncovered
+}
+
 // MeshDelivery is one envelope a receiver shim got on its WebSocket.
 type MeshDelivery struct {
 	SignalID, SessionID string
@@ -177,7 +224,11 @@ func MarconiSendsDelivered(h MeshHistory, minSends int, requireQueued bool) Resu
 // to expire may be routed to until its TTL lapse plus expiryBound. A send
 // to the master alias must resolve to the master of the last acknowledged
 // flip (sends overlapping a flip are not judged). It also fails on a
-// delivery to a session other than the one the 200 named.
+// delivery to a session other than the one the 200 named, and on a send
+// to a recipient whose session had ended that was not answered 200 (a
+// stale route made loud: a 5xx or a dropped connection instead of a
+// re-route or an offline queue). Every ended session needs a send to its
+// recipient after its end; without one the verdict is Unknown, never Pass.
 func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int) Result {
 	const name = "marconi-stale-routes"
 	sessions := map[string]MeshSession{}
@@ -191,10 +242,14 @@ func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int)
 		}
 	}
 	var bad []string
-	judged, afterEnd := 0, 0
+	judged, afterEnd, failed := 0, 0, 0
 	var worst time.Duration
 	for _, s := range h.Sends {
 		if !s.OK() {
+			failed++
+			if end, ok := firstEnd[s.Recipient]; ok && s.Start > end {
+				bad = append(bad, fmt.Sprintf("%s after a session of its recipient ended at %v: a stale route answered with an error", s, end.Round(time.Millisecond)))
+			}
 			continue
 		}
 		if strings.HasSuffix(s.Recipient, "/@master") {
@@ -222,21 +277,20 @@ func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int)
 	masterBad, masterJudged := staleMasters(h)
 	bad = append(bad, masterBad...)
 	bad = append(bad, misdelivered(h)...)
-	ended := 0
-	for _, s := range h.Sessions {
-		if s.Ended != 0 {
-			ended++
-		}
-	}
+	ended, uncovered := MeshEndsUncovered(h, expiryBound)
 	if len(bad) > 0 {
-		return fail(name, strings.Join(meshFirst(bad, 12), "\n"), "%d stale routes (worst %v after the session ended) among %d judged sends, %d ended sessions",
-			len(bad), worst.Round(time.Millisecond), judged, ended)
+		return fail(name, strings.Join(meshFirst(bad, 12), "\n"), "%d stale routes (worst %v after the session ended) among %d judged sends, %d failed sends, %d ended sessions",
+			len(bad), worst.Round(time.Millisecond), judged, failed, ended)
 	}
 	if judged < minJudged || ended == 0 {
 		return unknown(name, "too little churn to decide: %d judged sends, %d ended sessions (need %d sends and one ended session)", judged, ended, minJudged)
 	}
-	return pass(name, "%d sends judged against %d ended sessions (%d sent after a session of their recipient had ended): none routed to an ended session (observed staleness 0; expiry bound %v); %d master-alias sends followed every flip",
-		judged, ended, afterEnd, expiryBound, masterJudged)
+	if len(uncovered) > 0 {
+		return unknown(name, "%d of %d ended sessions had no send to their recipient after their end, so a stale route to them could not show: %s",
+			len(uncovered), ended, strings.Join(meshFirst(uncovered, 5), ", "))
+	}
+	return pass(name, "%d sends judged against %d ended sessions, each followed by a send to its recipient (%d sent after a session of their recipient had ended): none routed to an ended session, %d failed sends (observed staleness 0; expiry bound %v); %d master-alias sends followed every flip",
+		judged, ended, afterEnd, failed, expiryBound, masterJudged)
 }
 
 // misdelivered lists deliveries to the wrong session: a pushed signal must
@@ -440,6 +494,15 @@ type MeshCacheStats struct {
 	ControlErrors []string
 	// MinReads is the number of live-recipient sends needed to decide.
 	MinReads int
+	// FailedSends are the sends not answered 200 (MeshFailedSends): each
+	// fails the check.
+	FailedSends []string
+	// RequireEnds makes the check judge the cache across session ends: it
+	// is Unknown unless Ended > 0 and every ended session was followed by
+	// a send to its recipient (Uncovered empty, MeshEndsUncovered).
+	RequireEnds bool
+	Ended       int
+	Uncovered   []string
 }
 
 // MarconiCacheHealth fails on a hit rate under the Stage 2 exit criterion
@@ -479,14 +542,25 @@ func MarconiCacheHealth(c MeshCacheStats) Result {
 	if len(c.ControlErrors) > 0 {
 		bad = append(bad, fmt.Sprintf("%d control-plane calls failed: %s", len(c.ControlErrors), strings.Join(meshFirst(c.ControlErrors, 5), "; ")))
 	}
+	if len(c.FailedSends) > 0 {
+		bad = append(bad, fmt.Sprintf("%d sends not answered 200: %s", len(c.FailedSends), strings.Join(meshFirst(c.FailedSends, 5), "; ")))
+	}
 	if len(bad) > 0 {
 		return fail(name, strings.Join(bad, "\n"), "%s", bad[0])
 	}
 	if reads < c.MinReads || len(c.FirstReads) == 0 {
 		return unknown(name, "too few reads to decide: %d live-recipient sends (need %d), %d first reads after warm-up", reads, c.MinReads, len(c.FirstReads))
 	}
-	return pass(name, "hit rate %.2f%% (%d/%d live-recipient sends); %d/%d first reads after warm-up hit; 0 invalidator errors; 0 failed control calls",
-		100*float64(c.Hits)/float64(reads), c.Hits, reads, len(c.FirstReads), len(c.FirstReads))
+	if c.RequireEnds && (c.Ended == 0 || len(c.Uncovered) > 0) {
+		return unknown(name, "the cache was not read across every session end: %d ended sessions, %d with no send to their recipient after the end (%s)",
+			c.Ended, len(c.Uncovered), strings.Join(meshFirst(c.Uncovered, 5), ", "))
+	}
+	ends := ""
+	if c.RequireEnds {
+		ends = fmt.Sprintf("; every one of %d ended sessions followed by a send", c.Ended)
+	}
+	return pass(name, "hit rate %.2f%% (%d/%d live-recipient sends); %d/%d first reads after warm-up hit; 0 invalidator errors; 0 failed control calls; 0 failed sends%s",
+		100*float64(c.Hits)/float64(reads), c.Hits, reads, len(c.FirstReads), len(c.FirstReads), ends)
 }
 
 // MarconiRehydrated compares a fresh instance's routing table right after

@@ -249,3 +249,60 @@ func TestMarconiAuditLedger(t *testing.T) {
 		t.Fatalf("phantom: %s", r.Status)
 	}
 }
+
+// A failed send is judged: a 5xx or a dropped connection on a route whose
+// session had ended fails the stale-route bound; an end with no later send
+// leaves it Unknown.
+func TestMarconiStaleRoutesFailedAndUncovered(t *testing.T) {
+	h := meshHistory()
+	for i := range h.Sends {
+		if s := &h.Sends[i]; s.Recipient == "acme/p1/alice" && s.Start > 500*meshMs && s.Start < 600*meshMs {
+			s.Status, s.Err, s.SessionID, s.Outcome = 500, "internal: stale route", "", ""
+		}
+	}
+	if r := MarconiStaleRoutes(h, 0, 10); r.Status != Fail {
+		t.Fatalf("5xx on a stale route: %s %s", r.Status, r.Message)
+	}
+	conn := meshHistory()
+	for i := range conn.Sends {
+		if s := &conn.Sends[i]; s.Recipient == "acme/p1/alice" && s.Start == 550*meshMs {
+			s.Status, s.Err, s.SessionID, s.Outcome = 0, "connection reset", "", ""
+		}
+	}
+	if r := MarconiStaleRoutes(conn, 0, 10); r.Status != Fail {
+		t.Fatalf("connection error after the end: %s %s", r.Status, r.Message)
+	}
+	late := meshHistory()
+	late.Sessions = append(late.Sessions, MeshSession{SessionID: "s9", Recipient: "acme/p1/carol", Registered: 0, Ended: 200 * meshMs})
+	if r := MarconiStaleRoutes(late, 0, 10); r.Status != Unknown {
+		t.Fatalf("an end with no later send: %s %s", r.Status, r.Message)
+	}
+	if ended, unc := MeshEndsUncovered(late, 0); ended != 2 || len(unc) != 1 {
+		t.Fatalf("MeshEndsUncovered: %d ended, uncovered %v", ended, unc)
+	}
+	if got := MeshFailedSends(conn); len(got) != 1 {
+		t.Fatalf("MeshFailedSends: %v", got)
+	}
+}
+
+func TestMarconiCacheHealthSendsAndEnds(t *testing.T) {
+	good := MeshCacheStats{Hits: 995, Misses: 5, MinHitRate: 0.99, MinReads: 100, FirstReads: map[string]string{"s1": "s1"}, RequireEnds: true, Ended: 3}
+	if r := MarconiCacheHealth(good); r.Status != Pass {
+		t.Fatalf("good: %s %s", r.Status, r.Message)
+	}
+	failed := good
+	failed.FailedSends = []string{"send x answered 503"}
+	if r := MarconiCacheHealth(failed); r.Status != Fail {
+		t.Fatalf("failed send: %s %s", r.Status, r.Message)
+	}
+	noEnds := good
+	noEnds.Ended = 0
+	if r := MarconiCacheHealth(noEnds); r.Status != Unknown {
+		t.Fatalf("no session ended: %s %s", r.Status, r.Message)
+	}
+	uncovered := good
+	uncovered.Uncovered = []string{"s2"}
+	if r := MarconiCacheHealth(uncovered); r.Status != Unknown {
+		t.Fatalf("an end not followed by a send: %s %s", r.Status, r.Message)
+	}
+}

@@ -17,12 +17,15 @@ var keyless = map[string]bool{
 	"PING": true, "TIME": true, "ECHO": true, "PUBLISH": true, "DBSIZE": true, "INFO": true,
 }
 
-// keyCommands is the key-position table for the commands our scripts (and their likely
-// neighbours) use. A command in neither table is reported as unverifiable: the validator
-// fails closed rather than guess where its keys are.
-var keyCommands = map[string]keySpec{}
+// keyCommands is the HAND key-position table for the commands our scripts (and their
+// likely neighbours) use: the fallback when no server is reachable (see Table; the
+// authoritative table is the server's COMMAND reply, TableFromCommand). A command in
+// neither table is reported as unverifiable: the validator fails closed rather than guess
+// where its keys are. suites/locality proves every entry agrees with the server's key specs.
+var keyCommands = handKeys()
 
-func init() {
+func handKeys() map[string]keySpec {
+	keyCommands := map[string]keySpec{}
 	one := keySpec{1, 1, 1}
 	for _, c := range strings.Fields(`GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX APPEND STRLEN
 		INCR INCRBY INCRBYFLOAT DECR DECRBY SETRANGE GETRANGE SETBIT GETBIT BITCOUNT
@@ -45,7 +48,11 @@ func init() {
 	}
 	keyCommands["MSET"] = keySpec{1, -1, 2}
 	keyCommands["MSETNX"] = keySpec{1, -1, 2}
+	return keyCommands
 }
+
+// defaultTable is the hand table, for the package-level functions (no server).
+var defaultTable = Hand("")
 
 // isKeyPos reports whether argument n (1-based, after the command name) of a call with
 // nargs such arguments is a key under spec.
@@ -72,14 +79,14 @@ func IsScriptCommand(name string) bool { return scriptCommands[strings.ToUpper(n
 // is false for a command the table does not cover (the caller falls back to what the
 // command declared). A keyless command is known with no keys. The runtime twin
 // (validate/locality) shares this table, so static and runtime agree on what a key is.
-func CommandKeys(wire []string) (keys []string, known bool) {
+func CommandKeys(wire []string) (keys []string, known bool) { return defaultTable.CommandKeys(wire) }
+
+// CommandKeys is CommandKeys with t's command table.
+func (t *Table) CommandKeys(wire []string) (keys []string, known bool) {
 	if len(wire) == 0 {
 		return nil, false
 	}
 	name := strings.ToUpper(wire[0])
-	if keyless[name] {
-		return nil, true
-	}
 	if scriptCommands[name] {
 		if len(wire) < 3 {
 			return nil, false
@@ -90,7 +97,10 @@ func CommandKeys(wire []string) (keys []string, known bool) {
 		}
 		return wire[3 : 3+n], true
 	}
-	spec, ok := keyCommands[name]
+	spec, keyless, ok := t.spec(name)
+	if keyless {
+		return nil, true
+	}
 	if !ok {
 		return nil, false
 	}

@@ -37,7 +37,10 @@ func (e CorpusEntry) Flagged() bool {
 // Each fixture's first line names the rule(s) it must trip, space-separated:
 // `-- want: lua/key-from-argv` in Lua, `// want: go/script-keys` in Go. A fixture without
 // that line is bad input.
-func Corpus(dir string) ([]CorpusEntry, error) {
+func Corpus(dir string) ([]CorpusEntry, error) { return defaultTable.Corpus(dir) }
+
+// Corpus is Corpus with t's command table.
+func (t *Table) Corpus(dir string) ([]CorpusEntry, error) {
 	var files []string
 	for _, pat := range []string{"*.lua", "*.go"} {
 		m, err := filepath.Glob(filepath.Join(dir, pat))
@@ -70,11 +73,11 @@ func Corpus(dir string) ([]CorpusEntry, error) {
 			e.Want = append(e.Want, Rule(r))
 		}
 		if strings.HasSuffix(path, ".go") {
-			if e.Got, err = CheckGo(path, src); err != nil {
+			if e.Got, err = t.CheckGo(path, src); err != nil {
 				return nil, fmt.Errorf("corpus: %w", err)
 			}
 		} else {
-			e.Got = CheckLua(path, string(src), 1)
+			e.Got = t.CheckLua(path, string(src), 1)
 		}
 		out = append(out, e)
 	}

@@ -1,5 +1,7 @@
 // Package validate is slotgate's static locality validator (spec 000 §Conformance,
-// "Locality contract"; Axiom A2): pure static analysis over the workspace, no servers.
+// "Locality contract"; Axiom A2): static analysis over the workspace. Where each command's
+// keys are comes from the server itself (Table, read from COMMAND by the caller — the
+// CLI and suites/locality); the hand table is only the fallback when no server is reachable.
 // Its Lua rule rejects every redis.call / redis.pcall whose key argument is not taken
 // from KEYS — keys reached outside KEYS bypass the server's CROSSSLOT check, succeed on
 // a single shard and break silently the moment slots split, which A2 forbids. Its Go rule
@@ -29,6 +31,7 @@ const (
 	RulePipelineKeys Rule = "go/pipeline-keys"  // a pipeline spanning slots without a per-key-scatter declaration
 	RuleTxKeys       Rule = "go/tx-keys"        // a transaction (MULTI/EXEC) whose keys are not provably one slot
 	RuleGoAnnotation Rule = "go/bad-annotation" // a //slotgate: annotation that is unknown, unjustified or misplaced
+	RuleRuntimeKeys  Rule = "go/runtime-keys"   // keys (or a pipeline's commands) built at run time in a loop, undeclared
 )
 
 // Rules lists every rule with a one-line description, in a stable order (SARIF rule metadata).
@@ -47,6 +50,7 @@ var Rules = []struct {
 	{RuleScriptKeys, "locality contract (A2): a script call whose declared KEYS are not provably one slot and carry no //slotgate:same-slot or //slotgate:disabled-mode-only declaration"},
 	{RulePipelineKeys, "locality contract: a pipeline whose commands span slots and whose call site does not declare //slotgate:per-key-scatter with its partial-failure handling"},
 	{RuleTxKeys, "locality contract: a MULTI/EXEC transaction whose keys are not provably one slot (a transaction cannot be a per-key scatter)"},
+	{RuleRuntimeKeys, "locality contract: a multi-key command, script call, pipeline or transaction whose keys come from a slice built at run time (appended in a loop, written element by element) — unproven unless the call site declares it"},
 	{RuleGoAnnotation, "a //slotgate: annotation that is unknown, has no reason, or is placed where it cannot apply (per-key-scatter on a single command or a transaction)"},
 }
 

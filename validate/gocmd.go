@@ -27,10 +27,17 @@ import (
 //     B().Multi() → RuleTxKeys
 //
 // Keys are followed through a slice literal, a local (or package) variable every binding of
-// which is a []string literal or an append to it, and append(…) itself. A slice whose
-// content is not visible in the function (a parameter, a field, a function's result) is
-// not judged statically: that is the runtime twin's job (validate/locality), which sees the
-// actual keys of every call.
+// which is a []string literal or an append to it, and append(…) itself. A slice built at
+// run time — appended to in a loop, written element by element, or not visible in the
+// function at all (a parameter, a field, a function's result: some caller built it) — is
+// unproven (RuleRuntimeKeys) unless the call site (or the line building the slice) declares
+// it, or every key it can hold carries one literal hash tag. The runtime twin
+// (validate/locality) then checks the actual keys of every call.
+//
+// Which go-redis methods carry several keys comes from the command table (Table: the
+// server's COMMAND key specs): a method whose upper-cased name is a command with keys
+// 1..-1 (MGet, SInterStore, SSubscribe, …) or 1..2 (Rename, LMove, …), besides the
+// hand-listed methods kept for the hand table.
 //
 // Keys are provably one slot when every key is a string constant of one slot (Axiom A1),
 // when each is a concatenation or fmt.Sprintf sharing one hash-tag prefix (see tagProof),
@@ -84,12 +91,13 @@ type goFile struct {
 	f       *ast.File
 	imports map[string]bool // local names of imported packages
 	annots  map[int]annotation
+	table   *Table
 	out     []Finding
 }
 
 // checkGoCmds applies the Go rule to one parsed file.
-func checkGoCmds(name string, fset *token.FileSet, f *ast.File) []Finding {
-	g := &goFile{name: name, fset: fset, f: f, imports: map[string]bool{}, annots: map[int]annotation{}}
+func (t *Table) checkGoCmds(name string, fset *token.FileSet, f *ast.File) []Finding {
+	g := &goFile{name: name, fset: fset, f: f, imports: map[string]bool{}, annots: map[int]annotation{}, table: t}
 	for _, im := range f.Imports {
 		path, _ := strconv.Unquote(im.Path.Value)
 		local := importName(path)
@@ -158,6 +166,12 @@ type group struct {
 	what  string
 	kind  groupKind
 	lists []keyList
+	// built is where a key slice (or a pipeline's commands) built at run time was written:
+	// valid when the group is judged by RuleRuntimeKeys.
+	built token.Pos
+	// opaque: the key slice's content is not visible in the function at all (a parameter,
+	// a field, a function's result) — in practice a slice some caller built at run time.
+	opaque bool
 }
 
 // check finds the groups in one function body (closures included) or package-level
@@ -186,6 +200,10 @@ func (g *goFile) check(sc *scope, root ast.Node) {
 // judge reports a group unless every candidate list is provably one slot or the call site
 // declares it.
 func (g *goFile) judge(gr group) {
+	if gr.built.IsValid() {
+		g.judgeRuntime(gr)
+		return
+	}
 	var bad []ast.Expr
 	var origin token.Pos
 	for _, l := range gr.lists {
@@ -223,6 +241,38 @@ func (g *goFile) judge(gr group) {
 		Message: fmt.Sprintf("%s with %d keys not provably one slot (%s): %s", gr.what, len(bad), strings.Join(first(srcs, 4), ", "), hint)})
 }
 
+// judgeRuntime reports a group whose keys come from a slice built at run time (in a loop,
+// or element by element), unless the call site — or the line where the slice is built —
+// declares it, or every key the slice can hold carries one literal hash tag.
+func (g *goFile) judgeRuntime(gr group) {
+	if len(gr.lists) > 0 && literalTagged(gr.lists) {
+		return
+	}
+	pos := g.fset.Position(gr.at.Pos())
+	built := g.fset.Position(gr.built)
+	a, ok := g.annotationFor(pos.Line)
+	if !ok {
+		a, ok = g.annotationFor(built.Line)
+	}
+	if ok {
+		if a.directive != annotPerKeyScatter || gr.kind == groupPipeline {
+			return
+		}
+		g.out = append(g.out, Finding{File: g.name, Line: a.pos.Line, Col: a.pos.Column, Rule: RuleGoAnnotation,
+			Message: "//" + annotPerKeyScatter + " on " + gr.what + ": a single command or a transaction cannot scatter; split it per slot, or declare //" + annotSameSlot + " <why>"})
+	}
+	hint := "declare //" + annotSameSlot + " <why> or //" + annotDisabledMode + " <why> on the line above"
+	if gr.kind == groupPipeline {
+		hint = "declare //" + annotPerKeyScatter + " <how partial failure is reported> or //" + annotSameSlot + " <why> on the line above"
+	}
+	from := fmt.Sprintf("built at run time (line %d)", built.Line)
+	if gr.opaque {
+		from = "from a slice not visible here (a parameter, field or result, built at run time elsewhere)"
+	}
+	g.out = append(g.out, Finding{File: g.name, Line: pos.Line, Col: pos.Column, Rule: RuleRuntimeKeys,
+		Message: fmt.Sprintf("%s with keys %s: no slot is provable from the source; %s", gr.what, from, hint)})
+}
+
 func first(s []string, n int) []string {
 	if len(s) > n {
 		return append(s[:n:n], fmt.Sprintf("… %d more", len(s)-n))
@@ -253,6 +303,15 @@ var (
 		"Info", "ClientSetName", "Auth", "Hello", "Multi", "Cmds", "Pipelined", "TxPipelined", "Pipeline", "TxPipeline")
 	valkeyScript = set("Eval", "Evalsha", "EvalRo", "EvalshaRo", "Fcall", "FcallRo")
 )
+
+// multiKey reports whether a go-redis method sends a command whose keys are all of its
+// arguments after ctx (all) or its first two (two): the server's table decides (the
+// method's name, upper-cased, is the command: MGet → MGET keys 1..-1, LMove → LMOVE keys
+// 1..2), with the hand-listed methods kept for a run on the hand table.
+func (sc *scope) multiKey(method string) (all, two bool) {
+	all, two = sc.g.table.multiKeyShape(strings.ToUpper(method))
+	return all || redisMultiKey[method], two || redisTwoKey[method]
+}
 
 func set(names ...string) map[string]bool {
 	m := map[string]bool{}
@@ -287,6 +346,13 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 	if method == "DoMulti" && len(call.Args) >= 2 {
 		var keys []ast.Expr
 		kind, what := groupPipeline, "valkey-go DoMulti"
+		if call.Ellipsis.IsValid() {
+			last := call.Args[len(call.Args)-1]
+			if at, ok := sc.runtimeSlice(last); ok {
+				return []group{{at: call, what: what, kind: kind, built: at}}
+			}
+			return []group{{at: call, what: what, kind: kind, built: last.Pos(), opaque: true}}
+		}
 		for _, a := range call.Args[1:] {
 			chain := builderChain(a)
 			if chain["Multi"] != nil {
@@ -307,9 +373,13 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 		var keys []ast.Expr
 		for _, k := range chain["Key"] {
 			if len(k.Args) == 1 && k.Ellipsis.IsValid() {
+				if at, ok := sc.runtimeSlice(k.Args[0]); ok {
+					lists, _ := sc.resolve(k.Args[0], 0)
+					return []group{{at: call, what: "valkey-go builder", kind: builderKind(chain), lists: lists, built: at}}
+				}
 				lists, ok := sc.resolve(k.Args[0], 0)
 				if !ok {
-					return nil
+					return []group{{at: call, what: "valkey-go builder", kind: builderKind(chain), built: k.Args[0].Pos(), opaque: true}}
 				}
 				return []group{{at: call, what: "valkey-go builder", kind: builderKind(chain), lists: lists}}
 			}
@@ -318,6 +388,7 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 		return []group{{at: call, what: "valkey-go builder", kind: builderKind(chain), lists: []keyList{{at: call.Pos(), keys: keys}}}}
 	}
 	// go-redis shapes (ctx first).
+	allKeys, twoKeys := sc.multiKey(method)
 	switch {
 	case (method == "Pipelined" || method == "TxPipelined") && len(call.Args) == 2:
 		fn, ok := call.Args[1].(*ast.FuncLit)
@@ -328,7 +399,10 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 		if method == "TxPipelined" {
 			kind, what = groupTx, "go-redis TxPipelined"
 		}
-		keys, ok := sc.queuedKeys(fn.Body, fn.Type.Params.List[0].Names[0].Name)
+		keys, ok, looped := sc.queuedKeys(fn.Body, fn.Type.Params.List[0].Names[0].Name, fn.Body)
+		if looped.IsValid() {
+			return []group{{at: call, what: what, kind: kind, lists: []keyList{{at: call.Pos(), keys: keys}}, built: looped}}
+		}
 		if !ok {
 			return nil
 		}
@@ -338,12 +412,12 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 			return sc.keyed(call, "go-redis Watch", groupTx, call.Args[2])
 		}
 		return []group{{at: call, what: "go-redis Watch", kind: groupTx, lists: []keyList{{at: call.Pos(), keys: call.Args[2:]}}}}
-	case redisMultiKey[method] && len(call.Args) >= 2:
+	case allKeys && len(call.Args) >= 2:
 		if len(call.Args) == 2 && call.Ellipsis.IsValid() {
 			return sc.keyed(call, "go-redis "+method, groupCmd, call.Args[1])
 		}
 		return []group{{at: call, what: "go-redis " + method, kind: groupCmd, lists: []keyList{{at: call.Pos(), keys: call.Args[1:]}}}}
-	case redisTwoKey[method] && len(call.Args) >= 3:
+	case twoKeys && len(call.Args) >= 3:
 		return []group{{at: call, what: "go-redis " + method, kind: groupCmd, lists: []keyList{{at: call.Pos(), keys: call.Args[1:3]}}}}
 	case redisScript[method] && len(call.Args) >= 3:
 		return sc.keyed(call, "go-redis "+method, groupScript, call.Args[2])
@@ -356,9 +430,13 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 // keyed is a group whose keys are one slice expression; nothing when its content is not
 // visible here.
 func (sc *scope) keyed(call ast.Node, what string, kind groupKind, keys ast.Expr) []group {
+	if at, ok := sc.runtimeSlice(keys); ok {
+		lists, _ := sc.resolve(keys, 0)
+		return []group{{at: call, what: what, kind: kind, lists: lists, built: at}}
+	}
 	lists, ok := sc.resolve(keys, 0)
 	if !ok {
-		return nil
+		return []group{{at: call, what: what, kind: kind, built: keys.Pos(), opaque: true}}
 	}
 	return []group{{at: call, what: what, kind: kind, lists: lists}}
 }
@@ -390,8 +468,15 @@ func (sc *scope) clientCmdLit(x *ast.CompositeLit) (group, bool) {
 	if keys == nil {
 		return group{}, false
 	}
+	if at, ok := sc.runtimeSlice(keys); ok {
+		lists, _ := sc.resolve(keys, 0)
+		return group{at: x, what: what, kind: kind, lists: lists, built: at}, true
+	}
 	lists, ok := sc.resolve(keys, 0)
-	return group{at: x, what: what, kind: kind, lists: lists}, ok
+	if !ok {
+		return group{at: x, what: what, kind: kind, built: keys.Pos(), opaque: true}, true
+	}
+	return group{at: x, what: what, kind: kind, lists: lists}, true
 }
 
 // builderChain walks a valkey-go builder chain (c.B().Mget().Key(a).Build()) and returns
@@ -422,10 +507,11 @@ func builderKind(chain map[string][]*ast.CallExpr) groupKind {
 }
 
 // queuedKeys collects the keys of every go-redis command queued on the pipeliner named
-// pipe within body. false when a queued command's keys are not visible.
-func (sc *scope) queuedKeys(body ast.Node, pipe string) ([]ast.Expr, bool) {
-	var keys []ast.Expr
-	ok := true
+// pipe within body. false when a queued command's keys are not visible. looped is the
+// position of the first command queued inside a loop within loopsIn: the pipeline's
+// commands are then built at run time.
+func (sc *scope) queuedKeys(body ast.Node, pipe string, loopsIn ast.Node) (keys []ast.Expr, ok bool, looped token.Pos) {
+	ok = true
 	ast.Inspect(body, func(n ast.Node) bool {
 		call, isCall := n.(*ast.CallExpr)
 		if !isCall {
@@ -439,9 +525,13 @@ func (sc *scope) queuedKeys(body ast.Node, pipe string) ([]ast.Expr, bool) {
 			return true
 		}
 		m := sel.Sel.Name
+		if !redisKeyless[m] && !looped.IsValid() && sc.inLoop(call.Pos(), loopsIn) {
+			looped = call.Pos()
+		}
+		allKeys, twoKeys := sc.multiKey(m)
 		switch {
 		case redisKeyless[m]:
-		case redisMultiKey[m]:
+		case allKeys:
 			if call.Ellipsis.IsValid() {
 				lists, resolved := sc.resolve(call.Args[len(call.Args)-1], 0)
 				if !resolved || len(lists) != 1 {
@@ -452,7 +542,7 @@ func (sc *scope) queuedKeys(body ast.Node, pipe string) ([]ast.Expr, bool) {
 			} else if len(call.Args) > 1 {
 				keys = append(keys, call.Args[1:]...)
 			}
-		case redisTwoKey[m] && len(call.Args) >= 3:
+		case twoKeys && len(call.Args) >= 3:
 			keys = append(keys, call.Args[1:3]...)
 		case redisScript[m] && len(call.Args) >= 3:
 			lists, resolved := sc.resolve(call.Args[2], 0)
@@ -466,7 +556,7 @@ func (sc *scope) queuedKeys(body ast.Node, pipe string) ([]ast.Expr, bool) {
 		}
 		return true
 	})
-	return keys, ok
+	return keys, ok, looped
 }
 
 // importName guesses a package's name from its import path, as goimports does: the last

@@ -15,6 +15,11 @@ import (
 // "redis.call(" or "redis.pcall("), e.g. client.NewScript sources and consts like
 // impl/guard's limiter. Findings point into the Go file.
 func CheckGo(name string, src []byte) ([]Finding, error) {
+	return defaultTable.CheckGo(name, src)
+}
+
+// CheckGo is the Go rule with t's command table.
+func (t *Table) CheckGo(name string, src []byte) ([]Finding, error) {
 	if !strings.Contains(string(src), "redis") && !strings.Contains(string(src), "valkey") && !strings.Contains(string(src), "client.") {
 		return nil, nil // no client code and no embedded script: skip the parse
 	}
@@ -23,7 +28,7 @@ func CheckGo(name string, src []byte) ([]Finding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
-	out := checkGoCmds(name, fset, f)
+	out := t.checkGoCmds(name, fset, f)
 	ast.Inspect(f, func(n ast.Node) bool {
 		lit, ok := n.(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING || !(strings.Contains(lit.Value, "redis.call(") || strings.Contains(lit.Value, "redis.pcall(")) {
@@ -33,7 +38,7 @@ func CheckGo(name string, src []byte) ([]Finding, error) {
 		if err != nil {
 			return true
 		}
-		out = append(out, CheckLua(name, s, fset.Position(lit.Pos()).Line)...)
+		out = append(out, t.CheckLua(name, s, fset.Position(lit.Pos()).Line)...)
 		return true
 	})
 	return out, nil

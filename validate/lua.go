@@ -11,8 +11,13 @@ import (
 // findings' File. Line numbers are offset by firstLine-1, so a script embedded in a Go
 // string can be reported at its position in the Go file (pass 1 for a .lua file).
 func CheckLua(name, src string, firstLine int) []Finding {
+	return defaultTable.CheckLua(name, src, firstLine)
+}
+
+// CheckLua is the Lua rule with t's command table.
+func (t *Table) CheckLua(name, src string, firstLine int) []Finding {
 	allowed, out := luaAnnotations(name, src, firstLine)
-	for _, f := range checkLuaCalls(name, src, firstLine) {
+	for _, f := range t.checkLuaCalls(name, src, firstLine) {
 		if !allowed[annotKey{f.Line, f.Rule}] && !allowed[annotKey{f.Line - 1, f.Rule}] {
 			out = append(out, f)
 		}
@@ -21,7 +26,7 @@ func CheckLua(name, src string, firstLine int) []Finding {
 	return out
 }
 
-func checkLuaCalls(name, src string, firstLine int) []Finding {
+func (t *Table) checkLuaCalls(name, src string, firstLine int) []Finding {
 	toks := lexLua(src)
 	bound, argv := keyBindings(toks)
 	var out []Finding
@@ -48,10 +53,10 @@ func checkLuaCalls(name, src string, firstLine int) []Finding {
 			continue
 		}
 		cmd := strings.ToUpper(args[0][0].text)
-		if keyless[cmd] {
+		spec, keyless, ok := t.spec(cmd)
+		if keyless {
 			continue
 		}
-		spec, ok := keyCommands[cmd]
 		if !ok {
 			report(toks[i], RuleUnknownCommand, "%s(%q): key positions unknown; add %s to the validator's table", fn, cmd, cmd)
 			continue

@@ -20,6 +20,13 @@ type scope struct {
 	g        *goFile
 	fd       *ast.FuncDecl
 	bindings map[string][]ast.Expr // nil entry: a binding whose value is not visible
+	// loops are the bodies of the function's for and range statements (closures included).
+	loops []*ast.BlockStmt
+	// runtime holds the slices built at run time: appended to inside a loop, or written
+	// element by element (keys[i] = …), at the position of that write. Their content is
+	// not visible, so they are unproven (RuleRuntimeKeys) unless the call site declares
+	// them or every key they can hold carries one literal hash tag.
+	runtime map[string]token.Pos
 }
 
 // emptySlice stands for `var keys []string`: a binding to no keys yet.
@@ -27,7 +34,7 @@ var emptySlice = &ast.CompositeLit{Type: &ast.ArrayType{Elt: ast.NewIdent("strin
 
 // newScope reads fd's bindings; a nil fd is the package level (package vars only).
 func newScope(g *goFile, fd *ast.FuncDecl) *scope {
-	sc := &scope{g: g, fd: fd, bindings: map[string][]ast.Expr{}}
+	sc := &scope{g: g, fd: fd, bindings: map[string][]ast.Expr{}, runtime: map[string]token.Pos{}}
 	if fd == nil {
 		return sc
 	}
@@ -49,7 +56,10 @@ func newScope(g *goFile, fd *ast.FuncDecl) *scope {
 		case *ast.FuncLit:
 			opaque(x.Type.Params)
 			opaque(x.Type.Results)
+		case *ast.ForStmt:
+			sc.loops = append(sc.loops, x.Body)
 		case *ast.RangeStmt:
+			sc.loops = append(sc.loops, x.Body)
 			for _, e := range []ast.Expr{x.Key, x.Value} {
 				if id, ok := e.(*ast.Ident); ok {
 					sc.bindings[id.Name] = append(sc.bindings[id.Name], nil)
@@ -75,7 +85,85 @@ func newScope(g *goFile, fd *ast.FuncDecl) *scope {
 		}
 		return true
 	})
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			switch lhs := l.(type) {
+			case *ast.Ident:
+				if len(as.Rhs) != len(as.Lhs) {
+					continue
+				}
+				if call, ok := as.Rhs[i].(*ast.CallExpr); ok && isAppendTo(call, lhs.Name) && sc.inLoop(as.Pos(), fd.Body) {
+					sc.markRuntime(lhs.Name, as.Pos())
+				}
+			case *ast.IndexExpr:
+				if id, ok := lhs.X.(*ast.Ident); ok {
+					sc.markRuntime(id.Name, as.Pos())
+				}
+			}
+		}
+		return true
+	})
 	return sc
+}
+
+func (sc *scope) markRuntime(name string, at token.Pos) {
+	if _, ok := sc.runtime[name]; !ok {
+		sc.runtime[name] = at
+	}
+}
+
+// inLoop reports whether pos lies in the body of a loop that is itself inside within.
+func (sc *scope) inLoop(pos token.Pos, within ast.Node) bool {
+	for _, b := range sc.loops {
+		if b.Pos() <= pos && pos < b.End() && within.Pos() <= b.Pos() && b.End() <= within.End() {
+			return true
+		}
+	}
+	return false
+}
+
+// runtimeSlice reports whether the key slice e is (or appends, or slices) a slice built
+// at run time, and where it was built.
+func (sc *scope) runtimeSlice(e ast.Expr) (token.Pos, bool) {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return sc.runtimeSlice(x.X)
+	case *ast.SliceExpr:
+		return sc.runtimeSlice(x.X)
+	case *ast.Ident:
+		at, ok := sc.runtime[x.Name]
+		return at, ok
+	case *ast.CallExpr:
+		if id, ok := x.Fun.(*ast.Ident); ok && id.Name == "append" && len(x.Args) > 0 {
+			if at, ok := sc.runtimeSlice(x.Args[0]); ok {
+				return at, true
+			}
+			if x.Ellipsis.IsValid() {
+				return sc.runtimeSlice(x.Args[len(x.Args)-1])
+			}
+		}
+	}
+	return token.NoPos, false
+}
+
+// literalTagged reports whether every key of every list carries one literal hash tag (a
+// constant slot), so a slice built in a loop from such keys is still one slot.
+func literalTagged(lists []keyList) bool {
+	want := ""
+	for _, l := range lists {
+		for _, k := range l.keys {
+			p, ok := slotProof(k)
+			if !ok || !strings.HasPrefix(p, "slot:") || (want != "" && p != want) {
+				return false
+			}
+			want = p
+		}
+	}
+	return want != ""
 }
 
 // valueSpec records `var a, b = x, y` and `var keys []string`.
@@ -244,19 +332,30 @@ func (sc *scope) pipeVarGroups() []group {
 		if x, ok := sel.X.(*ast.Ident); ok && sc.g.imports[x.Name] {
 			return true
 		}
-		keys, ok := sc.queuedKeys(sc.fd.Body, id.Name)
-		if !ok {
-			return true
-		}
+		keys, ok, looped := sc.queuedKeys(sc.fd.Body, id.Name, afterNode{as.End(), sc.fd.Body.End()})
 		kind, what := groupPipeline, "go-redis Pipeline"
 		if sel.Sel.Name == "TxPipeline" {
 			kind, what = groupTx, "go-redis TxPipeline"
+		}
+		if looped.IsValid() {
+			out = append(out, group{at: as, what: what, kind: kind, lists: []keyList{{at: as.Pos(), keys: keys}}, built: looped})
+			return true
+		}
+		if !ok {
+			return true
 		}
 		out = append(out, group{at: as, what: what, kind: kind, lists: []keyList{{at: as.Pos(), keys: keys}}})
 		return true
 	})
 	return out
 }
+
+// afterNode is the span from a pipeline's creation to the end of its function: loops there
+// queue its commands at run time.
+type afterNode struct{ from, to token.Pos }
+
+func (a afterNode) Pos() token.Pos { return a.from }
+func (a afterNode) End() token.Pos { return a.to }
 
 // sameSlot reports whether the key expressions provably hash to one slot (Axiom A1).
 func sameSlot(keys []ast.Expr) bool {

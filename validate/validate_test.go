@@ -189,6 +189,8 @@ func f(ctx context.Context, p client.Pool, s *client.Script, keys []string, c, i
 	want := map[int]Rule{
 		11: RuleMultiKeyCmd, // bad: two names, nothing proves one slot
 		14: RuleMultiKeyCmd, // lit: two literals of different slots
+		20: RuleRuntimeKeys, // keys is a parameter: built at run time by some caller
+		30: RuleRuntimeKeys, // made to length and written element by element
 		21: RuleScriptKeys,  // "{" + c: c may start with "}", and an empty tag hashes the whole key
 		23: RuleScriptKeys,  // the mis-tagged pair
 		25: RuleScriptKeys,  // followed through a variable

@@ -17,14 +17,18 @@ var ErrBadInput = errors.New("bad input")
 // Result is what one validation run found and over how much.
 type Result struct {
 	Findings []Finding
-	Files    int // source files examined
+	Files    int    // source files examined
+	Table    string // the command table's source (Table.Source)
 }
 
 // Dirs validates every .lua file under each directory (and, through the Go rule, Lua source
 // embedded in Go string literals of non-test .go files). Like the go tool it skips testdata,
 // vendor and dot directories below a root, so the known-bad corpus only runs when named.
-func Dirs(dirs []string) (Result, error) {
-	var res Result
+func Dirs(dirs []string) (Result, error) { return defaultTable.Dirs(dirs) }
+
+// Dirs is Dirs with t's command table.
+func (t *Table) Dirs(dirs []string) (Result, error) {
+	res := Result{Table: t.Source}
 	for _, root := range dirs {
 		st, err := os.Stat(root)
 		if err != nil {
@@ -51,14 +55,14 @@ func Dirs(dirs []string) (Result, error) {
 					return err
 				}
 				res.Files++
-				res.Findings = append(res.Findings, CheckLua(path, string(src), 1)...)
+				res.Findings = append(res.Findings, t.CheckLua(path, string(src), 1)...)
 			case strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go"):
 				src, err := os.ReadFile(path)
 				if err != nil {
 					return err
 				}
 				res.Files++
-				got, err := CheckGo(path, src)
+				got, err := t.CheckGo(path, src)
 				if err != nil {
 					return err
 				}

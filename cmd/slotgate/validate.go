@@ -1,16 +1,104 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
 	"time"
 
+	"github.com/slotgate/slotgate/impl/client"
 	locality "github.com/slotgate/slotgate/validate"
+	runtimetwin "github.com/slotgate/slotgate/validate/locality"
 )
 
-const validateHelp = `Usage: slotgate validate [--sarif] [dir ...]
+// commandTable is the validator's command table: the server's (addr, or a throwaway
+// valkey-server started from bin), else the hand table with the reason on stderr.
+// Disagreements between the hand table and a server's are printed as warnings.
+func commandTable(addr, bin string, hand bool, stderr io.Writer) *locality.Table {
+	if hand {
+		return locality.Hand("--hand")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if addr == "" {
+		a, stop, err := startThrowawayServer(ctx, bin)
+		if err != nil {
+			fmt.Fprintf(stderr, "validate: no server for the command table (%v): using the hand table\n", err)
+			return locality.Hand(err.Error())
+		}
+		defer stop()
+		addr = a
+	}
+	t, err := readServerTable(ctx, addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "validate: %v: using the hand table\n", err)
+		return locality.Hand(err.Error())
+	}
+	for _, d := range t.Agree(locality.Hand("")) {
+		fmt.Fprintf(stderr, "validate: warning: hand table disagrees with the server: %s\n", d)
+	}
+	return t
+}
+
+func readServerTable(ctx context.Context, addr string) (*locality.Table, error) {
+	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendGoRedis, Mode: client.ModeSingle, Addrs: []string{addr}, ClientName: "slotgate-validate"})
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", addr, err)
+	}
+	defer p.Close()
+	return runtimetwin.ServerTable(ctx, p, addr)
+}
+
+// startThrowawayServer starts a standalone valkey-server on a free loopback port with no
+// persistence, waits until it accepts connections, and returns its address and a stop.
+func startThrowawayServer(ctx context.Context, bin string) (string, func(), error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", nil, fmt.Errorf("find %s: %w", bin, err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("pick a port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir, err := os.MkdirTemp("", "slotgate-validate-")
+	if err != nil {
+		return "", nil, fmt.Errorf("temp dir: %w", err)
+	}
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("start %s: %w", path, err)
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return addr, stop, nil
+		}
+		select {
+		case <-ctx.Done():
+			stop()
+			return "", nil, fmt.Errorf("%s on %s did not accept connections: %w", path, addr, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+const validateHelp = `Usage: slotgate validate [--sarif] [--server|--endpoint host:port | --valkey-server path | --hand] [dir ...]
 
 The static locality validator (spec 000 §Conformance, "Locality contract"; Axiom A2),
 over every .lua file and non-test .go file under each dir (default ./impl); testdata,
@@ -33,8 +121,19 @@ or the line above (or above the key slice's literal), with a reason:
                                         a partial failure is reported per key
   //slotgate:disabled-mode-only <why>   deliberately cross-slot, legal only with cluster
                                         mode disabled (A/B scripts, backfill, reverse merge)
-A key slice whose content is not visible in the function (a parameter, a field, a
-function's result) is left to the runtime twin (validate/locality).
+The runtime twin (validate/locality) checks the actual keys of every call at run time.
+
+Command table: where each command's keys are comes from the server itself — the COMMAND
+reply (key specs: first, last, step; movablekeys) of --server, or of a throwaway
+standalone valkey-server this command starts (--valkey-server, default from PATH) and
+stops. Only when no server is reachable (or with --hand) does it fall back to the hand
+table in validate/commands.go, saying so on stderr; suites/locality proves that table
+agrees with the server's key specs.
+
+A key slice built at run time — appended to in a loop, written element by element, or
+not visible in the function at all (a parameter, a field, a function's result) — is
+unproven: the call site declares it with one of the annotations above, else
+go/runtime-keys (unless every key it can hold carries one literal hash tag).
 
 Output: one "file:line: rule: message" per finding, or SARIF 2.1.0 JSON with --sarif.
 Exit codes: 0 clean · 1 findings · 2 bad input (e.g. a dir that does not exist).
@@ -51,6 +150,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sarif := fs.Bool("sarif", false, "write SARIF 2.1.0 JSON to stdout instead of text")
+	server := fs.String("server", "", "read the command table from this Valkey (host:port)")
+	fs.StringVar(server, "endpoint", "", "same as --server")
+	valkeyServer := fs.String("valkey-server", "valkey-server", "binary of the throwaway standalone server started to read the command table when --server is not given")
+	hand := fs.Bool("hand", false, "use the hand command table (no server)")
 	fs.Usage = func() { fmt.Fprint(stderr, validateHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -62,8 +165,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 {
 		dirs = []string{"./impl"}
 	}
+	table := commandTable(*server, *valkeyServer, *hand, stderr)
 	start := time.Now()
-	res, err := locality.Dirs(dirs)
+	res, err := table.Dirs(dirs)
 	if err != nil {
 		if errors.Is(err, locality.ErrBadInput) {
 			return fmt.Errorf("%w: %v", errUsage, err)
@@ -79,7 +183,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, f)
 		}
 	}
-	fmt.Fprintf(stderr, "validate: %d file(s), %d finding(s) in %s\n", res.Files, len(res.Findings), time.Since(start).Round(time.Microsecond))
+	fmt.Fprintf(stderr, "validate: %d file(s), %d finding(s) in %s (command table: %s)\n", res.Files, len(res.Findings), time.Since(start).Round(time.Microsecond), table.Source)
 	if len(res.Findings) > 0 {
 		return fmt.Errorf("%w: %d in %d file(s)", errFindings, len(res.Findings), res.Files)
 	}

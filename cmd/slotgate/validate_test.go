@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,39 @@ func runValidateForTest(args []string, stdout, stderr *bytes.Buffer) int {
 		return exitUsage
 	default:
 		return exitGateFail
+	}
+}
+
+// The command table comes from a server: a throwaway valkey-server by default, --server
+// when given; --hand, or a server that cannot be reached, falls back to the hand table
+// and says so.
+func TestValidateCommandTableSource(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string // fragment stderr must contain
+	}{
+		{"hand", []string{"validate", "--hand", "../../impl"}, "command table: hand (fallback: --hand)"},
+		{"unreachable server", []string{"validate", "--server", "127.0.0.1:1", "../../impl"}, "using the hand table"},
+		{"no valkey-server binary", []string{"validate", "--valkey-server", "/nonexistent/valkey-server", "../../impl"}, "using the hand table"},
+	}
+	if _, err := exec.LookPath("valkey-server"); err == nil {
+		cases = append(cases, struct {
+			name string
+			args []string
+			want string
+		}{"throwaway server", []string{"validate", "../../impl"}, "command table: server 127.0.0.1:"})
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		if code := runValidateForTest(c.args, &out, &errb); code != exitPass {
+			t.Errorf("%s: exit %d; stderr=%s", c.name, code, errb.String())
+		}
+		if !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%s: stderr lacks %q: %s", c.name, c.want, errb.String())
+		}
+		if strings.Contains(errb.String(), "disagrees") {
+			t.Errorf("%s: %s", c.name, errb.String())
+		}
 	}
 }

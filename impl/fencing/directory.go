@@ -116,9 +116,11 @@ func (d *Directory) run(ctx context.Context, s *client.Script, session Session, 
 	d.stats.Calls.Add(1)
 	keys := d.KeyList(session)
 	if d.opts.EvalSHAOnly {
+		//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
 		cmd := client.Cmd{Prefix: []string{"EVALSHA", s.SHA1, strconv.Itoa(len(keys))}, Keys: keys, Args: args}
 		return d.pool.Do(ctx, cmd)
 	}
+	//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
 	reply, fellBack, err := client.RunScript(ctx, d.pool, s, keys, args...)
 	if fellBack {
 		d.stats.NoScriptFallbacks.Add(1)

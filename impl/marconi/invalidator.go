@@ -66,7 +66,7 @@ func (v *Invalidator) OnRegister(s Session) error {
 // the registration but forgets routing.invalidate_project.
 func (v *Invalidator) OnDeregister(tenant, project, sid string) error {
 	v.call(HookDeregister)
-	return v.invalidateSession(HookDeregister, tenant, project, sid, v.mutant == MutantForgetfulDeregister)
+	return v.invalidateSession(HookDeregister, tenant, project, sid, v.mutant == MutantForgetfulDeregister || v.mutant == MutantStaleRoute5xx)
 }
 
 // OnSessionExpired: a session record expired in Redis (the KeyspaceReaper;

@@ -3,6 +3,7 @@ package marconi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -38,10 +39,21 @@ const (
 	// never looks again: after a failover the promoted primary announces
 	// its expiries to nobody, and on_session_expired silently stops (§5).
 	MutantStaticListener Mutant = "static-keyspace-listener"
+	// MutantStaleRoute5xx is the mesh that notices a dead route too late:
+	// on_deregister forgets routing.invalidate_project (as the forgetful
+	// mutant), and send_signal, finding the route's session no longer
+	// registered, answers 500 instead of queuing the signal offline for
+	// the identity (§3.5). Nothing is routed to the dead session — only
+	// a send answered with an error tells.
+	MutantStaleRoute5xx Mutant = "stale-route-5xx"
 )
 
+// ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
+// names a session that is no longer registered (HTTP 500).
+var ErrStaleRoute = errors.New("route names a session that is no longer registered")
+
 // Mutants lists every mesh mutant.
-var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener}
+var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

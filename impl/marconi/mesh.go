@@ -315,6 +315,16 @@ func (m *Mesh) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 			return SendResult{}, fmt.Errorf("send: %w", err)
 		}
 	}
+	if m.opts.Mutant == MutantStaleRoute5xx {
+		key := RouteKey{Tenant: req.Tenant, Project: req.Project, Identity: req.Recipient}
+		m.t.mu.RLock()
+		reg := m.t.route(key)
+		dead := reg != nil && m.t.regs[reg.s.SessionID] != reg
+		m.t.mu.RUnlock()
+		if dead {
+			return SendResult{}, fmt.Errorf("send to %s: %w", key, ErrStaleRoute)
+		}
+	}
 	return m.board.send(req), nil
 }
 

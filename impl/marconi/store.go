@@ -261,6 +261,7 @@ func (s *SessionStore) loadTenant(ctx context.Context, tenant string, now time.T
 		for i, m := range part {
 			keys[i] = s.RecordKey(tenant, m.member)
 		}
+		//slotgate:same-slot every RecordKey of one tenant carries the tenant's hash tag {tenant}
 		reply, err := s.pool.Do(ctx, client.NewCmd("MGET", keys))
 		if err != nil {
 			return nil, fmt.Errorf("load sessions of %s: read records: %w", tenant, err)
@@ -304,6 +305,7 @@ func (s *SessionStore) loadMasters(ctx context.Context, tenant string, sessions 
 		for i, p := range part {
 			keys[i] = s.MasterKey(tenant, p)
 		}
+		//slotgate:same-slot every MasterKey of one tenant carries the tenant's hash tag {tenant}
 		reply, err := s.pool.Do(ctx, client.NewCmd("MGET", keys))
 		if err != nil {
 			return nil, fmt.Errorf("load masters of %s: %w", tenant, err)

@@ -81,6 +81,7 @@ func Read(ctx context.Context, p client.Pool, keys []string, o ReadOptions) ([]V
 		return nil, nil
 	}
 	if o.Mode == ReadSingleMGet {
+		//slotgate:disabled-mode-only ReadSingleMGet is the naive one-MGET read kept as the negative control: CROSSSLOT on a cluster, correct only with cluster mode disabled
 		reply, err := p.Do(ctx, client.NewCmd("MGET", keys))
 		if err != nil {
 			return nil, fmt.Errorf("mget %d keys: %w", len(keys), err)
@@ -168,6 +169,7 @@ func readPart(ctx context.Context, p client.Pool, g group, o ReadOptions) ([]Val
 	deadline := time.Now().Add(o.TryAgainBudget)
 	backoff := 5 * time.Millisecond
 	for {
+		//slotgate:same-slot g is one group of bySlot: every key in it has the same slot.Of
 		reply, err := p.Do(ctx, client.NewCmd("MGET", g.keys))
 		if err == nil {
 			return values(reply, len(g.keys))

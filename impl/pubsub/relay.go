@@ -227,6 +227,7 @@ func (r *Relay) attempt(ctx context.Context, pattern bool, names []string) error
 	if pattern {
 		return r.sub.PSubscribe(ctx, names...)
 	}
+	//slotgate:disabled-mode-only client.Subscriber splits shard channels per slot on a cluster (shardKey = slot.Of); only a standalone subscriber sends them in one command, legal with cluster mode disabled
 	return r.sub.SSubscribe(ctx, names...)
 }
 
@@ -271,6 +272,7 @@ func (r *Relay) unsubscribe(ctx context.Context, pattern bool, names []string) e
 	if pattern {
 		err = r.sub.PUnsubscribe(ctx, names...)
 	} else {
+		//slotgate:disabled-mode-only client.Subscriber splits shard channels per slot on a cluster (shardKey = slot.Of); only a standalone subscriber sends them in one command, legal with cluster mode disabled
 		err = r.sub.SUnsubscribe(ctx, names...)
 	}
 	if err != nil {

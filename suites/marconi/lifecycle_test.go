@@ -3,6 +3,7 @@ package marconi_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,10 @@ type lifecycleRun struct {
 	forgetSteps []check.MeshHookStep
 	forgetHist  check.MeshHistory
 	cold        check.MeshCacheStats
+
+	// The stale-route-5xx mutant's churn (and sweep) beside the forgetful one.
+	staleHist check.MeshHistory
+	stale     check.MeshCacheStats
 
 	resubscribed time.Duration // from the failover's end until B's listener covered the promoted primary
 
@@ -172,14 +177,18 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 		Rand: cfg.Rand("marconi-cache-lifecycle/churn/" + string(b))}
 	r.churn, err = churn.Run(ctx, recB, recvB, s.ChurnFor)
 	Expect(err).NotTo(HaveOccurred())
+	By("a send to the recipient of every ended session, after its end: a stale route to any of them can show")
+	sweepEnded(ctx, recB, clock)
 	recvB.Close()
 	<-staticDone // the mutant's tour ran beside the churn
 	recvS.Close()
 	static.stop()
 	r.hist = recB.History()
-	hits, misses := traffic.MeshLiveReads(onlyProject(r.hist, tenant+"/churn/"))
+	churned := onlyProject(r.hist, tenant+"/churn/")
+	hits, misses := traffic.MeshLiveReads(churned)
 	r.cache = check.MeshCacheStats{Hits: hits, Misses: misses, MinHitRate: 0.99, FirstReads: first, HookErrors: hookErrors(bEnv.mesh),
-		ControlErrors: r.hist.ControlErrors, MinReads: s.MinReads}
+		ControlErrors: r.hist.ControlErrors, MinReads: s.MinReads, FailedSends: check.MeshFailedSends(r.hist), RequireEnds: true}
+	r.cache.Ended, r.cache.Uncovered = check.MeshEndsUncovered(churned, expiryBound)
 	r.ev.Metrics = map[string]float64{
 		"warmup_sessions": float64(bEnv.warm.Sessions), "warmup_ms": ms(bEnv.warm.Took), "sends": float64(len(r.hist.Sends)),
 		"reregistrations": float64(r.churn.Reregistrations), "master_flips": float64(r.churn.MasterFlips), "expired": float64(r.churn.Expired),
@@ -187,13 +196,20 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 		"mesh_hits": bEnv.mesh.MetricSum("marconi_routing_cache_hits_total", nil), "mesh_misses": bEnv.mesh.MetricSum("marconi_routing_cache_misses_total", nil),
 		"expired_hook_calls":            bEnv.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(marconi.HookSessionExpired)}),
 		"listener_followed_failover_ms": ms(r.resubscribed),
+		"failed_sends":                  float64(len(r.cache.FailedSends)), "ended_sessions": float64(r.cache.Ended),
 	}
 	for _, h := range marconi.Hooks {
 		r.ev.Metrics["hook_calls_"+string(h)] = bEnv.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(h)})
 	}
 	bEnv.stop()
 
-	By("negative control: the forgetful on_deregister, same tour and a shorter churn")
+	By("negative controls: the forgetful on_deregister (same tour and a shorter churn) and, beside it, the mesh that answers 5xx on a stale route (the shorter churn and the sweep)")
+	staleDone := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(staleDone)
+		r.staleHist, r.stale = runStale5xx(ctx, b, s, notify, churn)
+	}()
 	f := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-forgetful"), Store: marconi.StoreOptions{TTL: s.TTL, Prefix: "forgetful"},
 		Notify: notify, Sink: marconi.NewMemorySink(), Mutant: marconi.MutantForgetfulDeregister})
 	recF := traffic.NewMeshRecorder(traffic.NewClock(), f.api)
@@ -205,7 +221,75 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 	Expect(err).NotTo(HaveOccurred())
 	recvF.Close()
 	r.forgetHist = recF.History()
+	<-staleDone
 	return r
+}
+
+// runStale5xx runs marconi.MutantStaleRoute5xx — a REAL mesh on the real
+// cluster whose on_deregister keeps the dead route and whose send_signal
+// answers 500 on it — under the control churn and the end sweep, and
+// returns its history and its cache statistics.
+func runStale5xx(ctx context.Context, b client.Backend, s meshScale, notify *marconi.NotifyOptions, churn traffic.MeshChurn) (check.MeshHistory, check.MeshCacheStats) {
+	GinkgoHelper()
+	m := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-stale5xx"), Store: marconi.StoreOptions{TTL: s.TTL, Prefix: "stale5xx"},
+		Notify: notify, Sink: marconi.NewMemorySink(), Mutant: marconi.MutantStaleRoute5xx})
+	clock := traffic.NewClock()
+	rec := traffic.NewMeshRecorder(clock, m.api)
+	recv := traffic.NewMeshReceivers(rec, m.url)
+	DeferCleanup(recv.Close)
+	churn.Rand = cfg.Rand("marconi-cache-lifecycle/stale-5xx/" + string(b))
+	_, err := churn.Run(ctx, rec, recv, s.ControlChurnFor)
+	Expect(err).NotTo(HaveOccurred())
+	sweepEnded(ctx, rec, clock)
+	recv.Close()
+	h := rec.History()
+	churned := onlyProject(h, tenant+"/churn/")
+	hits, misses := traffic.MeshLiveReads(churned)
+	st := check.MeshCacheStats{Hits: hits, Misses: misses, MinHitRate: 0.99, HookErrors: hookErrors(m.mesh), ControlErrors: h.ControlErrors,
+		MinReads: 1, FailedSends: check.MeshFailedSends(h), RequireEnds: true}
+	st.Ended, st.Uncovered = check.MeshEndsUncovered(churned, expiryBound)
+	m.stop()
+	return h, st
+}
+
+// sweepEnded waits until every session the recorder saw end is past its end
+// (its TTL lapse plus expiryBound for one left to expire), then sends one
+// signal to the recipient of each: the stale-route and hit-rate checks see
+// a send after every session end (else they are Unknown).
+func sweepEnded(ctx context.Context, rec *traffic.MeshRecorder, clock *traffic.Clock) {
+	GinkgoHelper()
+	h := rec.History()
+	var last time.Duration
+	recipients := map[string]bool{}
+	for _, sess := range h.Sessions {
+		if sess.Ended == 0 {
+			continue
+		}
+		recipients[sess.Recipient] = true
+		end := sess.Ended
+		if sess.Expired {
+			end += expiryBound
+		}
+		last = max(last, end)
+	}
+	if wait := last - clock.Now(); wait > 0 {
+		select {
+		case <-time.After(wait + 10*time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
+	names := make([]string, 0, len(recipients))
+	for r := range recipients {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	for _, r := range names {
+		parts := strings.SplitN(r, "/", 3)
+		Expect(parts).To(HaveLen(3), "recipient %q", r)
+		// A failed send is recorded and judged by the checks, not asserted here.
+		_, _ = rec.Send(ctx, marconi.SendRequest{Tenant: parts[0], Project: parts[1], Recipient: parts[2], Kind: "sweep"})
+	}
 }
 
 // onlyProject keeps the sends and sessions of one project (key prefix
@@ -244,7 +328,7 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	}
 	tour := check.MarconiHookTransitions(r.forgetSteps)
 	stale := check.MarconiStaleRoutes(r.forgetHist, expiryBound, 1)
-	ctl := harness.Control(string(marconi.MutantForgetfulDeregister), "on_deregister drops the registration but forgets routing.invalidate_project: the route keeps naming the dead session",
+	ctl := harness.Variant(string(marconi.MutantForgetfulDeregister), "on_deregister drops the registration but forgets routing.invalidate_project: the route keeps naming the dead session",
 		check.All("forgetful", tour, stale))
 	// Caught only when both the hook's own transition and the churn's
 	// stale-route bound saw it: each check must be able to fail alone.
@@ -253,7 +337,7 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	// The static listener heard only the demoted primary: its tour's
 	// expiry on the promoted one never reaches on_session_expired.
 	staticTour := check.MarconiHookTransitions(r.staticSteps)
-	staticCtl := harness.Control(string(marconi.MutantStaticListener), "the keyspace listener subscribes to the primaries seen at Start and never rediscovers: after the failover on_session_expired silently stops",
+	staticCtl := harness.Variant(string(marconi.MutantStaticListener), "the keyspace listener subscribes to the primaries seen at Start and never rediscovers: after the failover on_session_expired silently stops",
 		staticTour)
 	expiredSeen := false
 	for _, st := range r.staticSteps {
@@ -264,7 +348,13 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 		staticCtl.Observed += " | tour: " + r.staticErr.Error()
 	}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("graceful failover of the tenant's shard before the tour; B's listener covered the promoted primary %v after it", r.resubscribed.Round(time.Millisecond)))
-	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl)
+	staleRoutes := check.MarconiStaleRoutes(r.staleHist, expiryBound, 1)
+	staleFailed := check.MeshFailedSends(r.staleHist)
+	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "on_deregister keeps the dead route and send_signal answers 500 on it instead of queuing offline: nothing is routed to a dead session, only failed sends tell",
+		staleRoutes)
+	staleCtl.Caught = staleCtl.Caught && len(staleFailed) > 0
+	staleCtl.Observed = fmt.Sprintf("%d of %d sends failed | %s", len(staleFailed), len(r.staleHist.Sends), staleRoutes.Message)
+	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl)
 }
 
 func (r *lifecycleRun) health(b client.Backend) report.Check {
@@ -272,7 +362,7 @@ func (r *lifecycleRun) health(b client.Backend) report.Check {
 	ev.Observed = append([]string(nil), r.ev.Observed...)
 	result := check.MarconiCacheHealth(r.cache)
 	cold := check.MarconiCacheHealth(r.cold)
-	ctl := harness.Control(string(marconi.MutantSkipWarmup), "Start skips warm_caches_from_store: active sessions miss until they re-register; their heartbeats reach no registration",
+	ctl := harness.Variant(string(marconi.MutantSkipWarmup), "Start skips warm_caches_from_store: active sessions miss until they re-register; their heartbeats reach no registration",
 		cold)
 	missed := 0
 	for sid, got := range r.cold.FirstReads {
@@ -281,7 +371,13 @@ func (r *lifecycleRun) health(b client.Backend) report.Check {
 		}
 	}
 	ctl.Caught = ctl.Caught && missed > 0
-	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnErrors, "", result, ev, ctl)
+	staleHealth := check.MarconiCacheHealth(r.stale)
+	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "send_signal answers 500 on a route whose session is gone (on_deregister kept it): each failed send is counted and fails the check",
+		staleHealth)
+	staleCtl.Caught = staleCtl.Caught && len(r.stale.FailedSends) > 0
+	staleCtl.Observed = fmt.Sprintf("%d failed sends | %s", len(r.stale.FailedSends), staleHealth.Message)
+	ev.Observed = append(ev.Observed, fmt.Sprintf("%d sends, %d failed; %d churn sessions ended, %d of them without a later send", len(r.hist.Sends), len(r.cache.FailedSends), r.cache.Ended, len(r.cache.Uncovered)))
+	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnErrors, "", result, ev, ctl, staleCtl)
 }
 
 func brief(s check.MeshRouteState) string {

@@ -65,6 +65,9 @@ type History struct {
 	// Calls is every command forwarded; MultiKey those with two or more keys; Scripts the
 	// EVAL/EVALSHA/FCALL calls (any number of keys).
 	Calls, MultiKey, Scripts int
+	// Grouping counts the calls of commands that can carry several keys (MGET, DEL,
+	// EVAL, …; Table.CanGroup) with any number of keys: the paths the twin judged.
+	Grouping int
 	// Violations are the violating calls, at most MaxKept; ViolationCount counts them all.
 	Violations     []Call
 	ViolationCount int
@@ -95,18 +98,27 @@ const MaxKept = 200
 // wrapped pool. Safe for concurrent use.
 type Pool struct {
 	client.Pool
-	mu sync.Mutex
-	h  History
+	table *validate.Table
+	mu    sync.Mutex
+	h     History
 }
 
-// Wrap returns the twin over p. Everything but Do is p's.
-func Wrap(p client.Pool) *Pool {
-	return &Pool{Pool: p, h: History{Errors: map[string]int{}}}
+// Wrap returns the twin over p, placing keys with the validator's hand table. Everything
+// but Do is p's.
+func Wrap(p client.Pool) *Pool { return WrapTable(p, nil) }
+
+// WrapTable is Wrap with the command table t (the server's, from ServerTable); nil is the
+// hand table.
+func WrapTable(p client.Pool, t *validate.Table) *Pool {
+	if t == nil {
+		t = validate.Hand("")
+	}
+	return &Pool{Pool: p, table: t, h: History{Errors: map[string]int{}}}
 }
 
 // Do judges cmd, forwards it, and records the outcome.
 func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
-	call, multi, script := judge(cmd)
+	call, multi, script := judge(p.table, cmd)
 	if call.Violation != "" {
 		call.Site = callSite()
 	}
@@ -123,6 +135,9 @@ func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 	}
 	if script {
 		p.h.Scripts++
+	}
+	if call.Command != "" && p.table.CanGroup(call.Command) {
+		p.h.Grouping++
 	}
 	if err != nil {
 		kind := string(client.KindOf(err))
@@ -160,14 +175,14 @@ func (p *Pool) History() History {
 // judge computes a command's keys and slots. The keys are the ones on the wire, read with
 // the static validator's key table (validate.CommandKeys: EVAL/EVALSHA's numkeys form and
 // every tabled command), or the declared Keys for a command the table does not know.
-func judge(cmd client.Cmd) (c Call, multi, script bool) {
+func judge(t *validate.Table, cmd client.Cmd) (c Call, multi, script bool) {
 	wire := make([]string, 0, len(cmd.Prefix)+len(cmd.Keys)+len(cmd.Args))
 	wire = append(append(append(wire, cmd.Prefix...), cmd.Keys...), cmd.Args...)
 	if len(wire) == 0 {
 		return c, false, false
 	}
 	c.Command = strings.ToUpper(wire[0])
-	keys, known := validate.CommandKeys(wire)
+	keys, known := t.CommandKeys(wire)
 	if !known {
 		keys = cmd.Keys
 	}
@@ -243,6 +258,7 @@ func Merge(hs ...History) History {
 		out.Calls += h.Calls
 		out.MultiKey += h.MultiKey
 		out.Scripts += h.Scripts
+		out.Grouping += h.Grouping
 		out.ViolationCount += h.ViolationCount
 		out.Refused += h.Refused
 		out.NoScript += h.NoScript
