@@ -35,6 +35,13 @@ type Admission struct {
 // never part of it.
 func Admit(a Admission) {
 	GinkgoHelper()
+	AddReportEntry(report.AdmissionEntryName, a.entry())
+}
+
+// entry decides the verdict: a raw pass admits; a raw failure needs the
+// wrapper when the wrapped path passed and refuses the client when it
+// failed too; anything the run could not decide is not assessed.
+func (a Admission) entry() report.Admission {
 	v := report.NotAssessed
 	switch {
 	case a.Raw.Status == check.Pass:
@@ -50,5 +57,5 @@ func Admit(a Admission) {
 	if v == report.AdmittedWithWrapper {
 		e.Wrapper = a.Wrapper
 	}
-	AddReportEntry(report.AdmissionEntryName, e)
+	return e
 }
