@@ -56,6 +56,7 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 	}
 	var (
 		checks     []Check
+		admissions []Admission
 		problems   []string
 		start, end time.Time
 		timing     = &Timing{Rows: map[RowID]Duration{}}
@@ -98,7 +99,16 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				}
 			}
 			var recorded []Check
+			var admitted []Admission
 			for _, e := range sr.ReportEntries {
+				if e.Name == AdmissionEntryName {
+					a, err := decodeAdmission(e, sr.FullText(), meta.Seed)
+					if err != nil {
+						return nil, fmt.Errorf("decode admission of spec %q at %s: %w", sr.FullText(), e.Location, err)
+					}
+					admitted = append(admitted, a)
+					continue
+				}
 				if e.Name != EntryName {
 					continue
 				}
@@ -119,6 +129,9 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 					c.Evidence.Duration = Duration(sr.RunTime)
 				}
 				recorded = append(recorded, c)
+			}
+			if !sr.State.Is(types.SpecStateInterrupted) { // an interrupted run judged no client
+				admissions = append(admissions, admitted...)
 			}
 			if sr.State.Is(types.SpecStateInterrupted) {
 				// Cut off by a signal or the suite timeout: no verdict on the
@@ -169,6 +182,7 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 		meta.Duration = Duration(end.Sub(start))
 	}
 	s := New(meta, checks)
+	s.Admission = AdmissionTable(admissions)
 	s.Problems = append(s.Problems, problems...)
 	return s, nil
 }

@@ -39,6 +39,7 @@ type htmlView struct {
 	Attention []htmlCell
 	Passing   []htmlCell
 	Version   string
+	Admission htmlAdmission // the client admission table (admission_render.go)
 }
 
 // htmlReason is one gate reason split for display: "path: status — text".
@@ -134,6 +135,7 @@ func newHTMLView(s *Scorecard) htmlView {
 		v.Attention = append(v.Attention, hc)
 	}
 	v.Version = s.Meta.Version
+	v.Admission = newHTMLAdmission(s)
 	return v
 }
 

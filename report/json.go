@@ -19,6 +19,9 @@ type results struct {
 	Schema string `json:"schema"`
 	Gate   gate   `json:"gate"`
 	*Scorecard
+	// Admission shadows Scorecard.Admission so the file always has the
+	// full table (every pair, not assessed included).
+	Admission []AdmissionRow `json:"admission"`
 }
 
 type gate struct {
@@ -31,7 +34,7 @@ func WriteJSON(w io.Writer, s *Scorecard) error {
 	pass, reasons := s.Gate()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(results{Schema: Schema, Gate: gate{pass, reasons}, Scorecard: s}); err != nil {
+	if err := enc.Encode(results{Schema: Schema, Gate: gate{pass, reasons}, Scorecard: s, Admission: s.admissionRows()}); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
@@ -54,6 +57,7 @@ func ReadJSON(r io.Reader) (*Scorecard, error) {
 	}
 	checks = append(checks, in.Unscored...)
 	s := build(in.Meta, in.Rows, checks)
+	s.Admission = AdmissionTable(admissionEntries(in.Admission))
 	s.Problems = in.Problems
 	return s, nil
 }

@@ -48,6 +48,7 @@ func WriteMarkdown(w io.Writer, s *Scorecard) error {
 			fmt.Fprintf(b, "- %s\n", mdText(r))
 		}
 	}
+	writeAdmissionMarkdown(b, s)
 	fmt.Fprintf(b, "\n### Run\n\n")
 	for _, kv := range metaLines(s) {
 		fmt.Fprintf(b, "- **%s:** %s\n", kv[0], mdText(kv[1]))

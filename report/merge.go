@@ -51,6 +51,7 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 		end      time.Time
 	)
 	rows := slices.Clone(first.Rows)
+	var admissions []Admission // every shard's, re-folded below
 	for i, c := range cards {
 		if c.Meta.Profile != first.Meta.Profile {
 			return nil, fmt.Errorf("%w: profile %q of results %d differs from %q of the first", ErrMerge, c.Meta.Profile, i+1, first.Meta.Profile)
@@ -81,6 +82,7 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 			checks = append(checks, cell.Checks...)
 		}
 		checks = append(checks, c.Unscored...)
+		admissions = append(admissions, admissionEntries(c.Admission)...)
 		label := ""
 		if c.Meta.Shard != nil {
 			label = "shard " + c.Meta.Shard.String() + ": "
@@ -128,6 +130,7 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 	meta.CommandLine = "merged: " + strings.Join(parts, " | ")
 	sort.SliceStable(meta.Skipped, func(i, j int) bool { return meta.Skipped[i].Scenario < meta.Skipped[j].Scenario })
 	s := build(meta, rows, checks)
+	s.Admission = AdmissionTable(admissions)
 	s.Problems = problems
 	return s, nil
 }

@@ -24,6 +24,10 @@ type Scorecard struct {
 	// an interrupted suite, a failed spec without a row label. Any of them
 	// fails the gate.
 	Problems []string `json:"problems,omitempty"`
+	// Admission is the client admission table (admission.go): each raw
+	// client's verdict per client-facing requirement, next to the gate,
+	// never part of it.
+	Admission []AdmissionRow `json:"admission"`
 }
 
 // Cell is one (row, column) of the scorecard.

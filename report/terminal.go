@@ -92,6 +92,7 @@ func WriteTerminal(w io.Writer, s *Scorecard, color bool) error {
 	for _, r := range reasons {
 		fmt.Fprintf(b, "  %s\n", r)
 	}
+	writeAdmissionTerminal(b, s, paint)
 	if err := b.Flush(); err != nil {
 		return fmt.Errorf("write terminal scorecard: %w", err)
 	}

@@ -367,6 +367,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ctl := check.DrillDispatch(check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
 	naivePool := check.HaltsWithin(check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
 	naiveSub := check.HaltsWithin(r.naiveSubHalts, budget.Subscription)
+	admitDispatch(b, pool.Version(), check.HaltsWithin(check.PoolHalts(halts), budget.Pool), check.HaltsWithin(r.subHalts, budget.Subscription), naivePool, naiveSub)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Control("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
 		harness.Control("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
@@ -511,4 +512,27 @@ func healthyFailures(ops []check.DrillOp, d check.Drill, end time.Duration) stri
 		lastAt = o.Return - d.Start
 	}
 	return fmt.Sprintf("%s failover of shard %d: healthy-shard failures %v from +%v to +%v after the drill began; first: %s", d.Mode, d.Shard, kinds, firstAt.Round(time.Millisecond), lastAt.Round(time.Millisecond), firstErr)
+}
+
+// admitDispatch records the raw clients' admission for the dispatch halt
+// and the subscription client's recovery after a failover, from the same
+// drills. go-redis: the naive-topology pool and subscriber are the raw
+// library (impl's reload on a failed node off). valkey-go: impl adds
+// nothing to a command pool or subscriber without replica reads (impl/client
+// topology.go: the library refreshes its slot map on a connection error
+// itself), so the scored pool and subscriber are the raw library.
+func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naivePool, naiveSub check.Result) {
+	GinkgoHelper()
+	rawPool, rawSub := poolHalts, subHalts
+	how := "impl adds no topology code to valkey-go's command pool or subscriber, so the scored clients are the raw library"
+	if b == client.BackendGoRedis {
+		rawPool, rawSub = naivePool, naiveSub
+		how = "the raw library is go-redis with only its own slot-map refresh (NaiveTopology), on its own keys and topics during the same failovers, up to the first kill"
+	}
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementDispatchHalt, Client: version, Raw: rawPool, Wrapped: poolHalts,
+		Wrapper:  "impl/client reloadOnNodeFailure (slot-map reload when a node fails without a reply)",
+		Evidence: "Graceful and killed primary failovers under load, the command pool's halt of the drilled shard against the pool budget: " + how + "."})
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubFailover, Client: version, Raw: rawSub, Wrapped: subHalts,
+		Wrapper:  "impl/client go-redis subscriber (slot-map reload on a broken subscription connection)",
+		Evidence: "The same failovers, the subscription client's halt (first delivery on the drilled shard) against the subscription budget: " + how + "."})
 }

@@ -247,6 +247,8 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	DeferCleanup(halt)
 	naive := startNaive(ctx, b, replica, clock, keysFor("n"), s)
 	DeferCleanup(naive.halt)
+	rawGR := startRawReplicaReads(ctx, b, clock, keysFor("g"), s) // client admission (admission_test.go); nil for valkey-go
+	DeferCleanup(rawGR.halt)
 	// The replica-return control: valkey-go replica reads (impl's router)
 	// with only the library's own topology refresh, on their own keys for
 	// the whole drill. Both backends' cells use it: go-redis's own default
@@ -265,6 +267,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// scored pool's.
 	readsBefore := getCalls(ctx, replica)
 	naive.start(ctx)
+	rawGR.start(ctx)
 	By(fmt.Sprintf("kill %s (replica of shard %d) under load; it stays dead %v", replica.Name(), shard, s.Down))
 	replicaID, err := replica.ID(ctx)
 	Expect(err).NotTo(HaveOccurred())
@@ -295,6 +298,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// budget passed.
 	budget := cfg.HaltBudget.ReplicaReads
 	back := watchReturns(ctx, replica, clock, scoredName, staleName)
+	rawGR.watchFrom(ctx, replica, clock)
 	waitUntil(d.Restarted+max(s.After, min(budget, maxControlWait)+250*time.Millisecond), clock, func() bool {
 		return clock.Now() >= d.Restarted+s.After && back.returned(scoredName) && back.returned(staleName)
 	})
@@ -302,6 +306,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	d.End = clock.Now()
 	halt()
 	haltStale()
+	rawGR.halt()
 	repaired := time.Since(began)
 
 	By("writes stopped: wait for the replica to apply the primary's whole stream")
@@ -357,6 +362,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	}
 	staleCtl := harness.Control("stale-topology-replica-reads", "valkey-go replica reads through impl's replica router but with only the library's own topology refresh (no periodic refresh): the restarted replica, dropped from its slot map while FAIL, never gets reads back — run on its own keys during the same kill and restart, watched per client name on the replica until the budget passed",
 		check.HaltsWithin(staleReturns, budget))
+	admitReplica(b, pool.Version(), result, naive, rawGR, d, shard, budget)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, noRepair, notResynced, ctl, staleCtl)
 }
 

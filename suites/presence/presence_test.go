@@ -245,5 +245,45 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	crossSlot.Observed = refused.Message + ": " + singleOut[0].Err
 	nr := check.PresenceOutcomes(noRetry.Reads())
 	noRetryCtl := harness.Control(string(presence.ReadNoRetry), "a per-slot split that hands TRYAGAIN (a slot mid-migration holding part of a group) straight to the caller", check.NoErrors(nr, 1))
+	admitCrossSlot(b, pool.Version(), singleOut, refused, result)
+	admitMultiKeyRedirects(b, pool.Version(), retries.Load(), redirects.Load(), result)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, crossSlot, noRetryCtl)
+}
+
+// admitCrossSlot records the raw client's admission for cross-slot
+// multi-key work (spec 000 §Conformance, Locality contract): one MGET over
+// keys of many slots handed to the library as it is. Refused loudly
+// (CROSSSLOT from the server, or the library's refusal before sending), the
+// client is safe but cannot serve the read: impl's per-slot split is needed.
+// Served without an error, the library scattered atomic-looking work
+// silently, which the locality contract forbids whatever wraps it.
+func admitCrossSlot(b client.Backend, version string, single []check.Outcome, refused, split check.Result) {
+	GinkgoHelper()
+	raw, wrapped := check.Result{Status: check.Unknown, Message: "the cross-slot MGET failed, but not with CROSSSLOT: " + refused.Message}, split
+	switch {
+	case refused.Status == check.Pass:
+		raw = check.Result{Status: check.Fail, Message: "loud, cannot serve it: " + refused.Message}
+	case check.NoErrors(single, 1).Status == check.Pass:
+		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("%d cross-slot MGETs answered without an error: scattered silently", len(single))}
+		wrapped = check.Result{Status: check.Fail, Message: "a library that scatters cross-slot work silently is refused whatever wraps it"}
+	}
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementCrossSlot, Client: version, Raw: raw, Wrapped: wrapped,
+		Wrapper:  "impl/presence per-slot split (positional MGET per slot, TRYAGAIN re-sent)",
+		Evidence: fmt.Sprintf("%d MGETs, each over 50 presence keys of many slots, through the raw %s pool.", len(single), version)})
+}
+
+// admitMultiKeyRedirects adds the presence run's evidence to the redirects
+// requirement (the routing row records the single-key one): a per-slot MGET
+// on a slot held MIGRATING meets TRYAGAIN (part of the keys moved), and
+// ASK/MOVED; every one the library handed back to impl's read instead of
+// absorbing it is a redirect the raw client did not handle.
+func admitMultiKeyRedirects(b client.Backend, version string, tryAgain, redirects int64, reads check.Result) {
+	GinkgoHelper()
+	raw := check.Result{Status: check.Unknown, Message: "the library handed no TRYAGAIN, MOVED or ASK back during this run's migration"}
+	if tryAgain+redirects > 0 {
+		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("the library handed %d TRYAGAIN and %d MOVED/ASK back to the caller on per-slot MGETs of a slot held MIGRATING", tryAgain, redirects)}
+	}
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: version, Raw: raw, Wrapped: reads,
+		Wrapper:  "impl/presence per-slot read (re-sends TRYAGAIN, MOVED and ASK)",
+		Evidence: fmt.Sprintf("Multi-key reads (per-slot MGET through the %s pool) while a slot of their keys migrated.", version)})
 }

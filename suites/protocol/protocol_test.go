@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -271,5 +272,19 @@ func errorsColumn(r *cellRun) report.Check {
 
 	ctlTyped := check.ReplyShapes(traffic.DecodeShapes(r.ctlShapes, traffic.ProtocolAware), ctlWant, 2*r.scale.ShapeProbes)
 	ev.Observed = append(ev.Observed, "control pool (RESP"+fmt.Sprint(ctlWant)+") reply shapes: "+ctlTyped.Message)
+	admitProtocol(r, result)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, negotiated, naive)
+}
+
+// admitProtocol records the raw client's admission under this cell's
+// protocol: the library's own protocol option negotiated it on every
+// primary (CLIENT LIST) and the workload ran without an error. Reply shapes
+// are decoded by impl/client's normaliser and stay part of the cell's check.
+func admitProtocol(r *cellRun, cell check.Result) {
+	GinkgoHelper()
+	b, _, _ := strings.Cut(r.ev.Client, " ")
+	raw := check.All("protocol-admission", check.NegotiatedProtocol(r.conns, poolName, r.proto, r.nodes), check.NoErrors(r.outcomes, r.scale.Sessions))
+	harness.Admit(harness.Admission{Backend: client.Backend(b), Requirement: report.RequirementProtocol, Client: r.ev.Client, Raw: raw, Wrapped: cell,
+		Wrapper:  "impl/client reply normalisation",
+		Evidence: fmt.Sprintf("The command pool requested RESP%d through the library's own option, fencing and presence workload on every primary.", r.proto)})
 }

@@ -228,5 +228,15 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	pk := kinds(pinned)
 	ctl.Caught = ctl.Caught && pk[string(client.KindMoved)] > 0
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", pk)
+	// Client admission: the raw pool ran on keys of the same migrating
+	// slots. It met the requirement only if no redirect reached it and the
+	// library handed none back to the wrapper on the scored keys either.
+	rawRedirects := check.NoErrors(check.RoutingOutcomes(rawOps), 1)
+	if rawRedirects.Status == check.Pass && r.absorbed > 0 {
+		rawRedirects = check.Result{Status: check.Fail, Message: fmt.Sprintf("no error on its own %d operations this run, but the same library handed %d MOVED/ASK/TRYAGAIN back to the wrapper on the scored keys", len(rawOps), r.absorbed)}
+	}
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: pool.Version(), Raw: rawRedirects, Wrapped: result,
+		Wrapper:  "impl/routing.Wrap (re-sends a MOVED/ASK/TRYAGAIN the library hands back)",
+		Evidence: fmt.Sprintf("The raw %s cluster pool on keys of the migrating slots during %d migrations (error kinds %v over %d operations; %d redirects absorbed by the wrapper on the scored keys).", pool.Version(), r.moves, rawKinds, len(rawOps), r.absorbed)})
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)
 }

@@ -181,7 +181,37 @@ func forcedDisconnect(ctx SpecContext, b client.Backend, name string) report.Che
 		return []fault.Fault{kill, reset(0), restart(1), kill, reset(1), restart(2), kill, reset(2), restart(0), kill, reset(0), kill}
 	}}
 	h, r := d.run(ctx, b, name)
+	admitDisconnect(b, r, h)
 	return verdict(r, h)
+}
+
+// admitDisconnect records the raw client's admission for resubscription
+// after a forced disconnect: both libraries re-send every subscription on
+// reconnect by themselves (impl/client subscriber_*.go). The relay's own
+// re-subscriptions ("dropped" → "recovered") are impl's wrapper at work;
+// the library's ("resubscribed") are the raw client's.
+func admitDisconnect(b client.Backend, r *drillRun, h check.SubscriptionHistory) {
+	GinkgoHelper()
+	var relayed, library int
+	for _, e := range h.Events {
+		switch e.Kind {
+		case "dropped":
+			relayed++
+		case "resubscribed":
+			library++
+		}
+	}
+	delivered := r.judged(check.SubscriptionsDelivered(h, minExpected))
+	raw := delivered
+	switch {
+	case library == 0 && relayed == 0:
+		raw = check.Result{Status: check.Unknown, Message: "no re-subscription was seen at all: the faults did not reach the subscription client"}
+	case relayed > 0 && delivered.Status == check.Pass:
+		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("%d subscriptions were re-subscribed by impl's relay, not by the library", relayed)}
+	}
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubDisconnect, Client: r.pool.Version(), Raw: raw, Wrapped: delivered,
+		Wrapper:  "impl/pubsub.Relay (re-SSUBSCRIBE on the client's MsgDropped)",
+		Evidence: fmt.Sprintf("Client kill, reset-peer and primary restart on the subscription client's connections: the library re-subscribed %d times by itself, impl's relay %d times.", library, relayed)})
 }
 
 // migrations moves the slots of up to n exact topics on different shards.
@@ -208,6 +238,13 @@ func slotMigration(ctx SpecContext, b client.Backend, name string) report.Check 
 	Expect(cluster.Reset(ctx)).To(Succeed())
 	naive, nr := drill{perShard: 3, faults: migrations(1), opts: pubsub.Options{Naive: true}, fresh: 2 * time.Second}.run(ctx, b, name+"/naive")
 	nr.evidence(naive) // narrated to GinkgoWriter
+	// Client admission: neither library re-subscribes after a server
+	// sunsubscribe (impl/client subscriber_*.go, read in their sources), so
+	// the naive relay, which ignores the drop, is the raw client here.
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubSunsubscribe, Client: r.pool.Version(),
+		Raw: check.SubscriptionsDelivered(naive, 1), Wrapped: r.judged(check.SubscriptionsDelivered(h, minExpected)),
+		Wrapper:  "impl/pubsub.Relay (re-SSUBSCRIBE on the client's MsgDropped)",
+		Evidence: fmt.Sprintf("A topic's slot migrated under traffic; the raw client's own reaction to the server's sunsubscribe (nothing: no re-subscribe, %s) run as the relay that ignores the drop.", r.pool.Version())})
 	return verdict(r, h, harness.Control("naive-no-resubscribe",
 		"a relay that ignores MsgDropped after a slot migration: messages lost while it reports healthy, and zero errors (spec 000 §Failure Modes, silent)",
 		check.SilentOnly(check.SubscriptionsDelivered(naive, 1), check.SubscriptionErrors(naive, 1))))

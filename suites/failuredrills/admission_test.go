@@ -1,0 +1,109 @@
+package failuredrills_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// Client admission for replica repair (report.RequirementReplicaRepair):
+// the raw library's replica reads, judged by the scored checker during the
+// same replica kill and restart.
+//
+// valkey-go: its own replica reads are the naive control already run
+// (SendToReplicas alone). go-redis: no control runs its raw library (the
+// pinned-replica control is a bad client, not go-redis's default), so a
+// go-redis ReadOnly cluster pool with only the library's own topology
+// handling (NaiveTopology: no periodic refresh, no reload on a failed node)
+// reads and writes its own keys for the whole drill, and its return to the
+// repaired replica is watched like the scored pool's.
+
+// rawReplicaName is the raw go-redis replica-read pool's client name.
+const rawReplicaName = "slotgate-raw-replica-reads"
+
+// rawReplicaRun is the raw go-redis replica-read run; nil for valkey-go.
+type rawReplicaRun struct {
+	w     *repairWorkload
+	stop  chan struct{}
+	done  chan struct{}
+	watch *returnWatch
+}
+
+func startRawReplicaReads(ctx context.Context, b client.Backend, clock *traffic.Clock, keys []traffic.DrillKey, s repairScale) *rawReplicaRun {
+	GinkgoHelper()
+	if b != client.BackendGoRedis {
+		return nil
+	}
+	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: rawReplicaName, ReplicaReads: true, NaiveTopology: true})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(p.Close)
+	return &rawReplicaRun{w: &repairWorkload{pool: p, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (r *rawReplicaRun) start(ctx context.Context) {
+	if r == nil {
+		return
+	}
+	go func() { r.w.run(ctx, r.stop); close(r.done) }()
+}
+
+// watchFrom watches the replica for the raw pool's first read after the
+// restart.
+func (r *rawReplicaRun) watchFrom(ctx context.Context, replica *fixtures.Node, clock *traffic.Clock) {
+	if r == nil {
+		return
+	}
+	r.watch = watchReturns(ctx, replica, clock, rawReplicaName)
+}
+
+// halt stops the load and the watch once.
+func (r *rawReplicaRun) halt() {
+	if r == nil || r.stop == nil {
+		return
+	}
+	close(r.stop)
+	r.stop = nil
+	<-r.done
+	if r.watch != nil {
+		r.watch.stop()
+	}
+}
+
+// rawResult judges a raw run: its naive control's reads over the outage
+// (valkey-go), or the raw go-redis pool's reads over the whole drill and
+// its return to the repaired replica within budget.
+func rawResult(b client.Backend, naive *naiveRun, raw *rawReplicaRun, d check.ReplicaDrill, shard int, budget time.Duration) (check.Result, string) {
+	if raw == nil {
+		nd := check.ReplicaDrill{Shard: shard, Kill: d.Kill, Restarted: naive.end, End: naive.end}
+		return check.ReplicaReadsKept(naive.w.history(), nd, maxGap, maxFailPct, 20),
+			"valkey-go's own replica reads (SendToReplicas alone: the naive-replica-reads control) on their own keys, from the kill until just before the restart"
+	}
+	var returns []check.RoleHalt
+	if raw.watch != nil {
+		returns = raw.watch.halts(d, shard, rawReplicaName)
+	}
+	return check.All("replica-repair", check.ReplicaReadsKept(raw.w.history(), d, maxGap, maxFailPct, 20), check.HaltsWithin(returns, budget)),
+		fmt.Sprintf("go-redis's own ReadOnly cluster pool with only the library's topology handling (%s, NaiveTopology) on its own keys for the whole drill, its reads back on the repaired replica watched like the scored pool's", rawReplicaName)
+}
+
+// admitReplica records the admission entry of replica repair.
+func admitReplica(b client.Backend, version string, scored check.Result, naive *naiveRun, raw *rawReplicaRun, d check.ReplicaDrill, shard int, budget time.Duration) {
+	GinkgoHelper()
+	res, how := rawResult(b, naive, raw, d, shard, budget)
+	wrapper := "impl/client replica reads (go-redis: periodic slot-map refresh and reload on a failed node, so a repaired replica gets reads back)"
+	if b == client.BackendValkeyGo {
+		wrapper = "impl/client replicaRouter (a failed replica read retried on the primary) and replicaRefresh (periodic topology refresh)"
+	}
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementReplicaRepair, Client: version, Raw: res, Wrapped: scored, Wrapper: wrapper,
+		Evidence: fmt.Sprintf("The replica of shard %d killed under load and restarted once the cluster marked it FAIL: %s.", shard, how)})
+}
