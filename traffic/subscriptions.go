@@ -44,6 +44,12 @@ type Subscriptions struct {
 	patterns   map[string]bool
 	sent       map[[2]int64]time.Duration // (publisher, seq) → Sent
 
+	// alias maps a subscription the relay delivers through to the one
+	// the application files it under (Alias).
+	alias map[string]string
+	// stallUntil is when a stalled consumer reads again (Stall).
+	stallUntil time.Time
+
 	consumed chan struct{}
 }
 
@@ -53,6 +59,7 @@ func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 		relay: relay, clock: clock,
 		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*check.SubInterval{},
 		patterns: map[string]bool{}, sent: map[[2]int64]time.Duration{}, consumed: make(chan struct{}),
+		alias: map[string]string{},
 	}
 	go s.consume()
 	return s
@@ -63,10 +70,23 @@ func (s *Subscriptions) offset(t time.Time) time.Duration { return t.Sub(s.clock
 
 func (s *Subscriptions) consume() {
 	defer close(s.consumed)
-	for d := range s.relay.Deliveries() {
-		sub := d.Topic
-		if d.Pattern != "" {
-			sub = d.Pattern
+	for {
+		s.mu.Lock()
+		wait := time.Until(s.stallUntil)
+		s.mu.Unlock()
+		if wait > 0 {
+			time.Sleep(wait) // the application stalls reading
+		}
+		d, ok := <-s.relay.Deliveries()
+		if !ok {
+			return
+		}
+		sub := d.Sub
+		if sub == "" { // a relay that does not say: as the server named it
+			sub = d.Topic
+			if d.Pattern != "" {
+				sub = d.Pattern
+			}
 		}
 		pub, seq, ok := parsePayload(d.Payload)
 		if !ok {
@@ -74,12 +94,32 @@ func (s *Subscriptions) consume() {
 		}
 		at := s.offset(d.At)
 		s.mu.Lock()
+		if as, ok := s.alias[sub]; ok {
+			sub = as
+		}
 		s.deliveries = append(s.deliveries, check.SubDelivery{Publisher: pub, Seq: seq, Channel: d.Topic, Sub: sub, At: at})
 		if sent, ok := s.sent[[2]int64{int64(pub), seq}]; ok && sent > s.lastFresh[sub] {
 			s.lastFresh[sub] = sent
 		}
 		s.mu.Unlock()
 	}
+}
+
+// Alias files deliveries through subscription sub under as: an application
+// that handles several subscriptions as one (the enumerated-channels design
+// D2 rejected, whose channels stand for a pattern).
+func (s *Subscriptions) Alias(sub, as string) {
+	s.mu.Lock()
+	s.alias[sub] = as
+	s.mu.Unlock()
+}
+
+// Stall makes the application stop reading deliveries for d from now (a
+// slow consumer); the relay and the client buffer meanwhile.
+func (s *Subscriptions) Stall(d time.Duration) {
+	s.mu.Lock()
+	s.stallUntil = time.Now().Add(d)
+	s.mu.Unlock()
 }
 
 // payload is "<publisher>:<seq>".
