@@ -529,11 +529,10 @@ func (r *Relay) resubscribed(name string) {
 		return
 	}
 	r.stats.Resubscribed++
-	if r.o.Mutant == MutantForgetOnResubscribe {
-		delete(r.subs, name)
-		return
-	}
 	r.logLocked(name, EventResubscribed, "")
+	if r.o.Mutant == MutantForgetOnResubscribe {
+		delete(r.subs, name) // after reporting it healthy
+	}
 }
 
 // dropped: the server ended a subscription the relay still wants.
