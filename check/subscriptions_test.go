@@ -162,7 +162,7 @@ func TestSubscriptionBounds(t *testing.T) {
 	}
 
 	// Dropped, never reported healed: the window closes at end+bound.
-	long := subHistory(500) // 5 s of traffic
+	long := subHistory(1000) // 10 s of traffic
 	long.Events = []SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}}
 	long.Deliveries = long.Deliveries[:29]
 	st := AnalyzeSubscriptions(long)

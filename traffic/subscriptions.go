@@ -49,6 +49,9 @@ type Subscriptions struct {
 	alias map[string]string
 	// stallUntil is when a stalled consumer reads again (Stall).
 	stallUntil time.Time
+	// quiet is how long History waits without a delivery while messages
+	// are still missing (DrainQuiet); default 1 s.
+	quiet time.Duration
 
 	consumed chan struct{}
 }
@@ -59,7 +62,7 @@ func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 		relay: relay, clock: clock,
 		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*check.SubInterval{},
 		patterns: map[string]bool{}, sent: map[[2]int64]time.Duration{}, consumed: make(chan struct{}),
-		alias: map[string]string{},
+		alias: map[string]string{}, quiet: time.Second,
 	}
 	go s.consume()
 	return s
@@ -296,6 +299,15 @@ func (s *Subscriptions) WaitFresh(ctx context.Context, since time.Duration, time
 	}
 }
 
+// DrainQuiet sets how long History waits for a missing message after the
+// last delivery: a known-bad variant that loses messages need not be
+// waited on for the default second.
+func (s *Subscriptions) DrainQuiet(d time.Duration) {
+	s.mu.Lock()
+	s.quiet = d
+	s.mu.Unlock()
+}
+
 // Now is the scenario clock's reading.
 func (s *Subscriptions) Now() time.Duration { return s.clock.Now() }
 
@@ -333,7 +345,10 @@ func (s *Subscriptions) drained(quiet, limit time.Duration) {
 // History waits for deliveries still in flight, closes the relay and
 // returns the recorded history; call it once, after the publishers stopped.
 func (s *Subscriptions) History() check.SubscriptionHistory {
-	s.drained(time.Second, 5*time.Second)
+	s.mu.Lock()
+	quiet := s.quiet
+	s.mu.Unlock()
+	s.drained(quiet, 5*time.Second)
 	end := s.clock.Now()
 	health := s.relay.Health()
 	events := s.relay.Events()

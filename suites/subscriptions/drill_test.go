@@ -62,6 +62,8 @@ type drill struct {
 	stall time.Duration
 	// tag names a variant's subscription client apart from the real run's.
 	tag string
+	// quiet overrides how long the history waits for missing messages.
+	quiet time.Duration
 }
 
 // drillRun is a drill in progress.
@@ -143,6 +145,9 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 	}
 	r.pool, r.relay = openRelay(ctx, backend, client.ModeCluster, cluster.Addrs(), r.subName, d.opts, d.protocol)
 	r.rec = traffic.NewSubscriptions(r.relay, traffic.NewClock())
+	if d.quiet > 0 {
+		r.rec.DrainQuiet(d.quiet)
+	}
 
 	universe := topicsOnEveryShard(ctx, r.rng, cluster, d.perShard)
 	for _, c := range communities[:2] {

@@ -77,7 +77,7 @@ func variantRun(ctx SpecContext, b client.Backend, name, what string, d drill) (
 	GinkgoHelper()
 	By("negative control: " + what)
 	Expect(cluster.Reset(ctx)).To(Succeed())
-	d.tag = "variant"
+	d.tag, d.quiet = "variant", 300*time.Millisecond
 	h, r := d.run(ctx, b, name)
 	r.evidence(h)
 	return h, r
@@ -172,7 +172,7 @@ func steady(ctx SpecContext, b client.Backend, name string) report.Check {
 	}
 	h, r := d.run(ctx, b, name)
 
-	short := drill{perShard: 2, steady: 500 * time.Millisecond, wire: true, fresh: time.Second}
+	short := drill{perShard: 2, steady: 500 * time.Millisecond, wire: true, fresh: 500 * time.Millisecond}
 	mis := short
 	mis.opts.Mutant = pubsub.MutantCommunityRoute
 	mh, mr := variantRun(ctx, b, name+"/community-route", "a relay that routes by community, not by topic", mis)
@@ -197,7 +197,7 @@ func slowConsumer(ctx SpecContext, b client.Backend, name string) report.Check {
 	h, r := d.run(ctx, b, name)
 	fmt.Fprintf(GinkgoWriter, "slow consumer: %d messages published during a %v stall (relay buffer 64)\n", publishedDuring(h, d.stall), d.stall)
 
-	v := drill{perShard: 2, stall: time.Second, opts: pubsub.Options{DeliveryBuffer: 64, Mutant: pubsub.MutantDropWhenFull}, fresh: time.Second}
+	v := drill{perShard: 2, stall: 700 * time.Millisecond, opts: pubsub.Options{DeliveryBuffer: 64, Mutant: pubsub.MutantDropWhenFull}, fresh: 500 * time.Millisecond}
 	vh, _ := variantRun(ctx, b, name+"/drop-when-full", "a relay that drops what a slow consumer has no room for", v)
 	return verdict(r, h, harness.Variant("drop-when-full",
 		"a relay handing messages over with a non-blocking send: what the stalled application has no room for is dropped, uncounted and unreported, while the relay reports healthy (impl/pubsub MutantDropWhenFull)",
@@ -253,7 +253,7 @@ func forcedDisconnect(ctx SpecContext, b client.Backend, name string) report.Che
 	}}
 	h, r := d.run(ctx, b, name)
 
-	v := drill{perShard: 2, fresh: time.Second, opts: pubsub.Options{Mutant: pubsub.MutantForgetOnResubscribe},
+	v := drill{perShard: 2, fresh: 500 * time.Millisecond, opts: pubsub.Options{Mutant: pubsub.MutantForgetOnResubscribe},
 		faults: func(r *drillRun) []fault.Fault { return []fault.Fault{fault.KillClients{Client: r.subName}} }}
 	vh, _ := variantRun(ctx, b, name+"/forget-on-resubscribe", "a relay that forgets what the library re-sent after a disconnect", v)
 	return verdict(r, h, harness.Variant("forget-on-resubscribe",
@@ -310,7 +310,7 @@ func failover(ctx SpecContext, b client.Backend, name string) report.Check {
 	}}
 	h, r := d.run(ctx, b, name)
 
-	v := drill{perShard: 2, fresh: time.Second, opts: pubsub.Options{Naive: true},
+	v := drill{perShard: 2, fresh: 500 * time.Millisecond, opts: pubsub.Options{Naive: true},
 		faults: func(*drillRun) []fault.Fault {
 			return []fault.Fault{fault.Failover{Shard: 2, Mode: fault.FailoverGraceful}}
 		}}
@@ -332,7 +332,7 @@ func patterns(ctx SpecContext, b client.Backend, name string) report.Check {
 
 	By("negative control: the patterns enumerated as SSUBSCRIBEd channels of known communities (the design D2 rejected)")
 	enumerated := enumeratedPatterns(ctx, b, name+"/enumerated")
-	v := drill{perShard: 1, patterns: true, steady: 500 * time.Millisecond, fresh: time.Second, opts: pubsub.Options{Mutant: pubsub.MutantGreedyPattern}}
+	v := drill{perShard: 1, patterns: true, steady: 500 * time.Millisecond, fresh: 500 * time.Millisecond, opts: pubsub.Options{Mutant: pubsub.MutantGreedyPattern}}
 	vh, _ := variantRun(ctx, b, name+"/greedy-pattern", "a relay whose pattern match is the pattern's literal prefix", v)
 	return verdict(r, h,
 		harness.Variant("enumerated-pattern-channels",
