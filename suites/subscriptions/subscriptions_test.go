@@ -188,7 +188,16 @@ func steady(ctx SpecContext, b client.Backend, name string) report.Check {
 
 // slowConsumer stalls the application's reading long enough to fill the
 // relay's buffer (64 here) and the client's (1024), so the backlog backs up
-// into the client library, the socket and the server's output buffer.
+// into the client library, the socket and the server's output buffer
+// (smoke: ~1,500–2,000 messages published during the 2.5 s stall).
+// NOTE: measured — valkey-go's backpressure holds only up to ~11 s: its
+// connection's background PING (after Dialer.KeepAlive, 1 s, without a
+// reply read) waits ConnWriteTimeout (default 10 s) behind the blocked
+// reader, then valkey-go closes its own connection (pipe.go backgroundPing
+// → _exit) and re-subscribes; the backlog is lost, reported only as
+// "resubscribed" (a 14 s stall: 8,950 of 10,363 messages lost, and this
+// row fails). go-redis (PubSub.Receive, no read deadline) held a 14 s
+// stall without loss. The full profile stalls 8 s, inside both.
 func slowConsumer(ctx SpecContext, b client.Backend, name string) report.Check {
 	d := drill{perShard: 2, stall: 2500 * time.Millisecond, opts: pubsub.Options{DeliveryBuffer: 64}}
 	if full() {
