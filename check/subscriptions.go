@@ -173,6 +173,11 @@ type SubscriptionStats struct {
 	// (every delivery is matched by channel, subscription, publisher and
 	// seq); a misrouted delivery does not count as delivering the message.
 	Misrouted int
+	// Released counts deliveries to a subscription the application did not
+	// hold at the time (more than SubInFlightBound before it subscribed or
+	// after it unsubscribed): a handler that no longer exists was handed a
+	// message. They do not count as delivering it.
+	Released int
 	// InFlightSlack is the longest acknowledgement→delivery latency
 	// observed: evidence only (the windows use SubInFlightBound).
 	InFlightSlack time.Duration
@@ -210,6 +215,10 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	for _, p := range h.Publishes {
 		pubs[id{p.Publisher, p.Seq}] = p
 	}
+	held := map[string][]SubInterval{}
+	for _, iv := range h.Held {
+		held[iv.Sub] = append(held[iv.Sub], iv)
+	}
 	delivered := map[id]int{}
 	lastSeq := map[string]int64{} // publisher|channel → highest seq delivered
 	bySub := map[string][]time.Duration{}
@@ -231,6 +240,12 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 			st.Misrouted++
 			st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d published on %s for %s was delivered on %s to %s",
 				d.Publisher, d.Seq, p.Channel, p.Sub, d.Channel, d.Sub))
+			continue
+		}
+		if !heldNear(held[d.Sub], d.At, SubInFlightBound) {
+			st.Released++
+			st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s delivered at %v to %s, which the application did not hold then",
+				d.Publisher, d.Seq, d.Channel, d.At, d.Sub))
 			continue
 		}
 		delivered[k]++
@@ -334,10 +349,6 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		windows[e.Sub] = append(windows[e.Sub], w)
 	}
 
-	held := map[string][]SubInterval{}
-	for _, iv := range h.Held {
-		held[iv.Sub] = append(held[iv.Sub], iv)
-	}
 	for _, a := range anomalies {
 		inside := false
 		for _, w := range windows[a.d.Sub] {
@@ -484,6 +495,16 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	return st
 }
 
+// heldNear: one of ivs covers at, give or take tol.
+func heldNear(ivs []SubInterval, at, tol time.Duration) bool {
+	for _, iv := range ivs {
+		if iv.From-tol <= at && (iv.To == 0 || at <= iv.To+tol) {
+			return true
+		}
+	}
+	return false
+}
+
 // heldAt: sub was held at instant at.
 func heldAt(ivs []SubInterval, sub string, at time.Duration) bool {
 	for _, iv := range ivs {
@@ -543,10 +564,10 @@ func SubscriptionsDelivered(h SubscriptionHistory, minExpected int) Result {
 }
 
 func subscriptionsVerdict(name string, st SubscriptionStats, minExpected int) Result {
-	if st.LostOutside > 0 || st.Duplicates > 0 || st.Reordered > 0 || st.Unexpected > 0 || st.Misrouted > 0 {
+	if st.LostOutside > 0 || st.Duplicates > 0 || st.Reordered > 0 || st.Unexpected > 0 || st.Misrouted > 0 || st.Released > 0 {
 		return fail(name, strings.Join(st.Silent, "\n"),
-			"%d of %d expected messages lost outside the outage windows (%d of them pattern messages), %d duplicated, %d reordered, %d delivered on the wrong channel or to the wrong subscription, %d never published",
-			st.LostOutside, st.Expected, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Misrouted, st.Unexpected)
+			"%d of %d expected messages lost outside the outage windows (%d of them pattern messages), %d duplicated, %d reordered, %d delivered on the wrong channel or to the wrong subscription, %d to a subscription the application had not (or no longer) held, %d never published",
+			st.LostOutside, st.Expected, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Misrouted, st.Released, st.Unexpected)
 	}
 	if st.Expected < minExpected {
 		return unknown(name, "only %d messages expected, need %d", st.Expected, minExpected)
@@ -596,8 +617,8 @@ func SilentOnly(silent, loud Result) Result {
 }
 
 func subscriptionObserved(st SubscriptionStats) []string {
-	out := []string{fmt.Sprintf("published %d, acknowledged %d, expected %d, delivered %d; lost inside windows %d, outside %d (pattern %d); duplicates %d; reordered %d; misrouted %d; pattern duplicates/reorders inside windows %d; publish errors inside %d, outside %d; longest acknowledgement→delivery %v (in-flight bound %v, recovery bound %v)",
-		st.Published, st.Acked, st.Expected, st.Delivered, st.LostInside, st.LostOutside, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Misrouted, st.PatternAnomaliesInside,
+	out := []string{fmt.Sprintf("published %d, acknowledged %d, expected %d, delivered %d; lost inside windows %d, outside %d (pattern %d); duplicates %d; reordered %d; misrouted %d; to released subscriptions %d; pattern duplicates/reorders inside windows %d; publish errors inside %d, outside %d; longest acknowledgement→delivery %v (in-flight bound %v, recovery bound %v)",
+		st.Published, st.Acked, st.Expected, st.Delivered, st.LostInside, st.LostOutside, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Misrouted, st.Released, st.PatternAnomaliesInside,
 		st.PublishErrorsInside, st.PublishErrorsOutside, st.InFlightSlack.Round(time.Millisecond), SubInFlightBound, SubRecoveryBound)}
 	for _, f := range st.Faults {
 		healthy := "no subscription affected as far as the client knew"

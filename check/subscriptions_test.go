@@ -176,3 +176,21 @@ func TestSubscriptionBounds(t *testing.T) {
 		t.Errorf("never healed: lost outside %d, want %d (sent after the recovery bound)", st.LostOutside, wantOutside)
 	}
 }
+
+// TestSubscriptionsReleased: a delivery to a subscription the application
+// had released (beyond the in-flight bound) is silently wrong.
+func TestSubscriptionsReleased(t *testing.T) {
+	h := subHistory(100)
+	last := h.Publishes[len(h.Publishes)-1]
+	h.Held[0].To = last.Done - 200*time.Millisecond
+	if st := AnalyzeSubscriptions(h); st.Released != 0 {
+		t.Errorf("deliveries within the in-flight bound of the unsubscribe: released %d", st.Released)
+	}
+	h.Held[0].To = last.Done - 600*time.Millisecond
+	if st := AnalyzeSubscriptions(h); st.Released == 0 {
+		t.Error("deliveries 350 ms and more after the unsubscribe not counted")
+	}
+	if r := SubscriptionsDelivered(h, 20); r.Status != Fail {
+		t.Errorf("released: %s %s", r.Status, r.Message)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slotgate/slotgate/check"
@@ -49,6 +50,10 @@ type Subscriptions struct {
 	alias map[string]string
 	// stallUntil is when a stalled consumer reads again (Stall).
 	stallUntil time.Time
+	// run tags this recorder's payloads; foreign counts deliveries of
+	// another recorder's messages (Foreign).
+	run     string
+	foreign int
 	// quiet is how long History waits without a delivery while messages
 	// are still missing (DrainQuiet); default 1 s.
 	quiet time.Duration
@@ -63,6 +68,7 @@ func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*check.SubInterval{},
 		patterns: map[string]bool{}, sent: map[[2]int64]time.Duration{}, consumed: make(chan struct{}),
 		alias: map[string]string{}, quiet: time.Second,
+		run: "r" + strconv.FormatInt(runs.Add(1), 10),
 	}
 	go s.consume()
 	return s
@@ -91,12 +97,21 @@ func (s *Subscriptions) consume() {
 				sub = d.Pattern
 			}
 		}
-		pub, seq, ok := parsePayload(d.Payload)
+		run, pub, seq, ok := parsePayload(d.Payload)
 		if !ok {
 			pub, seq = -1, 0
 		}
 		at := s.offset(d.At)
 		s.mu.Lock()
+		if ok && run != s.run {
+			// Another recorder's message: a classic PUBLISH cut short by an
+			// earlier scenario's stop can still be executed by the server
+			// and reach this run's pattern subscription (same pattern
+			// names in every run). Not this run's history.
+			s.foreign++
+			s.mu.Unlock()
+			continue
+		}
 		if as, ok := s.alias[sub]; ok {
 			sub = as
 		}
@@ -125,17 +140,34 @@ func (s *Subscriptions) Stall(d time.Duration) {
 	s.mu.Unlock()
 }
 
-// payload is "<publisher>:<seq>".
-func payload(pub int, seq int64) string { return strconv.Itoa(pub) + ":" + strconv.FormatInt(seq, 10) }
+// runs numbers the recorders of this process, so each tags its payloads.
+var runs atomic.Int64
 
-func parsePayload(p string) (int, int64, bool) {
-	a, b, ok := strings.Cut(p, ":")
+// payload is "<run>:<publisher>:<seq>".
+func (s *Subscriptions) payload(pub int, seq int64) string {
+	return s.run + ":" + strconv.Itoa(pub) + ":" + strconv.FormatInt(seq, 10)
+}
+
+func parsePayload(p string) (string, int, int64, bool) {
+	run, rest, ok := strings.Cut(p, ":")
 	if !ok {
-		return 0, 0, false
+		return "", 0, 0, false
+	}
+	a, b, ok := strings.Cut(rest, ":")
+	if !ok {
+		return "", 0, 0, false
 	}
 	pub, err1 := strconv.Atoi(a)
 	seq, err2 := strconv.ParseInt(b, 10, 64)
-	return pub, seq, err1 == nil && err2 == nil
+	return run, pub, seq, err1 == nil && err2 == nil
+}
+
+// Foreign counts deliveries of messages another recorder published
+// (ignored: not this run's history).
+func (s *Subscriptions) Foreign() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.foreign
 }
 
 // Subscribe subscribes exact topics through the relay and records the span
@@ -224,9 +256,9 @@ func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTa
 	var n int64
 	var err error
 	if t.Sharded {
-		n, err = s.relay.Publish(ctx, t.Channel, payload(publisher, seq))
+		n, err = s.relay.Publish(ctx, t.Channel, s.payload(publisher, seq))
 	} else {
-		n, err = s.relay.PublishClassic(ctx, t.Channel, payload(publisher, seq))
+		n, err = s.relay.PublishClassic(ctx, t.Channel, s.payload(publisher, seq))
 	}
 	p := check.SubPublish{Publisher: publisher, Seq: seq, Channel: t.Channel, Sub: t.Sub, Sent: sent, Done: s.clock.Now(), Receivers: n}
 	if err != nil {

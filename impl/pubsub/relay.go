@@ -67,6 +67,10 @@ const (
 	// reports healthy and delivers nothing on it (spec 000 §Failure Modes,
 	// "Subscription client fails to resubscribe after disconnect": silent).
 	MutantForgetOnResubscribe Mutant = "forget-on-resubscribe"
+	// MutantKeepAfterUnsubscribe answers the application's Unsubscribe
+	// without doing it: the server subscription and the handler stay, so
+	// messages keep reaching a subscription the application released.
+	MutantKeepAfterUnsubscribe Mutant = "keep-after-unsubscribe"
 	// MutantDropWhenFull hands messages over with a non-blocking send and
 	// drops, uncounted and unreported, what a slow consumer has no room for
 	// (the select/default idiom; go-redis PubSub.Channel() does the same
@@ -314,7 +318,7 @@ func (r *Relay) UnsubscribePatterns(ctx context.Context, patterns ...string) err
 }
 
 func (r *Relay) unsubscribe(ctx context.Context, pattern bool, names []string) error {
-	if len(names) == 0 {
+	if len(names) == 0 || r.o.Mutant == MutantKeepAfterUnsubscribe {
 		return nil
 	}
 	r.mu.Lock()

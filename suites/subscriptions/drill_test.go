@@ -355,6 +355,7 @@ func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
 		"max_ack_to_delivery_ms": ms(st.InFlightSlack),
 		"in_flight_bound_ms":     ms(check.SubInFlightBound),
 		"recovery_bound_ms":      ms(check.SubRecoveryBound),
+		"foreign_ignored":        float64(r.rec.Foreign()),
 	}
 	fmt.Fprintf(GinkgoWriter, "metrics: %v\n", ev.Metrics)
 	return ev

@@ -242,9 +242,15 @@ func dynamic(ctx SpecContext, b client.Backend, name string) report.Check {
 
 	v := drill{perShard: 3, churn: 2, opts: pubsub.Options{Mutant: pubsub.MutantDuplicateHandler}}
 	vh, _ := variantRun(ctx, b, name+"/duplicate-handler", "a relay that adds a handler for every repeated subscribe", v)
-	return verdict(r, h, harness.Variant("duplicate-handler",
-		"a relay that registers another handler each time a held topic is subscribed again: after the duplicate confirmation every message is handed over twice (impl/pubsub MutantDuplicateHandler)",
-		check.SubscriptionsDelivered(vh, 1)))
+	k := drill{perShard: 3, churn: 2, opts: pubsub.Options{Mutant: pubsub.MutantKeepAfterUnsubscribe}}
+	kh, _ := variantRun(ctx, b, name+"/keep-after-unsubscribe", "a relay whose unsubscribe does nothing", k)
+	return verdict(r, h,
+		harness.Variant("duplicate-handler",
+			"a relay that registers another handler each time a held topic is subscribed again: after the duplicate confirmation every message is handed over twice (impl/pubsub MutantDuplicateHandler)",
+			check.SubscriptionsDelivered(vh, 1)),
+		harness.Variant("keep-after-unsubscribe",
+			"a relay that answers the application's unsubscribe without doing it: messages keep reaching the subscriptions the application released (impl/pubsub MutantKeepAfterUnsubscribe)",
+			check.SubscriptionsDelivered(kh, 1)))
 }
 
 func forcedDisconnect(ctx SpecContext, b client.Backend, name string) report.Check {
