@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -80,4 +81,87 @@ func CPUOutside(deltas []NodeDelta, shard int) time.Duration {
 		}
 	}
 	return sum
+}
+
+// SubscriberConn is one CLIENT LIST line as it bears on pub/sub: the
+// connection's name, the RESP version it negotiated (HELLO), and how many
+// classic channels, patterns and shard channels it holds.
+type SubscriberConn struct {
+	Node, ID, Name string
+	Resp           int
+	Sub, PSub      int
+	SSub           int
+}
+
+// ParseSubscriberConns reads node's CLIENT LIST text.
+func ParseSubscriberConns(node, text string) []SubscriberConn {
+	var out []SubscriberConn
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		c := SubscriberConn{Node: node}
+		for _, f := range strings.Fields(line) {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.Atoi(v)
+			switch k {
+			case "id":
+				c.ID = v
+			case "name":
+				c.Name = v
+			case "resp":
+				c.Resp = n
+			case "sub":
+				c.Sub = n
+			case "psub":
+				c.PSub = n
+			case "ssub":
+				c.SSub = n
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// PushDelivery is the subscriptions row's wire check (spec 000 §Client
+// Architecture 1–2: sharded subscriptions ride RESP3 push frames;
+// §Conformance, Subscriptions: "RESP3 push delivery"): every connection of
+// the subscription client that holds a subscription (named name, or
+// unnamed: a library's dedicated pub/sub connection may skip SETNAME)
+// negotiated RESP3, and together they hold at least the exact topics and
+// patterns the application holds — so the connections judged are the ones
+// that delivered. A subscription held over RESP2 fails: its messages came
+// as RESP2 pub/sub replies on a connection in subscribe mode, not as
+// pushes, and nothing in the deliveries shows it.
+func PushDelivery(conns []SubscriberConn, name string, exact, patterns int) Result {
+	const checker = "resp3-push-delivery"
+	var ssub, psub, total int
+	var bad []string
+	for _, c := range conns {
+		if (c.Name != name && c.Name != "") || c.Sub+c.PSub+c.SSub == 0 {
+			continue
+		}
+		total++
+		ssub += c.SSub
+		psub += c.PSub
+		if c.Resp != 3 {
+			bad = append(bad, fmt.Sprintf("%s id=%s name=%s resp=%d ssub=%d psub=%d sub=%d", c.Node, c.ID, c.Name, c.Resp, c.SSub, c.PSub, c.Sub))
+		}
+	}
+	obs := []string{fmt.Sprintf("%d subscribed connection(s) of %s: ssub %d, psub %d (application holds %d topics, %d patterns)", total, name, ssub, psub, exact, patterns)}
+	var r Result
+	switch {
+	case len(bad) > 0:
+		r = fail(checker, strings.Join(first(bad, 5), "\n"), "%d of %d subscribed connections of %s did not negotiate RESP3: delivery is not push", len(bad), total, name)
+	case ssub < exact || psub < patterns:
+		r = unknown(checker, "the subscribed connections of %s hold %d shard channels and %d patterns, the application %d and %d: the delivering connections were not all observed", name, ssub, psub, exact, patterns)
+	default:
+		r = pass(checker, "all %d subscribed connections of %s speak RESP3 (%d shard channels, %d patterns): delivery by push", total, name, ssub, psub)
+	}
+	r.Observed = obs
+	return r
 }

@@ -78,6 +78,40 @@ type SubscriptionHistory struct {
 	End      time.Duration
 }
 
+// SubInFlightBound is how long before a fault's start an acknowledged
+// message may still be lost in it: the fixed in-flight allowance (issue 12
+// §1: a documented bound, never the run's own worst latency). Derivation:
+// Valkey queues a published message on every subscriber's connection while
+// it executes PUBLISH/SPUBLISH, before it queues the publisher's reply
+// (pubsub.c pubsubPublishMessage, then addReplyLongLong), and writes both
+// in the same beforeSleep. So at the acknowledgement the message is at most
+// the subscriber connection's write, one in-process toxiproxy hop and the
+// client's read away from the application — plus one cluster-bus hop for a
+// classic PUBLISH whose pattern subscriber sits on another node. Measured
+// acknowledgement→delivery on the shared 2-core runner (smoke, both
+// backends, every fault): at most 52 ms (classic patterns), 50 ms sharded.
+// The bound is five times that. A message acknowledged earlier and lost is
+// silently wrong; a relay that lets its consumer fall further behind than
+// this and then loses its backlog on a disconnect is caught, not excused.
+const SubInFlightBound = 250 * time.Millisecond
+
+// SubRecoveryBound is how long after a fault healed (its window's end) an
+// outage window may stay open: the window closes when the client reports
+// the subscription healthy again or at End+SubRecoveryBound, whichever is
+// first (issue 12 §1: an outage window closes at a bounded time after the
+// fault heals; a client that never reports healing is not excused for
+// ever). Derivation from impl/pubsub's defaults: once the fault healed, the
+// relay's next re-subscription attempt starts within MaxBackoff (1 s); one
+// attempt that hangs is cut at AttemptTimeout (3 s), and the retry after it
+// goes to the refreshed slot owner — 4 s, plus 1 s for that last round
+// trip and the client's reconnect. Measured in the smoke profile on the
+// shared 2-core runner: at most 1.87 s after the window's end (valkey-go,
+// slot migration), 0.95 s after a kill failover (valkey-go).
+const SubRecoveryBound = 5 * time.Second
+
+// SubWindow is one loss window of a subscription, on the history's clock.
+type SubWindow struct{ From, To time.Duration }
+
 // healEvent reports an event after which the client reports Sub healthy.
 func healEvent(kind string) bool {
 	return kind == "recovered" || kind == "resubscribed" || kind == "subscribed"
@@ -134,10 +168,21 @@ type SubscriptionStats struct {
 	PatternAnomaliesInside int
 	// Unexpected counts deliveries of messages never published.
 	Unexpected int
+	// Misrouted counts deliveries of a published message on another
+	// channel or to another subscription than the one it was published for
+	// (every delivery is matched by channel, subscription, publisher and
+	// seq); a misrouted delivery does not count as delivering the message.
+	Misrouted int
+	// Released counts deliveries to a subscription the application did not
+	// hold at the time (more than SubInFlightBound before it subscribed or
+	// after it unsubscribed): a handler that no longer exists was handed a
+	// message. They do not count as delivering it.
+	Released int
 	// InFlightSlack is the longest acknowledgement→delivery latency
-	// observed: a message acknowledged this long before a fault may still be
-	// lost in it.
-	InFlightSlack                             time.Duration
+	// observed: evidence only (the windows use SubInFlightBound).
+	InFlightSlack time.Duration
+	// Windows are the loss windows per subscription, as judged.
+	Windows                                   map[string][]SubWindow
 	PublishErrorsInside, PublishErrorsOutside int
 	Faults                                    []SubFaultStats
 	// Silent lists the first problems found (loss outside windows,
@@ -170,6 +215,10 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	for _, p := range h.Publishes {
 		pubs[id{p.Publisher, p.Seq}] = p
 	}
+	held := map[string][]SubInterval{}
+	for _, iv := range h.Held {
+		held[iv.Sub] = append(held[iv.Sub], iv)
+	}
 	delivered := map[id]int{}
 	lastSeq := map[string]int64{} // publisher|channel → highest seq delivered
 	bySub := map[string][]time.Duration{}
@@ -185,6 +234,18 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		if !ok {
 			st.Unexpected++
 			st.Silent = appendCapped(st.Silent, fmt.Sprintf("delivered p%d#%d on %s, never published", d.Publisher, d.Seq, d.Sub))
+			continue
+		}
+		if d.Channel != p.Channel || d.Sub != p.Sub {
+			st.Misrouted++
+			st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d published on %s for %s was delivered on %s to %s",
+				d.Publisher, d.Seq, p.Channel, p.Sub, d.Channel, d.Sub))
+			continue
+		}
+		if !heldNear(held[d.Sub], d.At, SubInFlightBound) {
+			st.Released++
+			st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s delivered at %v to %s, which the application did not hold then",
+				d.Publisher, d.Seq, d.Channel, d.At, d.Sub))
 			continue
 		}
 		delivered[k]++
@@ -229,7 +290,8 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		}
 		perFault[i] = map[string]span{}
 		for sub := range subs {
-			w := span{f.Start - st.InFlightSlack, f.End}
+			w := span{f.Start - SubInFlightBound, f.End}
+			limit := f.End + SubRecoveryBound
 			open, affected := false, false
 			for _, e := range events {
 				if e.Sub != sub || e.At < f.Start {
@@ -241,7 +303,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 					// window would excuse every later loss on the topic.
 					if open && healEvent(e.Kind) && e.Kind != "subscribed" {
 						open = false
-						w.to = max(w.to, e.At)
+						w.to = max(w.to, min(e.At, limit))
 					}
 					if !open {
 						break
@@ -253,12 +315,14 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 					open, affected = true, true
 				case healEvent(e.Kind) && e.Kind != "subscribed":
 					open, affected = false, true
-					w.to = max(w.to, e.At)
+					w.to = max(w.to, min(e.At, limit))
 					st.Faults[i].Healthy = max(st.Faults[i].Healthy, e.At-f.Start)
 				}
 			}
 			if open {
-				w.to = forever
+				// Never reported healed: the window still closes at the
+				// recovery bound.
+				w.to = limit
 			}
 			windows[sub] = append(windows[sub], w)
 			if affected {
@@ -270,31 +334,27 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		}
 	}
 	// Drops outside any fault (nobody injected one): the window is the
-	// client's own recovering span.
+	// client's own recovering span, bounded like a fault's.
 	for _, e := range events {
 		if e.Kind != "dropped" || inFault(faults, e.At) {
 			continue
 		}
-		w := span{e.At - st.InFlightSlack, forever}
+		w := span{e.At - SubInFlightBound, e.At + SubRecoveryBound}
 		for _, e2 := range events {
 			if e2.Sub == e.Sub && e2.At >= e.At && (e2.Kind == "recovered" || e2.Kind == "resubscribed") {
-				w.to = e2.At
+				w.to = min(w.to, e2.At)
 				break
 			}
 		}
 		windows[e.Sub] = append(windows[e.Sub], w)
 	}
 
-	held := map[string][]SubInterval{}
-	for _, iv := range h.Held {
-		held[iv.Sub] = append(held[iv.Sub], iv)
-	}
 	for _, a := range anomalies {
 		inside := false
 		for _, w := range windows[a.d.Sub] {
 			// Bus messages still in flight when the client healed may
 			// reach the new connection too.
-			w.to = min(w.to, forever-busAllowance(st.InFlightSlack)) + busAllowance(st.InFlightSlack)
+			w.to += SubInFlightBound
 			if isPattern[a.d.Sub] && w.overlaps(a.d.At, a.d.At) {
 				inside = true
 			}
@@ -329,7 +389,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		// message in flight when the application unsubscribed is rightly
 		// dropped by the relay (a full-profile run lost none otherwise:
 		// the one "loss" was acked 0.3 ms before its topic's unsubscribe).
-		if !heldThrough(held[p.Sub], p.Sent, p.Done+busAllowance(st.InFlightSlack)) {
+		if !heldThrough(held[p.Sub], p.Sent, p.Done+SubInFlightBound) {
 			continue
 		}
 		st.Expected++
@@ -340,7 +400,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		if inWindow() {
 			st.LostInside++
 			for i, f := range faults {
-				if (span{f.Start - st.InFlightSlack, forever}).overlaps(p.Sent, p.Done) && (i+1 == len(faults) || p.Done < faults[i+1].Start) {
+				if (span{f.Start - SubInFlightBound, forever}).overlaps(p.Sent, p.Done) && (i+1 == len(faults) || p.Done < faults[i+1].Start) {
 					st.Faults[i].LostInside++
 					break
 				}
@@ -351,20 +411,21 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 		if isPattern[p.Sub] {
 			st.LostPatternOutside++
 		}
-		st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s (sent %v, acked with %d receivers) lost while the client reported %s healthy",
-			p.Publisher, p.Seq, p.Channel, p.Sent, p.Receivers, p.Sub))
+		st.Silent = appendCapped(st.Silent, fmt.Sprintf("p%d#%d on %s (sent %v, acked with %d receivers) lost outside every outage window of %s (fault start −%v … client healthy again, at most fault end +%v)",
+			p.Publisher, p.Seq, p.Channel, p.Sent, p.Receivers, p.Sub, SubInFlightBound, SubRecoveryBound))
 	}
 
 	// Publish errors: inside a fault's window for that subscription's
 	// traffic, which closes at the first acknowledged publish on it after
-	// the fault ended (the pool's own measured recovery).
+	// the fault ended (the pool's own measured recovery), and at the
+	// latest SubRecoveryBound after the fault ended.
 	for _, p := range h.Publishes {
 		if p.ErrKind == "" || p.ErrKind == "stopped" {
 			continue
 		}
 		inside := false
 		for _, f := range faults {
-			to := forever
+			to := f.End + SubRecoveryBound
 			for _, q := range h.Publishes {
 				if q.Sub == p.Sub && q.ErrKind == "" && q.Sent >= f.End && q.Done < to {
 					to = q.Done
@@ -387,6 +448,13 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	}
 	for _, r := range h.Recovering {
 		st.Loud = appendCapped(st.Loud, r+": still recovering when the scenario ended")
+	}
+
+	st.Windows = map[string][]SubWindow{}
+	for sub, ws := range windows {
+		for _, w := range ws {
+			st.Windows[sub] = append(st.Windows[sub], SubWindow{From: w.from, To: w.to})
+		}
 	}
 
 	// Gaps and delivery after each window.
@@ -427,10 +495,15 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	return st
 }
 
-// busAllowance is how long after a classic subscription healed its
-// duplicates and reorderings still count as part of the outage: the
-// observed in-flight slack, at least 50 ms of cluster-bus delivery.
-func busAllowance(slack time.Duration) time.Duration { return max(slack, 50*time.Millisecond) }
+// heldNear: one of ivs covers at, give or take tol.
+func heldNear(ivs []SubInterval, at, tol time.Duration) bool {
+	for _, iv := range ivs {
+		if iv.From-tol <= at && (iv.To == 0 || at <= iv.To+tol) {
+			return true
+		}
+	}
+	return false
+}
 
 // heldAt: sub was held at instant at.
 func heldAt(ivs []SubInterval, sub string, at time.Duration) bool {
@@ -491,10 +564,10 @@ func SubscriptionsDelivered(h SubscriptionHistory, minExpected int) Result {
 }
 
 func subscriptionsVerdict(name string, st SubscriptionStats, minExpected int) Result {
-	if st.LostOutside > 0 || st.Duplicates > 0 || st.Reordered > 0 || st.Unexpected > 0 {
+	if st.LostOutside > 0 || st.Duplicates > 0 || st.Reordered > 0 || st.Unexpected > 0 || st.Misrouted > 0 || st.Released > 0 {
 		return fail(name, strings.Join(st.Silent, "\n"),
-			"%d of %d expected messages lost while the client reported healthy (%d of them pattern messages), %d duplicated, %d reordered, %d never published",
-			st.LostOutside, st.Expected, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Unexpected)
+			"%d of %d expected messages lost outside the outage windows (%d of them pattern messages), %d duplicated, %d reordered, %d delivered on the wrong channel or to the wrong subscription, %d to a subscription the application had not (or no longer) held, %d never published",
+			st.LostOutside, st.Expected, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Misrouted, st.Released, st.Unexpected)
 	}
 	if st.Expected < minExpected {
 		return unknown(name, "only %d messages expected, need %d", st.Expected, minExpected)
@@ -507,7 +580,7 @@ func subscriptionsVerdict(name string, st SubscriptionStats, minExpected int) Re
 			return unknown(name, "after fault %s (%s), no delivery proves %d held subscriptions work (%s)", f.Fault.Name, f.Fault.Target, len(f.Unproven), strings.Join(first(f.Unproven, 3), ", "))
 		}
 	}
-	return pass(name, "%d expected messages: %d delivered once and in order, %d lost inside %d outage windows, none outside",
+	return pass(name, "%d expected messages: %d delivered once, in order, on their channel to their subscription; %d lost inside %d outage windows, none outside",
 		st.Expected, st.Delivered, st.LostInside, len(st.Faults))
 }
 
@@ -544,9 +617,9 @@ func SilentOnly(silent, loud Result) Result {
 }
 
 func subscriptionObserved(st SubscriptionStats) []string {
-	out := []string{fmt.Sprintf("published %d, acknowledged %d, expected %d, delivered %d; lost inside windows %d, outside %d (pattern %d); duplicates %d; reordered %d; pattern duplicates/reorders inside windows %d; publish errors inside %d, outside %d; in-flight slack %v",
-		st.Published, st.Acked, st.Expected, st.Delivered, st.LostInside, st.LostOutside, st.LostPatternOutside, st.Duplicates, st.Reordered, st.PatternAnomaliesInside,
-		st.PublishErrorsInside, st.PublishErrorsOutside, st.InFlightSlack.Round(time.Millisecond))}
+	out := []string{fmt.Sprintf("published %d, acknowledged %d, expected %d, delivered %d; lost inside windows %d, outside %d (pattern %d); duplicates %d; reordered %d; misrouted %d; to released subscriptions %d; pattern duplicates/reorders inside windows %d; publish errors inside %d, outside %d; longest acknowledgement→delivery %v (in-flight bound %v, recovery bound %v)",
+		st.Published, st.Acked, st.Expected, st.Delivered, st.LostInside, st.LostOutside, st.LostPatternOutside, st.Duplicates, st.Reordered, st.Misrouted, st.Released, st.PatternAnomaliesInside,
+		st.PublishErrorsInside, st.PublishErrorsOutside, st.InFlightSlack.Round(time.Millisecond), SubInFlightBound, SubRecoveryBound)}
 	for _, f := range st.Faults {
 		healthy := "no subscription affected as far as the client knew"
 		if f.Healthy > 0 {

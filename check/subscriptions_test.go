@@ -99,3 +99,98 @@ func TestSilentOnly(t *testing.T) {
 		t.Error("SilentOnly: fails only when silent failed and loud passed")
 	}
 }
+
+// TestSubscriptionsMatchRoute: a delivery is matched by channel,
+// subscription, publisher and seq; one on the wrong channel or to the wrong
+// subscription is silently wrong and does not deliver the message.
+func TestSubscriptionsMatchRoute(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		channel, sub string
+	}{
+		{"wrong subscription", "buzz:a:global", "buzz:b:global"},
+		{"wrong channel", "buzz:b:global", "buzz:a:global"},
+		{"pattern that matches too much", "buzz:a:global", "buzz:*"},
+	} {
+		h := subHistory(100)
+		h.Deliveries[40].Channel, h.Deliveries[40].Sub = tc.channel, tc.sub
+		st := AnalyzeSubscriptions(h)
+		if st.Misrouted != 1 || st.LostOutside != 1 {
+			t.Errorf("%s: misrouted %d lost outside %d, want 1 and 1", tc.name, st.Misrouted, st.LostOutside)
+		}
+		if r := SubscriptionsDelivered(h, 50); r.Status != Fail {
+			t.Errorf("%s: %s %s", tc.name, r.Status, r.Message)
+		}
+		// Delivered correctly as well: still a wrong delivery.
+		h.Deliveries = append(h.Deliveries, SubDelivery{Publisher: 0, Seq: h.Deliveries[40].Seq, Channel: "buzz:a:global", Sub: "buzz:a:global", At: h.End})
+		if r := SubscriptionsDelivered(h, 50); r.Status != Fail {
+			t.Errorf("%s, also delivered right: %s %s", tc.name, r.Status, r.Message)
+		}
+	}
+}
+
+// TestSubscriptionBounds: the in-flight allowance is SubInFlightBound
+// whatever the run's own latency, and a window the client never closes
+// closes SubRecoveryBound after the fault ended.
+func TestSubscriptionBounds(t *testing.T) {
+	ms := time.Millisecond
+	// A consumer 2 s behind: the message acked 1 s before the fault and
+	// lost in it is not excused by the run's worst latency.
+	slow := subHistory(100)
+	for i := range slow.Deliveries {
+		slow.Deliveries[i].At += 2 * time.Second
+	}
+	var kept []SubDelivery
+	for _, d := range slow.Deliveries {
+		if d.Seq != 20 { // sent at 200 ms, acked 100 ms before the fault: excused
+			kept = append(kept, d)
+		}
+	}
+	slow.Deliveries = kept
+	if st := AnalyzeSubscriptions(slow); st.LostOutside != 0 || st.InFlightSlack < 2*time.Second {
+		t.Errorf("within the in-flight bound: lost outside %d, slack %v", st.LostOutside, st.InFlightSlack)
+	}
+	kept = nil
+	for _, d := range slow.Deliveries {
+		if d.Seq != 2 { // acked 280 ms before the fault
+			kept = append(kept, d)
+		}
+	}
+	slow.Deliveries = kept
+	if st := AnalyzeSubscriptions(slow); st.LostOutside != 1 {
+		t.Errorf("acked %v before the fault: lost outside %d, want 1", 300*ms-20*ms-ms/2, st.LostOutside)
+	}
+
+	// Dropped, never reported healed: the window closes at end+bound.
+	long := subHistory(1000) // 10 s of traffic
+	long.Events = []SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}}
+	long.Deliveries = long.Deliveries[:29]
+	st := AnalyzeSubscriptions(long)
+	wantOutside := 0
+	for _, p := range long.Publishes {
+		if p.Sent > 350*ms+SubRecoveryBound {
+			wantOutside++
+		}
+	}
+	if st.LostOutside != wantOutside || wantOutside == 0 {
+		t.Errorf("never healed: lost outside %d, want %d (sent after the recovery bound)", st.LostOutside, wantOutside)
+	}
+}
+
+// TestSubscriptionsReleased: a delivery to a subscription the application
+// had released (beyond the in-flight bound) is silently wrong.
+func TestSubscriptionsReleased(t *testing.T) {
+	h := subHistory(100)
+	last := h.Publishes[len(h.Publishes)-1]
+	h.Held[0].To = last.Done - 200*time.Millisecond
+	if st := AnalyzeSubscriptions(h); st.Released != 0 {
+		t.Errorf("deliveries within the in-flight bound of the unsubscribe: released %d", st.Released)
+	}
+	h.Held[0].To = last.Done - 600*time.Millisecond
+	if st := AnalyzeSubscriptions(h); st.Released == 0 {
+		t.Error("deliveries 350 ms and more after the unsubscribe not counted")
+	}
+	if r := SubscriptionsDelivered(h, 20); r.Status != Fail {
+		t.Errorf("released: %s %s", r.Status, r.Message)
+	}
+}

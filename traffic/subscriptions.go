@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slotgate/slotgate/check"
@@ -44,6 +45,19 @@ type Subscriptions struct {
 	patterns   map[string]bool
 	sent       map[[2]int64]time.Duration // (publisher, seq) → Sent
 
+	// alias maps a subscription the relay delivers through to the one
+	// the application files it under (Alias).
+	alias map[string]string
+	// stallUntil is when a stalled consumer reads again (Stall).
+	stallUntil time.Time
+	// run tags this recorder's payloads; foreign counts deliveries of
+	// another recorder's messages (Foreign).
+	run     string
+	foreign int
+	// quiet is how long History waits without a delivery while messages
+	// are still missing (DrainQuiet); default 1 s.
+	quiet time.Duration
+
 	consumed chan struct{}
 }
 
@@ -53,6 +67,8 @@ func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 		relay: relay, clock: clock,
 		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*check.SubInterval{},
 		patterns: map[string]bool{}, sent: map[[2]int64]time.Duration{}, consumed: make(chan struct{}),
+		alias: map[string]string{}, quiet: time.Second,
+		run: "r" + strconv.FormatInt(runs.Add(1), 10),
 	}
 	go s.consume()
 	return s
@@ -63,17 +79,42 @@ func (s *Subscriptions) offset(t time.Time) time.Duration { return t.Sub(s.clock
 
 func (s *Subscriptions) consume() {
 	defer close(s.consumed)
-	for d := range s.relay.Deliveries() {
-		sub := d.Topic
-		if d.Pattern != "" {
-			sub = d.Pattern
+	for {
+		s.mu.Lock()
+		wait := time.Until(s.stallUntil)
+		s.mu.Unlock()
+		if wait > 0 {
+			time.Sleep(wait) // the application stalls reading
 		}
-		pub, seq, ok := parsePayload(d.Payload)
+		d, ok := <-s.relay.Deliveries()
+		if !ok {
+			return
+		}
+		sub := d.Sub
+		if sub == "" { // a relay that does not say: as the server named it
+			sub = d.Topic
+			if d.Pattern != "" {
+				sub = d.Pattern
+			}
+		}
+		run, pub, seq, ok := parsePayload(d.Payload)
 		if !ok {
 			pub, seq = -1, 0
 		}
 		at := s.offset(d.At)
 		s.mu.Lock()
+		if ok && run != s.run {
+			// Another recorder's message: a classic PUBLISH cut short by an
+			// earlier scenario's stop can still be executed by the server
+			// and reach this run's pattern subscription (same pattern
+			// names in every run). Not this run's history.
+			s.foreign++
+			s.mu.Unlock()
+			continue
+		}
+		if as, ok := s.alias[sub]; ok {
+			sub = as
+		}
 		s.deliveries = append(s.deliveries, check.SubDelivery{Publisher: pub, Seq: seq, Channel: d.Topic, Sub: sub, At: at})
 		if sent, ok := s.sent[[2]int64{int64(pub), seq}]; ok && sent > s.lastFresh[sub] {
 			s.lastFresh[sub] = sent
@@ -82,17 +123,51 @@ func (s *Subscriptions) consume() {
 	}
 }
 
-// payload is "<publisher>:<seq>".
-func payload(pub int, seq int64) string { return strconv.Itoa(pub) + ":" + strconv.FormatInt(seq, 10) }
+// Alias files deliveries through subscription sub under as: an application
+// that handles several subscriptions as one (the enumerated-channels design
+// D2 rejected, whose channels stand for a pattern).
+func (s *Subscriptions) Alias(sub, as string) {
+	s.mu.Lock()
+	s.alias[sub] = as
+	s.mu.Unlock()
+}
 
-func parsePayload(p string) (int, int64, bool) {
-	a, b, ok := strings.Cut(p, ":")
+// Stall makes the application stop reading deliveries for d from now (a
+// slow consumer); the relay and the client buffer meanwhile.
+func (s *Subscriptions) Stall(d time.Duration) {
+	s.mu.Lock()
+	s.stallUntil = time.Now().Add(d)
+	s.mu.Unlock()
+}
+
+// runs numbers the recorders of this process, so each tags its payloads.
+var runs atomic.Int64
+
+// payload is "<run>:<publisher>:<seq>".
+func (s *Subscriptions) payload(pub int, seq int64) string {
+	return s.run + ":" + strconv.Itoa(pub) + ":" + strconv.FormatInt(seq, 10)
+}
+
+func parsePayload(p string) (string, int, int64, bool) {
+	run, rest, ok := strings.Cut(p, ":")
 	if !ok {
-		return 0, 0, false
+		return "", 0, 0, false
+	}
+	a, b, ok := strings.Cut(rest, ":")
+	if !ok {
+		return "", 0, 0, false
 	}
 	pub, err1 := strconv.Atoi(a)
 	seq, err2 := strconv.ParseInt(b, 10, 64)
-	return pub, seq, err1 == nil && err2 == nil
+	return run, pub, seq, err1 == nil && err2 == nil
+}
+
+// Foreign counts deliveries of messages another recorder published
+// (ignored: not this run's history).
+func (s *Subscriptions) Foreign() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.foreign
 }
 
 // Subscribe subscribes exact topics through the relay and records the span
@@ -181,9 +256,9 @@ func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTa
 	var n int64
 	var err error
 	if t.Sharded {
-		n, err = s.relay.Publish(ctx, t.Channel, payload(publisher, seq))
+		n, err = s.relay.Publish(ctx, t.Channel, s.payload(publisher, seq))
 	} else {
-		n, err = s.relay.PublishClassic(ctx, t.Channel, payload(publisher, seq))
+		n, err = s.relay.PublishClassic(ctx, t.Channel, s.payload(publisher, seq))
 	}
 	p := check.SubPublish{Publisher: publisher, Seq: seq, Channel: t.Channel, Sub: t.Sub, Sent: sent, Done: s.clock.Now(), Receivers: n}
 	if err != nil {
@@ -256,6 +331,15 @@ func (s *Subscriptions) WaitFresh(ctx context.Context, since time.Duration, time
 	}
 }
 
+// DrainQuiet sets how long History waits for a missing message after the
+// last delivery: a known-bad variant that loses messages need not be
+// waited on for the default second.
+func (s *Subscriptions) DrainQuiet(d time.Duration) {
+	s.mu.Lock()
+	s.quiet = d
+	s.mu.Unlock()
+}
+
 // Now is the scenario clock's reading.
 func (s *Subscriptions) Now() time.Duration { return s.clock.Now() }
 
@@ -293,7 +377,10 @@ func (s *Subscriptions) drained(quiet, limit time.Duration) {
 // History waits for deliveries still in flight, closes the relay and
 // returns the recorded history; call it once, after the publishers stopped.
 func (s *Subscriptions) History() check.SubscriptionHistory {
-	s.drained(time.Second, 5*time.Second)
+	s.mu.Lock()
+	quiet := s.quiet
+	s.mu.Unlock()
+	s.drained(quiet, 5*time.Second)
 	end := s.clock.Now()
 	health := s.relay.Health()
 	events := s.relay.Events()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +25,58 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 	// AttemptTimeout bounds one subscribe attempt; default 3 s.
 	AttemptTimeout time.Duration
+	// DeliveryBuffer is Deliveries' capacity; default 4096. A consumer
+	// that stops reading fills it and then stalls the receive loop, which
+	// stalls the client library's reader and, through the socket, leaves
+	// the backlog in the server's output buffer for this client
+	// (backpressure: nothing is dropped by the relay).
+	DeliveryBuffer int
+	// Mutant makes the relay a known-bad variant for the subscriptions
+	// row's negative controls (issue 12 §2: a real bad variant run against
+	// real servers). Never set it in production.
+	Mutant Mutant
 }
+
+// Mutant names a known-bad relay. Each is a bug a relay's subscription
+// layer plausibly has; each is silent (no error, the relay reports itself
+// healthy).
+type Mutant string
+
+const (
+	// MutantNone is the relay as designed.
+	MutantNone Mutant = ""
+	// MutantCommunityRoute dispatches an exact topic's message to the first
+	// wanted topic (in name order) of the same community — a handler table
+	// keyed by community instead of by topic: messages reach the wrong
+	// subscription (spec 000 §Conformance, Subscriptions: "message routing
+	// correct across shards").
+	MutantCommunityRoute Mutant = "community-route"
+	// MutantGreedyPattern matches pattern messages to wanted patterns by the
+	// pattern's literal prefix (up to its first glob character) instead of
+	// by the pattern the server named: "buzz:*:cache-invalidate" also
+	// receives every conn-control message (a pattern that matches too much).
+	MutantGreedyPattern Mutant = "greedy-pattern"
+	// MutantDuplicateHandler registers another handler for a name each time
+	// the application subscribes it again, so a duplicate subscription
+	// confirmation doubles every later delivery (spec 000 §Client
+	// Architecture: "duplicate SSubscribe pushes" must be tolerated).
+	MutantDuplicateHandler Mutant = "duplicate-handler"
+	// MutantForgetOnResubscribe unregisters a subscription when the client
+	// library re-sends it after a reconnect (taking the unsolicited
+	// confirmation for a stale one): after a disconnect the relay still
+	// reports healthy and delivers nothing on it (spec 000 §Failure Modes,
+	// "Subscription client fails to resubscribe after disconnect": silent).
+	MutantForgetOnResubscribe Mutant = "forget-on-resubscribe"
+	// MutantKeepAfterUnsubscribe answers the application's Unsubscribe
+	// without doing it: the server subscription and the handler stay, so
+	// messages keep reaching a subscription the application released.
+	MutantKeepAfterUnsubscribe Mutant = "keep-after-unsubscribe"
+	// MutantDropWhenFull hands messages over with a non-blocking send and
+	// drops, uncounted and unreported, what a slow consumer has no room for
+	// (the select/default idiom; go-redis PubSub.Channel() does the same
+	// after its ChannelSendTimeout).
+	MutantDropWhenFull Mutant = "drop-when-full"
+)
 
 func (o Options) withDefaults() Options {
 	if o.MinBackoff <= 0 {
@@ -38,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.AttemptTimeout <= 0 {
 		o.AttemptTimeout = 3 * time.Second
+	}
+	if o.DeliveryBuffer <= 0 {
+		o.DeliveryBuffer = deliveryBuffer
 	}
 	return o
 }
@@ -81,6 +136,9 @@ type Event struct {
 
 // Delivery is one message handed to the application.
 type Delivery struct {
+	// Sub is the subscription the relay handed the message to: the exact
+	// topic, or the pattern.
+	Sub string
 	// Topic is the channel the message was published on.
 	Topic string
 	// Pattern is the subscription pattern it matched ("" for exact topics).
@@ -115,6 +173,8 @@ type subState struct {
 	gen        int // bumped on Unsubscribe, ending recovery
 	recovering bool
 	dirty      bool // dropped again while a recovery attempt ran
+	// handlers is 1, or more under MutantDuplicateHandler.
+	handlers int
 }
 
 // Relay is the relay's subscription layer: exact topics on SSUBSCRIBE,
@@ -141,7 +201,7 @@ type Relay struct {
 	closeResult error
 }
 
-// deliveryBuffer is Deliveries' capacity.
+// deliveryBuffer is Deliveries' default capacity.
 const deliveryBuffer = 4096
 
 // New starts a relay over sub (which it now owns and closes) publishing
@@ -149,9 +209,10 @@ const deliveryBuffer = 4096
 func New(sub client.Subscriber, pool client.Pool, o Options) *Relay {
 	r := &Relay{
 		sub: sub, pool: pool, o: o.withDefaults(),
-		out: make(chan Delivery, deliveryBuffer), done: make(chan struct{}),
+		done: make(chan struct{}),
 		subs: make(map[string]*subState), healthy: true, since: time.Now(),
 	}
+	r.out = make(chan Delivery, r.o.DeliveryBuffer)
 	r.wg.Add(1)
 	go r.loop()
 	return r
@@ -189,8 +250,10 @@ func (r *Relay) subscribe(ctx context.Context, pattern bool, names []string) err
 		st := r.subs[n]
 		if st == nil {
 			r.gen++
-			st = &subState{pattern: pattern, gen: r.gen}
+			st = &subState{pattern: pattern, gen: r.gen, handlers: 1}
 			r.subs[n] = st
+		} else if r.o.Mutant == MutantDuplicateHandler {
+			st.handlers++
 		}
 	}
 	r.mu.Unlock()
@@ -256,7 +319,7 @@ func (r *Relay) UnsubscribePatterns(ctx context.Context, patterns ...string) err
 }
 
 func (r *Relay) unsubscribe(ctx context.Context, pattern bool, names []string) error {
-	if len(names) == 0 {
+	if len(names) == 0 || r.o.Mutant == MutantKeepAfterUnsubscribe {
 		return nil
 	}
 	r.mu.Lock()
@@ -379,22 +442,87 @@ func nameOf(m client.Message) string {
 }
 
 func (r *Relay) deliver(m client.Message) {
-	name := nameOf(m)
 	r.mu.Lock()
-	_, wanted := r.subs[name]
-	if wanted {
+	targets := r.routeLocked(m)
+	if len(targets) > 0 {
 		r.stats.Delivered++
 	} else {
 		r.stats.Stray++
 	}
 	r.mu.Unlock()
+	now := time.Now()
+	for _, sub := range targets {
+		d := Delivery{Sub: sub, Topic: m.Channel, Pattern: m.Pattern, Payload: m.Payload, At: now}
+		if r.o.Mutant == MutantDropWhenFull {
+			select {
+			case r.out <- d:
+			default:
+			}
+			continue
+		}
+		select {
+		case r.out <- d:
+		case <-r.done:
+			return
+		}
+	}
+}
+
+// routeLocked names the subscriptions a message goes to: the one the server
+// delivered it for (the exact channel, or the pattern it matched), if the
+// application still wants it. r.mu must be held.
+func (r *Relay) routeLocked(m client.Message) []string {
+	name := nameOf(m)
+	switch {
+	case r.o.Mutant == MutantCommunityRoute && m.Pattern == "":
+		prefix := communityPrefix(m.Channel)
+		var first string
+		for n, st := range r.subs {
+			if !st.pattern && strings.HasPrefix(n, prefix) && (first == "" || n < first) {
+				first = n
+			}
+		}
+		if first != "" {
+			name = first
+		}
+	case r.o.Mutant == MutantGreedyPattern && m.Pattern != "":
+		var out []string
+		for n, st := range r.subs {
+			if st.pattern && strings.HasPrefix(m.Channel, literalPrefix(n)) {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	st, wanted := r.subs[name]
 	if !wanted {
-		return
+		return nil
 	}
-	select {
-	case r.out <- Delivery{Topic: m.Channel, Pattern: m.Pattern, Payload: m.Payload, At: time.Now()}:
-	case <-r.done:
+	out := make([]string, 0, 1)
+	for range max(st.handlers, 1) {
+		out = append(out, name)
 	}
+	return out
+}
+
+// communityPrefix is "buzz:<community>:" of a topic (the whole name if it
+// has no such shape).
+func communityPrefix(topic string) string {
+	if i := strings.Index(topic, ":"); i >= 0 {
+		if j := strings.Index(topic[i+1:], ":"); j >= 0 {
+			return topic[:i+1+j+1]
+		}
+	}
+	return topic
+}
+
+// literalPrefix is a glob pattern's text before its first glob character.
+func literalPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, "*?["); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
 }
 
 // resubscribed: the library restored a subscription after a reconnect.
@@ -408,6 +536,9 @@ func (r *Relay) resubscribed(name string) {
 	}
 	r.stats.Resubscribed++
 	r.logLocked(name, EventResubscribed, "")
+	if r.o.Mutant == MutantForgetOnResubscribe {
+		delete(r.subs, name) // after reporting it healthy
+	}
 }
 
 // dropped: the server ended a subscription the relay still wants.

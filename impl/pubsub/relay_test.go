@@ -107,3 +107,51 @@ func TestSubscribeGivesUpOnFinalRefusal(t *testing.T) {
 		t.Error("a reconfiguration error is not retried")
 	}
 }
+
+// TestRelayRoutes: the relay hands each message to the subscription the
+// server delivered it for; each routing mutant hands it elsewhere.
+func TestRelayRoutes(t *testing.T) {
+	const a, b = "buzz:alpha:channel:1", "buzz:alpha:channel:2"
+	type got struct{ sub, topic string }
+	run := func(m Mutant, msgs ...client.Message) []got {
+		f := newFake(0)
+		r := New(f, nil, Options{Mutant: m})
+		defer r.Close()
+		if err := r.Subscribe(t.Context(), a, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.SubscribePatterns(t.Context(), CacheInvalidatePattern, ConnControlPattern); err != nil {
+			t.Fatal(err)
+		}
+		if m == MutantDuplicateHandler {
+			_ = r.Subscribe(t.Context(), b)
+		}
+		for _, msg := range msgs {
+			f.out <- msg
+		}
+		var out []got
+		waitUntil(t, "deliveries", func() bool { return r.Stats().Delivered+r.Stats().Stray == int64(len(msgs)) })
+		time.Sleep(10 * time.Millisecond)
+		for len(r.Deliveries()) > 0 {
+			d := <-r.Deliveries()
+			out = append(out, got{d.Sub, d.Topic})
+		}
+		return out
+	}
+	msgs := []client.Message{
+		{Kind: client.MsgSMessage, Channel: b, Payload: "1"},
+		{Kind: client.MsgPMessage, Channel: ConnControlChannel("alpha"), Pattern: ConnControlPattern, Payload: "2"},
+	}
+	if d := run(MutantNone, msgs...); len(d) != 2 || d[0] != (got{b, b}) || d[1] != (got{ConnControlPattern, ConnControlChannel("alpha")}) {
+		t.Errorf("relay as designed: %v", d)
+	}
+	if d := run(MutantCommunityRoute, msgs...); len(d) != 2 || d[0] != (got{a, b}) {
+		t.Errorf("community-route: %v, want %s's message handed to %s", d, b, a)
+	}
+	if d := run(MutantGreedyPattern, msgs...); len(d) != 3 {
+		t.Errorf("greedy-pattern: %v, want the conn-control message also handed to the cache-invalidate pattern", d)
+	}
+	if d := run(MutantDuplicateHandler, msgs...); len(d) != 3 {
+		t.Errorf("duplicate-handler: %v, want %s's message twice", d, b)
+	}
+}

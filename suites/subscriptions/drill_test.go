@@ -49,8 +49,21 @@ type drill struct {
 	// steady is how long to publish when there are no faults or churn.
 	steady time.Duration
 	opts   pubsub.Options
-	// fresh overrides freshTimeout (the naive control never recovers).
+	// fresh overrides freshTimeout (the naive control never recovers) and
+	// the warm-up wait (a misrouting variant never delivers some topics).
 	fresh time.Duration
+	// protocol is the subscription client's RESP version (default RESP3).
+	protocol client.Protocol
+	// wire reads CLIENT LIST on every node once every subscription
+	// delivered, for the RESP3 push check.
+	wire bool
+	// stall makes the application stop reading deliveries for this long
+	// once every subscription delivered (a slow consumer).
+	stall time.Duration
+	// tag names a variant's subscription client apart from the real run's.
+	tag string
+	// quiet overrides how long the history waits for missing messages.
+	quiet time.Duration
 }
 
 // drillRun is a drill in progress.
@@ -67,6 +80,12 @@ type drillRun struct {
 	// or confirmed: the drill stopped faulting there and its checks are
 	// inconclusive (the harness's failure, not the client's).
 	faultErr error
+	// conns is every node's CLIENT LIST once the subscriptions delivered
+	// (drill.wire); exact and patterns count what the application held then.
+	conns           []check.SubscriberConn
+	exact, patterns int
+	// relay is the relay under test (its stats are evidence).
+	relay *pubsub.Relay
 }
 
 // judged is the scenario's result, inconclusive when a fault was not
@@ -105,12 +124,12 @@ func topicsOnEveryShard(ctx context.Context, rng *rand.Rand, t *fixtures.Topolog
 
 // openRelay opens the relay's two clients on backend: the command pool and
 // a subscription client with its own name, so faults can kill exactly it.
-func openRelay(ctx context.Context, backend client.Backend, mode client.Mode, addrs []string, subName string, o pubsub.Options) (client.Pool, *pubsub.Relay) {
+func openRelay(ctx context.Context, backend client.Backend, mode client.Mode, addrs []string, subName string, o pubsub.Options, proto client.Protocol) (client.Pool, *pubsub.Relay) {
 	GinkgoHelper()
 	pool, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: mode, Addrs: addrs, ClientName: subName + "-pool"})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(pool.Close)
-	sub, err := client.NewSubscriber(ctx, client.Options{Backend: backend, Mode: mode, Addrs: addrs, ClientName: subName})
+	sub, err := client.NewSubscriber(ctx, client.Options{Backend: backend, Mode: mode, Protocol: proto, Addrs: addrs, ClientName: subName})
 	Expect(err).NotTo(HaveOccurred())
 	relay := pubsub.New(sub, pool, o)
 	DeferCleanup(relay.Close)
@@ -121,9 +140,14 @@ func openRelay(ctx context.Context, backend client.Backend, mode client.Mode, ad
 func (d drill) run(ctx context.Context, backend client.Backend, scenario string) (check.SubscriptionHistory, *drillRun) {
 	GinkgoHelper()
 	r := &drillRun{backend: backend, rng: cfg.Rand(scenario), subName: "slotgate-sub-" + string(backend)}
-	var relay *pubsub.Relay
-	r.pool, relay = openRelay(ctx, backend, client.ModeCluster, cluster.Addrs(), r.subName, d.opts)
-	r.rec = traffic.NewSubscriptions(relay, traffic.NewClock())
+	if d.tag != "" {
+		r.subName += "-" + d.tag
+	}
+	r.pool, r.relay = openRelay(ctx, backend, client.ModeCluster, cluster.Addrs(), r.subName, d.opts, d.protocol)
+	r.rec = traffic.NewSubscriptions(r.relay, traffic.NewClock())
+	if d.quiet > 0 {
+		r.rec.DrainQuiet(d.quiet)
+	}
 
 	universe := topicsOnEveryShard(ctx, r.rng, cluster, d.perShard)
 	for _, c := range communities[:2] {
@@ -155,7 +179,24 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 			stop()
 		}
 	}()
-	r.rec.WaitFresh(ctx, r.rec.Now(), 5*time.Second) // every subscription delivers before the first fault
+	warm := 5 * time.Second
+	if d.fresh > 0 {
+		warm = min(warm, d.fresh)
+	}
+	r.rec.WaitFresh(ctx, r.rec.Now(), warm) // every subscription delivers before the first fault
+	if d.wire {
+		By("CLIENT LIST on every node: the protocol the subscription connections negotiated")
+		r.exact, r.patterns = len(held), 0
+		if d.patterns {
+			r.patterns = len(pubsub.Patterns)
+		}
+		r.conns = subscriberConns(ctx)
+	}
+	if d.stall > 0 {
+		By(fmt.Sprintf("the application stops reading deliveries for %v", d.stall))
+		r.rec.Stall(d.stall)
+		time.Sleep(d.stall)
+	}
 
 	var faults []fault.Fault
 	if d.faults != nil {
@@ -240,6 +281,25 @@ func (r *drillRun) churnRound(ctx context.Context, round int, universe []string)
 	time.Sleep(150 * time.Millisecond)
 }
 
+// subscriberConns reads CLIENT LIST on every running node.
+func subscriberConns(ctx context.Context) []check.SubscriberConn {
+	GinkgoHelper()
+	var out []check.SubscriberConn
+	for _, n := range cluster.Nodes() {
+		if n.State() != fixtures.NodeRunning {
+			continue
+		}
+		reply, err := n.Do(ctx, "CLIENT", "LIST")
+		Expect(err).NotTo(HaveOccurred())
+		text, err := client.AsString(reply)
+		if err != nil {
+			text = fmt.Sprint(reply)
+		}
+		out = append(out, check.ParseSubscriberConns(n.Name(), text)...)
+	}
+	return out
+}
+
 // lastFailover is when this process last failed over each shard. Specs run
 // one at a time in a suite process, so it needs no lock.
 var lastFailover = map[int]time.Time{}
@@ -281,16 +341,21 @@ func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
 		maxGap, maxHealthy = max(maxGap, f.Gap), max(maxHealthy, f.Healthy)
 	}
 	ev.Metrics = map[string]float64{
-		"published":           float64(st.Published),
-		"expected":            float64(st.Expected),
-		"delivered":           float64(st.Delivered),
-		"faults":              float64(len(st.Faults)),
-		"lost_inside_windows": float64(st.LostInside),
-		"lost_outside":        float64(st.LostOutside),
-		"duplicates":          float64(st.Duplicates),
-		"reordered":           float64(st.Reordered),
-		"max_gap_ms":          ms(maxGap),
-		"max_healthy_ms":      ms(maxHealthy),
+		"published":              float64(st.Published),
+		"expected":               float64(st.Expected),
+		"delivered":              float64(st.Delivered),
+		"faults":                 float64(len(st.Faults)),
+		"lost_inside_windows":    float64(st.LostInside),
+		"lost_outside":           float64(st.LostOutside),
+		"duplicates":             float64(st.Duplicates),
+		"reordered":              float64(st.Reordered),
+		"misrouted":              float64(st.Misrouted),
+		"max_gap_ms":             ms(maxGap),
+		"max_healthy_ms":         ms(maxHealthy),
+		"max_ack_to_delivery_ms": ms(st.InFlightSlack),
+		"in_flight_bound_ms":     ms(check.SubInFlightBound),
+		"recovery_bound_ms":      ms(check.SubRecoveryBound),
+		"foreign_ignored":        float64(r.rec.Foreign()),
 	}
 	fmt.Fprintf(GinkgoWriter, "metrics: %v\n", ev.Metrics)
 	return ev
