@@ -138,7 +138,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 		By("negative control: paused pod on C scripts with mutant " + string(m))
 		h, p := pausedAtC(ctx, m, sz.mutantSessions/2, 4)
 		res := check.PausedPodsFenced(h, p, leaseTTL, slack)
-		controls = append(controls, harness.Control(string(m), pauseMutantWhy[m], res))
+		controls = append(controls, harness.Variant(string(m), pauseMutantWhy[m], res))
 		fmt.Fprintf(GinkgoWriter, "fencing-migration/paused-pod: control %s: %s %s\n", m, res.Status, res.Message)
 		if res.Counterexample != "" {
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s counterexample:\n%s", m, firstLines(res.Counterexample, 3)))
