@@ -217,7 +217,7 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 	scanCluster := check.RegistryBounded(runs[0].h, bounds)
 	scanSingle := check.RegistryBounded(runs[1].h, bounds)
 	errs := check.RegistryErrorsOutside(runs[0].h, nil, 0, 1)
-	scan := harness.Control("scan-ready/"+cluster.Spec.String(),
+	scan := harness.Variant("scan-ready/"+cluster.Spec.String(),
 		"legacy scan_ready(): SCAN has no key, the client sends it to one node and the cursor ends there — a per-call subset, no error",
 		scanCluster)
 	// Caught only when it is silent (no error at all) and the same checker
@@ -227,8 +227,8 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 		cluster.Spec, scanCluster.Message, check.Coverage(runs[0].h, bounds).Percent(), errs.Message, scanSingle.Message, check.Coverage(runs[1].h, bounds).Percent())
 	return []report.Control{
 		scan,
-		harness.Control(string(registry.MutantTrustRecords), "discovery believes any record: forged, unsigned and replayed records are returned", check.RegistryBounded(runs[2].h, bounds)),
-		harness.Control(string(registry.MutantNoExpiry), "records without TTL and index scores of +inf: crashed runtimes stay discoverable forever", check.RegistryBounded(runs[3].h, bounds)),
+		harness.Variant(string(registry.MutantTrustRecords), "discovery believes any record: forged, unsigned and replayed records are returned", check.RegistryBounded(runs[2].h, bounds)),
+		harness.Variant(string(registry.MutantNoExpiry), "records without TTL and index scores of +inf: crashed runtimes stay discoverable forever", check.RegistryBounded(runs[3].h, bounds)),
 	}
 }
 
@@ -266,7 +266,7 @@ func ops(ctx SpecContext, b client.Backend) report.Check {
 	pause(ctx, s.Interval*3)
 	bm.Stop(true)
 	bh := bm.History()
-	ctl := harness.Control(string(registry.MutantCrossSlotMGet), "records live in every slot: one MGET of all of them is CROSSSLOT (server) or refused (valkey-go) on a cluster", check.RegistryErrorsOutside(bh, nil, 0, 1))
+	ctl := harness.Variant(string(registry.MutantCrossSlotMGet), "records live in every slot: one MGET of all of them is CROSSSLOT (server) or refused (valkey-go) on a cluster", check.RegistryErrorsOutside(bh, nil, 0, 1))
 	kinds := check.RegistryErrKinds(bh)
 	ctl.Caught = ctl.Caught && kinds[string(client.KindCrossSlot)] > 0 && len(kinds) == 1
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", kinds)
