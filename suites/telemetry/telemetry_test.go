@@ -429,8 +429,8 @@ func agreement(ctx SpecContext, b client.Backend) report.Check {
 	whole := agreementOf(r, r.wholeRun, r.wholeFill, r.goodSub)
 	drop := agreementOf(r, r.goodRun, r.goodFill, r.dropSub)
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: commands attributed to slots and nodes that never served them", whole),
-		harness.Control(string(telemetry.MutantDropGaps), "an instrument that ignores the server's sunsubscribe and the client's resubscriptions: a subscription gap with messages lost is never counted", drop))
+		harness.Variant(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: commands attributed to slots and nodes that never served them", whole),
+		harness.Variant(string(telemetry.MutantDropGaps), "an instrument that ignores the server's sunsubscribe and the client's resubscriptions: a subscription gap with messages lost is never counted", drop))
 }
 
 // hotOf builds the hot-slot comparison from one instrument's skew-phase
@@ -492,7 +492,7 @@ func hotSlot(ctx SpecContext, b client.Backend) report.Check {
 	By("negative control: the whole-key-slot instrument over the same traffic")
 	whole := check.TelemetryHotSlot(hotOf(r, r.wholeRun, r.wholeFill))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: the hot tag's keys spread over many slots and the hot slot vanishes", whole))
+		harness.Variant(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: the hot tag's keys spread over many slots and the hot slot vanishes", whole))
 }
 
 // requiredFamilies is what a pod must export (spec 000 §Conformance,
@@ -518,5 +518,5 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 	By("negative control: an instrument registered without the phase gauge")
 	noPhase := check.TelemetryExposed(scrape(ctx, r.whole), requiredFamilies, nodeAddrs(cluster))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("no-phase-gauge", "a pod whose metrics lack buzz_fencing_phase: the Deployment Gate reads nothing (spec 000 §Deployment Gate rule 2)", noPhase))
+		harness.Variant("no-phase-gauge", "a pod whose metrics lack buzz_fencing_phase: the Deployment Gate reads nothing (spec 000 §Deployment Gate rule 2)", noPhase))
 }
