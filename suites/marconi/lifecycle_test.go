@@ -244,7 +244,7 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	}
 	tour := check.MarconiHookTransitions(r.forgetSteps)
 	stale := check.MarconiStaleRoutes(r.forgetHist, expiryBound, 1)
-	ctl := harness.Control(string(marconi.MutantForgetfulDeregister), "on_deregister drops the registration but forgets routing.invalidate_project: the route keeps naming the dead session",
+	ctl := harness.Variant(string(marconi.MutantForgetfulDeregister), "on_deregister drops the registration but forgets routing.invalidate_project: the route keeps naming the dead session",
 		check.All("forgetful", tour, stale))
 	// Caught only when both the hook's own transition and the churn's
 	// stale-route bound saw it: each check must be able to fail alone.
@@ -253,7 +253,7 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	// The static listener heard only the demoted primary: its tour's
 	// expiry on the promoted one never reaches on_session_expired.
 	staticTour := check.MarconiHookTransitions(r.staticSteps)
-	staticCtl := harness.Control(string(marconi.MutantStaticListener), "the keyspace listener subscribes to the primaries seen at Start and never rediscovers: after the failover on_session_expired silently stops",
+	staticCtl := harness.Variant(string(marconi.MutantStaticListener), "the keyspace listener subscribes to the primaries seen at Start and never rediscovers: after the failover on_session_expired silently stops",
 		staticTour)
 	expiredSeen := false
 	for _, st := range r.staticSteps {
@@ -272,7 +272,7 @@ func (r *lifecycleRun) health(b client.Backend) report.Check {
 	ev.Observed = append([]string(nil), r.ev.Observed...)
 	result := check.MarconiCacheHealth(r.cache)
 	cold := check.MarconiCacheHealth(r.cold)
-	ctl := harness.Control(string(marconi.MutantSkipWarmup), "Start skips warm_caches_from_store: active sessions miss until they re-register; their heartbeats reach no registration",
+	ctl := harness.Variant(string(marconi.MutantSkipWarmup), "Start skips warm_caches_from_store: active sessions miss until they re-register; their heartbeats reach no registration",
 		cold)
 	missed := 0
 	for sid, got := range r.cold.FirstReads {
