@@ -90,7 +90,7 @@ func static() report.Check {
 	entries, err := validate.Corpus(corpusDir)
 	Expect(err).NotTo(HaveOccurred())
 	corpus, flagged, missed := locality.CorpusResult(entries)
-	ctl := harness.Control("bad-corpus", "known-bad Lua and Go fixtures (undeclared keys, mis-tagged pairs, cross-slot MGET/RunScript/pipelines/transactions, unjustified or misplaced annotations): the same checker must fail, and every fixture must trip exactly the rules it names",
+	ctl := harness.Variant("bad-corpus", "known-bad Lua and Go fixtures (undeclared keys, mis-tagged pairs, cross-slot MGET/RunScript/pipelines/transactions, unjustified or misplaced annotations): the same checker must fail, and every fixture must trip exactly the rules it names",
 		locality.StaticClean(corpus, 1))
 	ctl.Caught = ctl.Caught && flagged == len(entries)
 	ctl.Observed = fmt.Sprintf("%d/%d fixtures flagged with their named rules (%d findings)", flagged, len(entries), len(corpus.Findings))
@@ -219,7 +219,7 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 	var ctls []report.Control
 	for _, c := range controls {
 		h := bad[c.name]
-		ctl := harness.Control(c.name, c.why, locality.CrossSlotFree(h, 1))
+		ctl := harness.Variant(c.name, c.why, locality.CrossSlotFree(h, 1))
 		// Caught only when the twin flagged it AND the server said nothing: the point of the
 		// control is that a standalone node cannot tell.
 		ctl.Caught = ctl.Caught && h.TotalErrors() == 0
