@@ -538,11 +538,11 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 		lateOnCopy[i], ok = check.LedgerAfterMinorityDown(r)
 		plantedLate = plantedLate || ok
 	}
-	ledgerLate := harness.Control("minority-applies-late-write", "planted history variant: the recorded runs with the partitioned shard's first write sent after the isolated primary reported cluster_state:fail added to the loss ledger, as if its copy had taken it (split brain seen in the servers' ledger, not in the probe)", check.PartitionDispatch(lateOnCopy, maxGap, maxFailPct))
+	ledgerLate := harness.SelfTest("minority-applies-late-write", "planted history variant: the recorded runs with the partitioned shard's first write sent after the isolated primary reported cluster_state:fail added to the loss ledger, as if its copy had taken it (split brain seen in the servers' ledger, not in the probe)", check.PartitionDispatch(lateOnCopy, maxGap, maxFailPct))
 	ledgerLate.Caught = ledgerLate.Caught && plantedLate
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("frozen-slot-map", "a client that read the slot map once and never refreshes it nor follows MOVED (spec 000: dispatch halts pending a topology refresh that never comes), on its own keys during the same partitions: it never reaches the new primary", check.PartitionDispatch(out.frozen[b], maxGap, maxFailPct)),
-		harness.Control("minority-accepts", "planted history variant: the recorded runs with the harness's direct write to the isolated primary recorded as acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.PartitionDispatch(accepting, maxGap, maxFailPct)),
+		harness.Variant("frozen-slot-map", "a client that read the slot map once and never refreshes it nor follows MOVED (spec 000: dispatch halts pending a topology refresh that never comes), on its own keys during the same partitions: it never reaches the new primary", check.PartitionDispatch(out.frozen[b], maxGap, maxFailPct)),
+		harness.SelfTest("minority-accepts", "planted history variant: the recorded runs with the harness's direct write to the isolated primary recorded as acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.PartitionDispatch(accepting, maxGap, maxFailPct)),
 		ledgerLate)
 }
 
@@ -584,10 +584,10 @@ func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {
 		hidden[i], ok = check.HideLedger(r)
 		hides = hides || ok
 	}
-	controls := []report.Control{harness.Control("post-heal-loss", "the recorded runs with one write acknowledged after the rejoin missing from the read-back: a write lost outside the partition window", check.PartitionAccounted(postHeal, minOps))}
+	controls := []report.Control{harness.SelfTest("post-heal-loss", "the recorded runs with one write acknowledged after the rejoin missing from the read-back: a write lost outside the partition window", check.PartitionAccounted(postHeal, minOps))}
 	controls[0].Caught = controls[0].Caught && planted
 	if hides {
-		controls = append(controls, harness.Control("ledger-hides-losses", "the recorded runs with the loss ledger emptied: the partition's losses left unaccounted", check.PartitionAccounted(hidden, minOps)))
+		controls = append(controls, harness.SelfTest("ledger-hides-losses", "the recorded runs with the loss ledger emptied: the partition's losses left unaccounted", check.PartitionAccounted(hidden, minOps)))
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
 }
