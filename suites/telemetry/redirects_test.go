@@ -163,7 +163,7 @@ func migratingTallies(ctx context.Context, b client.Backend, name string) (good,
 		if err != nil {
 			close(stop)
 			wg.Wait()
-			Expect(err).NotTo(HaveOccurred())
+			harness.MustConfirm(err, cfg.Seed)
 		}
 		faults = append(faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 	}

@@ -304,7 +304,7 @@ func skewOf(ctx context.Context, b client.Backend) *skewRun {
 	}
 	subsBefore := numsub()
 	_, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(moved), To: -1})
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	Eventually(func() float64 {
 		return check.TelemetrySum(mustScrape(ctx, run.good), telemetry.GapsName, map[string]string{"channel": moved})
 	}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeNumerically(">=", 1))
