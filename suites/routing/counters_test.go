@@ -118,7 +118,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 		s.Latency, s.Jitter, s.ReadTimeout, len(scoredKeys), len(mutantKeys), slots, s.Rounds))
 	var faults []report.FaultWindow
 	lw, err := fault.Apply(ctx, cluster, fault.Latency{Latency: s.Latency, Jitter: s.Jitter})
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		removeToxics(ctx)
+	}
+	harness.MustConfirm(err, cfg.Seed)
 	faults = append(faults, report.FaultWindow{Fault: lw.Fault, Target: lw.Target, Start: lw.Start, End: lw.End})
 	stop := make(chan struct{})
 	done := make(chan struct{}, 2)
@@ -148,7 +151,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	close(stop)
 	<-done
 	<-done
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		removeToxics(ctx)
+	}
+	harness.MustConfirm(err, cfg.Seed)
 	By("removing the latency and reading every counter back through a fresh correct pool")
 	for _, n := range cluster.Nodes() {
 		Expect(n.RemoveToxics(ctx)).To(Succeed())
@@ -198,4 +204,12 @@ func enough(ops []check.RoutingOp, s counterScale) bool {
 		acked, unk = acked+t.Acked, unk+t.Unknown
 	}
 	return acked >= s.MinAcked && unk >= s.MinUnknown
+}
+
+// removeToxics takes the latency off every node, best effort, before a
+// scenario ends on an unconfirmed fault.
+func removeToxics(ctx context.Context) {
+	for _, n := range cluster.Nodes() {
+		_ = n.RemoveToxics(ctx)
+	}
 }

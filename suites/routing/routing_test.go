@@ -120,7 +120,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	close(stop)
 	<-done
 	<-done
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	By("reading every key back through a fresh correct pool")
 	fresh := routing.Wrap(harness.Pool(ctx, b, cluster), routing.Options{})
 	scored.ReadBack(ctx, fresh)
