@@ -129,7 +129,7 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 	span := check.Span{Start: start, End: clock.Now()}
 	close(done)
 	wg.Wait()
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}, span
 }
 
