@@ -113,7 +113,10 @@ func inject(ctx context.Context, clock *traffic.Clock, ev *report.Evidence, f fa
 	GinkgoHelper()
 	start := clock.Now()
 	w, err := fault.Apply(ctx, cluster, f)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		healLatency(ctx)
+	}
+	harness.MustConfirm(err, cfg.Seed)
 	ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 	return check.Span{Start: start, End: clock.Now()}
 }
