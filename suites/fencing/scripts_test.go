@@ -127,7 +127,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 
 	By("fault: SCRIPT FLUSH on every node")
 	w, err := fault.Apply(ctx, cluster, fault.ScriptFlush{})
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	ev.Faults = append(ev.Faults, window(w))
 
 	By("negative control: a naive client that sends EVALSHA only")
@@ -140,7 +140,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 
 	By("fault: restart primary 0 (its script cache is empty afterwards)")
 	w, err = fault.Apply(ctx, cluster, fault.RestartPrimary{Index: 0})
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	ev.Faults = append(ev.Faults, window(w))
 	settle := awaitDirectory(ctx, dir, rng)
 	before = dir.Stats().NoScriptFallbacks.Load()
