@@ -165,7 +165,12 @@ func skewOf(ctx context.Context, b client.Backend) *skewRun {
 	run.good = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Phase: phase})
 	// Built without the phase gauge: the scrape scenario's control.
 	run.whole = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Mutant: telemetry.MutantWholeKeySlot})
-	run.dropGaps = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Mutant: telemetry.MutantDropGaps})
+	// The gap-dropping pod also exports a stale phase gauge: it booted on B
+	// and runs the C scripts, but never moved its gauge (the scrape
+	// scenario's second control: the gate would read B).
+	stale := fencing.NewPodMetrics("telemetry-" + string(b))
+	stale.SetPhase(fencing.B)
+	run.dropGaps = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Mutant: telemetry.MutantDropGaps, Phase: stale})
 	raw := harness.Pool(ctx, b, cluster)
 	inner, err := telemetry.WrapPool(ctx, raw, run.good, telemetry.PoolOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -503,11 +508,7 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 	r := skewOf(ctx, b)
 	ev := evidenceOf(ctx, b, r)
 	s := scrape(ctx, r.good)
-	result := check.TelemetryExposed(s, requiredFamilies, nodeAddrs(cluster))
-	phase := check.TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
-	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
-		result = check.All("telemetry-exposed", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)})
-	}
+	result, _, phase := exposedAtC(s)
 	families := map[string]bool{}
 	for _, smp := range s.Samples {
 		families[smp.Name] = true
@@ -516,7 +517,23 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 	ev.Metrics["families"] = float64(len(families))
 	ev.Metrics["phase_gauge"] = phase
 	By("negative control: an instrument registered without the phase gauge")
-	noPhase := check.TelemetryExposed(scrape(ctx, r.whole), requiredFamilies, nodeAddrs(cluster))
+	noPhase, _, _ := exposedAtC(scrape(ctx, r.whole))
+	// Judged by the phase half alone: the gap-dropping instrument wraps
+	// only the subscriber, so its command families are missing anyway.
+	_, stalePhase, _ := exposedAtC(scrape(ctx, r.dropGaps))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant("no-phase-gauge", "a pod whose metrics lack buzz_fencing_phase: the Deployment Gate reads nothing (spec 000 §Deployment Gate rule 2)", noPhase))
+		harness.Variant("no-phase-gauge", "a pod (the whole-key instrument, run over the same traffic) whose registry lacks buzz_fencing_phase: the Deployment Gate reads nothing (spec 000 §Deployment Gate rule 2)", noPhase),
+		harness.Variant("stale-phase-gauge", "a pod (the gap-dropping instrument, run over the same traffic) that runs the C scripts but still exports the phase it booted on (B): the Deployment Gate reads the wrong phase", stalePhase))
+}
+
+// exposedAtC is the scrape check: every required family exported, and the
+// phase gauge saying C, the phase the pods run. It returns the whole
+// result, the phase half alone, and the gauge's value.
+func exposedAtC(s check.TelemetryScrape) (all, atC check.Result, phase float64) {
+	phase = check.TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
+	atC = check.Result{Checker: "telemetry-phase", Status: check.Pass, Message: fmt.Sprintf("%s = %v: phase C", fencing.PhaseGaugeName, phase)}
+	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
+		atC = check.Result{Checker: "telemetry-phase", Status: check.Fail, Message: fmt.Sprintf("%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)}
+	}
+	return check.All("telemetry-exposed", check.TelemetryExposed(s, requiredFamilies, nodeAddrs(cluster)), atC), atC, phase
 }
