@@ -103,6 +103,9 @@ type partitionOutcome struct {
 var (
 	partitions      *partitionOutcome
 	partitionsTried bool
+	// partitionsErr is the partition fault's Apply error: every later spec
+	// scores the same inconclusive verdict.
+	partitionsErr error
 )
 
 // partitionsOf runs the partitions once for every backend; each backend's
@@ -111,6 +114,9 @@ var (
 func partitionsOf(ctx context.Context) *partitionOutcome {
 	GinkgoHelper()
 	if partitionsTried {
+		if partitionsErr != nil {
+			harness.MustConfirm(partitionsErr, cfg.Seed)
+		}
 		Expect(partitions).NotTo(BeNil(), "the partition drill failed in an earlier spec")
 		return partitions
 	}
@@ -219,7 +225,8 @@ func partitionOnce(ctx context.Context, rng *rand.Rand, s partitionScale, shard 
 		return nil
 	}}
 	w, err := fault.Apply(ctx, cluster, f)
-	Expect(err).NotTo(HaveOccurred())
+	partitionsErr = err
+	harness.MustConfirm(err, cfg.Seed)
 	tl.Rejoined = at(w.End)
 	// Load after the rejoin, until every client served the shard again
 	// (bounded), so the read-back has writes acknowledged after the heal.
