@@ -367,7 +367,7 @@ func (s *Scorecard) Headline() string {
 	if pass {
 		head := fmt.Sprintf("PASS — all %s of %s pass", plural(t.Total(), "cell"), plural(len(s.Requested()), "requested row"))
 		if t.Partial > 0 {
-			head = fmt.Sprintf("PASS — %d of %s of %s pass, %d partial (scenarios not run on this topology: not cleared)", t.Pass, plural(t.Total(), "cell"), plural(len(s.Requested()), "requested row"), t.Partial)
+			head = fmt.Sprintf("PASS — %s of %s: %d pass, %d partial (scenarios not run on this topology: not cleared)", plural(t.Total(), "cell"), plural(len(s.Requested()), "requested row"), t.Pass, t.Partial)
 		}
 		if rest := len(s.Rows) - len(s.Requested()); rest > 0 {
 			// A pass over part of the catalogue must not read as a clearance.
