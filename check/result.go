@@ -71,23 +71,29 @@ func BeforeUnconfirmed(judged, notConfirmed Result) Result {
 // rank orders statuses for All: an inconclusive result voids the others
 // (the fault the history was recorded around did not happen as designed,
 // so even a failure in it may be the harness's), then fail, unknown, pass.
+// A status that is none of these (a checker that wrote "ok" or nothing)
+// ranks as unknown: it is never a pass.
 func rank(s Status) int {
 	switch s {
 	case Inconclusive:
 		return 3
 	case Fail:
 		return 2
-	case Unknown:
-		return 1
+	case Pass:
+		return 0
 	}
-	return 0
+	return 1
 }
 
 // All folds results: inconclusive if any fault was not confirmed, else fail
-// if any failed, else unknown if any was unknown, else pass. Messages of the
-// deciding results are joined; a failure voided by an inconclusive result
-// stays in Observed.
+// if any failed, else unknown if any was unknown (or not a status at all),
+// else pass. No results at all is unknown: nothing was judged, so nothing
+// passed. Messages of the deciding results are joined; a failure voided by
+// an inconclusive result stays in Observed.
 func All(name string, results ...Result) Result {
+	if len(results) == 0 {
+		return unknown(name, "no result to combine: nothing was judged")
+	}
 	out := Result{Checker: name, Status: Pass}
 	var msgs, cex []string
 	for _, r := range results {
@@ -96,8 +102,11 @@ func All(name string, results ...Result) Result {
 			out.Status = r.Status
 		}
 	}
+	if rank(out.Status) == 1 && out.Status != Unknown {
+		out.Status = Unknown
+	}
 	for _, r := range results {
-		if r.Status == out.Status {
+		if r.Status == out.Status || (out.Status == Unknown && rank(r.Status) == 1) {
 			msgs = append(msgs, r.Message)
 			if r.Counterexample != "" {
 				cex = append(cex, r.Counterexample)

@@ -46,3 +46,22 @@ func TestBeforeUnconfirmed(t *testing.T) {
 		}
 	}
 }
+
+func TestAllNeverPassesOnNothing(t *testing.T) {
+	if r := check.All("none"); r.Status != check.Unknown {
+		t.Errorf("check.All() of no results = %s, want unknown", r.Status)
+	}
+	ok := check.Result{Status: check.Pass, Message: "held"}
+	for _, st := range []check.Status{"", "ok", "blind"} {
+		r := check.All("odd", ok, check.Result{Status: st, Message: "what"})
+		if r.Status != check.Unknown || r.Message != "what" {
+			t.Errorf("check.All(pass, %q) = %s %q, want unknown naming it", st, r.Status, r.Message)
+		}
+	}
+	if r := check.All("fail", check.Result{Status: "ok"}, check.Result{Status: check.Fail, Message: "broke"}); r.Status != check.Fail {
+		t.Errorf("a failure still beats an unrecognised status: %s", r.Status)
+	}
+	if r := check.All("pass", ok, ok); r.Status != check.Pass {
+		t.Errorf("check.All(pass, pass) = %s", r.Status)
+	}
+}

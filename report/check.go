@@ -30,6 +30,13 @@ const (
 	// the run says nothing about the implementation. It fails the gate and
 	// names the harness; its controls do not matter.
 	StatusInconclusive Status = "inconclusive"
+	// StatusPartial is a cell whose checks all passed while some of its
+	// scenarios were not run (the topology could not host them, e.g. a
+	// partition on the local provider): not a pass — part of the row was
+	// never tested. It passes the plain gate, which judges what ran (a run
+	// on a smaller topology can still gate a change), and fails
+	// --require-all, which demands the whole catalogue (Scorecard.Complete).
+	StatusPartial Status = "partial"
 )
 
 // EntryName is the Ginkgo report-entry name a suite records a Check under;
@@ -63,11 +70,18 @@ type Control struct {
 	Why string `json:"why"`
 	// Caught is true when the checker flagged the bad variant.
 	Caught bool `json:"caught"`
+	// Exercised is true when the bad variant actually ran and produced
+	// what the checker judges (its checker decided, pass or fail). A
+	// control that was not exercised proves nothing either way: it neither
+	// counts as caught nor makes the check blind. The harness decides it
+	// (harness.Variant, harness.SelfTest), never a suite by hand.
+	Exercised bool `json:"exercised"`
 	// Observed is what the checker said about the bad variant.
 	Observed string `json:"observed"`
 }
 
-// ControlKind classifies a negative control (issue 12 §2).
+// ControlKind classifies a negative control (issue 12 §2). The empty kind
+// is an unclassified control: it never proves a check non-blind.
 type ControlKind string
 
 const (
@@ -119,10 +133,15 @@ func (d *Duration) UnmarshalText(b []byte) error {
 }
 
 // Verdict folds a check's own status and its controls into the status its
-// cell shows: a passing check with no control, or with an uncaught one, is
-// blind — a checker that cannot fail is a defect. Only StatusPass can become
-// pass: an unknown, blind or unrecognised status (a checker that wrote "ok"
-// or nothing) is blind, never pass.
+// cell shows. Only StatusPass can become pass: an unknown, blind or
+// unrecognised status (a checker that wrote "ok" or nothing) is blind, never
+// pass. A passing check is blind unless at least one exercised variant
+// control (a real bad implementation, client or server configuration run
+// against real servers) was caught, and when any exercised control — variant
+// or self-test — went uncaught: a checker that cannot fail is a defect.
+// Self-tests are evidence that the checker works, never proof that the row
+// catches a real bug (issue 12 §2); controls that were not exercised do not
+// count.
 func (c Check) Verdict() Status {
 	switch c.Status {
 	case StatusFail:
@@ -133,20 +152,27 @@ func (c Check) Verdict() Status {
 	default:
 		return StatusBlind
 	}
-	if len(c.Controls) == 0 {
+	if len(c.Uncaught()) > 0 || c.VariantsCaught() == 0 {
 		return StatusBlind
-	}
-	for _, ctl := range c.Controls {
-		if !ctl.Caught {
-			return StatusBlind
-		}
 	}
 	return StatusPass
 }
 
+// VariantsCaught counts the check's exercised variant controls that were
+// caught: the proof that the row can fail on a real bug.
+func (c Check) VariantsCaught() int {
+	n := 0
+	for _, ctl := range c.Controls {
+		if ctl.Kind == ControlVariant && ctl.Exercised && ctl.Caught {
+			n++
+		}
+	}
+	return n
+}
+
 // Reason says in a few words why the check has its Verdict, so a reviewer
 // need not re-derive it: the failure message, the controls that went
-// uncaught, the missing control, or how many controls were caught.
+// uncaught, the missing variant, or how many controls were caught.
 func (c Check) Reason() string {
 	switch c.Status {
 	case StatusFail, StatusBlind:
@@ -165,18 +191,76 @@ func (c Check) Reason() string {
 	if uncaught := c.Uncaught(); len(uncaught) > 0 {
 		return notCaught(uncaught)
 	}
-	if len(c.Controls) == 1 {
-		return "its control was caught"
+	if c.VariantsCaught() == 0 {
+		return noVariant(c.Controls)
 	}
-	return fmt.Sprintf("all %d controls caught", len(c.Controls))
+	return caughtSummary(c.Controls)
 }
 
-// Uncaught lists the names of the check's negative controls the checker
-// missed; each one makes the check blind.
+// noVariant says why controls that were all caught still leave a check
+// blind: none of them was a real bad variant that ran.
+func noVariant(controls []Control) string {
+	var self, idle, unclassified int
+	for _, ctl := range controls {
+		switch {
+		case !ctl.Exercised:
+			idle++
+		case ctl.Kind == ControlSelfTest:
+			self++
+		case ctl.Kind != ControlVariant:
+			unclassified++
+		}
+	}
+	var parts []string
+	if self > 0 {
+		parts = append(parts, plural(self, "self-test"))
+	}
+	if idle > 0 {
+		parts = append(parts, plural(idle, "control")+" not exercised")
+	}
+	if unclassified > 0 {
+		parts = append(parts, plural(unclassified, "unclassified control"))
+	}
+	return "no real bad variant caught (" + strings.Join(parts, ", ") + ")"
+}
+
+// caughtSummary phrases the exercised controls a passing check caught, by
+// kind ("its variant was caught", "3 controls caught: 2 variants, 1
+// self-test"), and names any that did not run.
+func caughtSummary(controls []Control) string {
+	var variants, self, idle int
+	for _, ctl := range controls {
+		switch {
+		case !ctl.Exercised:
+			idle++
+		case ctl.Kind == ControlVariant:
+			variants++
+		default:
+			self++
+		}
+	}
+	var out string
+	switch {
+	case variants == 1 && self == 0:
+		out = "its variant was caught"
+	case self == 0:
+		out = fmt.Sprintf("all %d variants caught", variants)
+	default:
+		out = fmt.Sprintf("%s caught: %s, %s", plural(variants+self, "control"), plural(variants, "variant"), plural(self, "self-test"))
+	}
+	if idle > 0 {
+		out += fmt.Sprintf(" (%s not exercised)", plural(idle, "control"))
+	}
+	return out
+}
+
+// Uncaught lists the names of the check's exercised negative controls the
+// checker missed; each one makes the check blind. A control that was not
+// exercised is not listed: it says nothing about the checker.
 func (c Check) Uncaught() []string {
 	var names []string
 	for _, ctl := range c.Controls {
-		if !ctl.Caught {
+		if ctl.Exercised && !ctl.Caught {
 			names = append(names, ctl.Name)
 		}
 	}
@@ -201,9 +285,9 @@ func notCaught(names []string) string {
 func (c Check) String() string {
 	caught := 0
 	for _, ctl := range c.Controls {
-		if ctl.Caught {
+		if ctl.Exercised && ctl.Caught {
 			caught++
 		}
 	}
-	return fmt.Sprintf("%s: %s (%d/%d negative controls caught; seed %d)", c.Verdict(), c.Message, caught, len(c.Controls), c.Evidence.Seed)
+	return fmt.Sprintf("%s: %s (%d/%d negative controls caught, %d real variants; seed %d)", c.Verdict(), c.Message, caught, len(c.Controls), c.VariantsCaught(), c.Evidence.Seed)
 }

@@ -28,7 +28,7 @@ func TestGatePasses(t *testing.T) {
 
 func TestGateReasons(t *testing.T) {
 	blind := passing(report.RowFencingScripts, report.ColumnSilentlyWrong)
-	blind.Controls = []report.Control{{Name: "M1", Why: "renew skips generation compare"}}
+	blind.Controls = []report.Control{{Name: "M1", Kind: report.ControlVariant, Why: "renew skips generation compare", Exercised: true}}
 	failing := passing(report.RowRegistry, report.ColumnSilentlyWrong)
 	failing.Status, failing.Message = report.StatusFail, "runtime r-7 missing\nmore detail"
 	s := report.New(report.Meta{}, []report.Check{

@@ -145,7 +145,7 @@ func newHTMLReason(s *Scorecard, r string) htmlReason {
 	hr := htmlReason{Path: path, Text: rest}
 	if st, text, ok := strings.Cut(rest, " — "); ok {
 		switch Status(st) {
-		case StatusFail, StatusInconclusive, StatusBlind, StatusNotRun, StatusPass:
+		case StatusFail, StatusInconclusive, StatusBlind, StatusNotRun, StatusPass, StatusPartial:
 			hr.Class, hr.Status, hr.Text = statusClass(Status(st)), statusLabel(Status(st)), text
 		}
 	}
@@ -215,6 +215,8 @@ func newHTMLCheck(s *Scorecard, c Check, id string) htmlCheck {
 			hc.Why = "it has no negative control, so nothing shows this checker can fail"
 		case len(c.Uncaught()) > 0:
 			hc.Why = c.Reason() + ": the checker passed a known-bad variant, so its pass proves nothing"
+		case c.VariantsCaught() == 0:
+			hc.Why = c.Reason() + ": only a real bad variant run against real servers proves the row can fail"
 		}
 	default:
 		hc.Why = c.Reason()
@@ -276,7 +278,7 @@ func columnTitle(c Column) string {
 
 func statusClass(s Status) string {
 	switch s {
-	case StatusPass, StatusFail, StatusBlind:
+	case StatusPass, StatusFail, StatusBlind, StatusPartial:
 		return string(s)
 	case StatusInconclusive:
 		return string(StatusBlind) // amber: fails the gate, names the harness
@@ -286,7 +288,7 @@ func statusClass(s Status) string {
 
 func statusLabel(s Status) string {
 	switch s {
-	case StatusPass, StatusFail, StatusBlind, StatusInconclusive:
+	case StatusPass, StatusFail, StatusBlind, StatusInconclusive, StatusPartial:
 		return string(s)
 	}
 	return "not run"

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,5 +90,30 @@ func TestHTMLPass(t *testing.T) {
 	}))
 	if !strings.Contains(out, `class="verdict pass"`) || !strings.Contains(out, "<h1>PASS</h1>") {
 		t.Errorf("passing run not rendered as PASS")
+	}
+}
+
+func TestHTMLShowsControlKinds(t *testing.T) {
+	c := passing(report.RowRouting, report.ColumnErrors)
+	c.Controls = append(c.Controls, self, idle, legacy)
+	out := renderHTML(t, report.New(report.Meta{}, []report.Check{c}))
+	for _, want := range []string{"<th>Kind</th>", "<b>variant</b>", ">self-test<", ">unclassified<", "– not exercised"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+func TestJSONCarriesKindAndExercised(t *testing.T) {
+	c := passing(report.RowRouting, report.ColumnErrors)
+	c.Controls = append(c.Controls, self)
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"kind":"variant"`, `"kind":"self-test"`, `"exercised":true`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("results JSON lacks %s: %s", want, b)
+		}
 	}
 }

@@ -164,7 +164,7 @@ func junitCheck(c Check, classname string) junitCase {
 		jc.Failure = &junitFailure{Message: firstLine(c.Message), Type: string(v), Body: checkText(c)}
 	case StatusBlind:
 		jc.Failure = &junitFailure{
-			Message: "blind: " + firstLine(c.Reason()) + " — the check could not catch its own negative control, so its pass means nothing",
+			Message: "blind: " + firstLine(c.Reason()) + " — no caught real bad variant proves the check can fail, so its pass means nothing",
 			Type:    string(v),
 			Body:    checkText(c),
 		}
@@ -187,10 +187,17 @@ func checkText(c Check) string {
 	}
 	for _, ctl := range c.Controls {
 		mark := "caught"
-		if !ctl.Caught {
+		switch {
+		case !ctl.Exercised:
+			mark = "not exercised"
+		case !ctl.Caught:
 			mark = "NOT CAUGHT"
 		}
-		fmt.Fprintf(&b, "control %s (%s): %s — %s\n", ctl.Name, ctl.Why, mark, ctl.Observed)
+		kind := string(ctl.Kind)
+		if kind == "" {
+			kind = "unclassified"
+		}
+		fmt.Fprintf(&b, "control %s [%s] (%s): %s — %s\n", ctl.Name, kind, ctl.Why, mark, ctl.Observed)
 	}
 	for _, o := range e.Observed {
 		fmt.Fprintf(&b, "observed: %s\n", o)

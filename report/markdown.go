@@ -71,6 +71,8 @@ func mdStatus(c *Cell) string {
 		return fmt.Sprintf("**? BLIND** (%d)", n)
 	case StatusInconclusive:
 		return fmt.Sprintf("**~ INCONCLUSIVE** (%d)", n)
+	case StatusPartial:
+		return fmt.Sprintf("◐ partial (%d)", n)
 	}
 	return "– not run"
 }

@@ -15,7 +15,7 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 func ms(n int) report.Duration { return report.Duration(time.Duration(n) * time.Millisecond) }
 
 func caught(name, why, observed string) report.Control {
-	return report.Control{Name: name, Why: why, Caught: true, Observed: observed}
+	return report.Control{Name: name, Kind: report.ControlVariant, Why: why, Caught: true, Exercised: true, Observed: observed}
 }
 
 // SampleScorecard is a realistic run holding every status: passes, a
@@ -55,7 +55,7 @@ func SampleScorecard() *report.Scorecard {
 			Row: report.RowFencingScripts, Column: report.ColumnSilentlyWrong, Scenario: "fencing-scripts/contention/go-redis",
 			Status: report.StatusPass, Message: "no two holders of one session lease in 4,812 contended acquires",
 			Controls: []report.Control{
-				{Name: "M1", Why: "renew skips the generation compare", Caught: false, Observed: "0 violations in 4,812 ops — mutant survived"},
+				{Name: "M1", Kind: report.ControlVariant, Why: "renew skips the generation compare", Caught: false, Exercised: true, Observed: "0 violations in 4,812 ops — mutant survived"},
 				caught("M3", "release deletes without owner check", "2 double-holders at op 311"),
 			},
 			Evidence: report.Evidence{

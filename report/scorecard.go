@@ -36,7 +36,7 @@ type Cell struct {
 	Column Column `json:"column"`
 	// Status folds the checks' verdicts: none → not-run, any fail → fail,
 	// else any inconclusive → inconclusive, else any blind → blind, else
-	// pass.
+	// pass — or partial when a scenario of the cell was skipped.
 	Status Status  `json:"status"`
 	Checks []Check `json:"checks,omitempty"`
 	// Summary says in one line why the cell has its status.
@@ -45,11 +45,11 @@ type Cell struct {
 
 // Tally counts cells by status.
 type Tally struct {
-	Pass, Fail, Inconclusive, Blind, NotRun int
+	Pass, Partial, Fail, Inconclusive, Blind, NotRun int
 }
 
 // Total is the number of cells counted.
-func (t Tally) Total() int { return t.Pass + t.Fail + t.Inconclusive + t.Blind + t.NotRun }
+func (t Tally) Total() int { return t.Pass + t.Partial + t.Fail + t.Inconclusive + t.Blind + t.NotRun }
 
 // New scores checks against the Catalogue. Checks naming an unknown row or
 // column land in Unscored; within a cell, checks are ordered worst first,
@@ -82,6 +82,11 @@ func build(meta Meta, rows []Row, checks []Check) *Scorecard {
 		c := &s.Cells[i]
 		if n, reason := skippedIn(meta.Skipped, c.Row, c.Column); n > 0 {
 			c.Summary += fmt.Sprintf(" (+%s not run on this topology: %s)", plural(n, "scenario"), reason)
+			if c.Status == StatusPass {
+				// What ran passed, but part of the cell never ran.
+				c.Status = StatusPartial
+				c.Summary = "partial: " + c.Summary
+			}
 		}
 		if reason := meta.NotRun[c.Row]; reason != "" && c.Status == StatusNotRun {
 			c.Summary = "not run: " + reason
@@ -105,10 +110,12 @@ func severity(s Status) int {
 		return 1
 	case StatusBlind:
 		return 2
-	case StatusPass:
+	case StatusPartial:
 		return 3
+	case StatusPass:
+		return 4
 	}
-	return 4
+	return 5
 }
 
 // skippedIn counts the skipped scenarios of a cell and returns the first
@@ -148,11 +155,23 @@ func summarize(st Status, checks []Check) string {
 	case StatusNotRun:
 		return "no check scored this cell"
 	case StatusPass:
-		controls := 0
+		variants, self := 0, 0
 		for _, c := range checks {
-			controls += len(c.Controls)
+			for _, ctl := range c.Controls {
+				switch {
+				case !ctl.Exercised:
+				case ctl.Kind == ControlVariant:
+					variants++
+				default:
+					self++
+				}
+			}
 		}
-		return fmt.Sprintf("%s, %s caught", plural(len(checks), "check"), plural(controls, "control"))
+		out := fmt.Sprintf("%s, %s caught", plural(len(checks), "check"), plural(variants, "variant"))
+		if self > 0 {
+			out += fmt.Sprintf(" (+%s)", plural(self, "self-test"))
+		}
+		return out
 	case StatusFail:
 		var failing []Check
 		for _, c := range checks {
@@ -179,7 +198,7 @@ func summarize(st Status, checks []Check) string {
 		return out
 	}
 	// Blind: name uncaught controls once, then what else made checks blind.
-	var uncaught, noControl, other []string
+	var uncaught, noControl, noVariant, other []string
 	for _, c := range checks {
 		if c.Verdict() != StatusBlind {
 			continue
@@ -187,6 +206,8 @@ func summarize(st Status, checks []Check) string {
 		switch {
 		case c.Status == StatusPass && len(c.Controls) == 0:
 			noControl = append(noControl, c.Scenario)
+		case c.Status == StatusPass && len(c.Uncaught()) == 0:
+			noVariant = append(noVariant, c.Scenario+" ("+c.Reason()+")")
 		case c.Status == StatusPass:
 			for _, n := range c.Uncaught() {
 				if !slices.Contains(uncaught, n) {
@@ -206,6 +227,12 @@ func summarize(st Status, checks []Check) string {
 		parts = append(parts, fmt.Sprintf("%d checks have no negative control", len(noControl)))
 	case len(noControl) > 0:
 		parts = append(parts, "no negative control in "+strings.Join(noControl, ", "))
+	}
+	switch {
+	case len(noVariant) > 2:
+		parts = append(parts, fmt.Sprintf("%d checks rest on self-tests or unexercised controls only (no real bad variant caught)", len(noVariant)))
+	case len(noVariant) > 0:
+		parts = append(parts, "no real bad variant caught in "+strings.Join(noVariant, ", "))
 	}
 	const keep = 2
 	if len(other) > keep {
@@ -278,6 +305,8 @@ func (s *Scorecard) Tally() Tally {
 		switch c.Status {
 		case StatusPass:
 			t.Pass++
+		case StatusPartial:
+			t.Partial++
 		case StatusFail:
 			t.Fail++
 		case StatusInconclusive:
@@ -292,7 +321,9 @@ func (s *Scorecard) Tally() Tally {
 }
 
 // Gate is gate G2's verdict: it passes iff every cell of every requested
-// row is pass and the run had no problem. Each reason names one thing that
+// row is pass (or partial: every check that ran passed, some scenarios could
+// not run on this topology — Complete, which --require-all adds, refuses
+// those) and the run had no problem. Each reason names one thing that
 // failed it, e.g. "fencing-scripts/silently-wrong: blind — control M1 not
 // caught". A run that scored nothing fails: silence is not a pass.
 func (s *Scorecard) Gate() (pass bool, reasons []string) {
@@ -313,9 +344,21 @@ func (s *Scorecard) Gate() (pass bool, reasons []string) {
 			continue
 		}
 		for _, col := range Columns {
-			if c := s.Cell(id, col); c.Status != StatusPass {
+			if c := s.Cell(id, col); c.Status != StatusPass && c.Status != StatusPartial {
 				reasons = append(reasons, fmt.Sprintf("%s/%s: %s — %s", id, col, c.Status, c.Summary))
 			}
+		}
+	}
+	return len(reasons) == 0, reasons
+}
+
+// Complete is what --require-all adds to the gate: every cell of the whole
+// catalogue was scored and ran all its scenarios — none not-run, none
+// partial. Each reason names one cell that is not.
+func (s *Scorecard) Complete() (complete bool, reasons []string) {
+	for _, c := range s.Cells {
+		if c.Status == StatusNotRun || c.Status == StatusPartial {
+			reasons = append(reasons, fmt.Sprintf("%s/%s: %s — %s", c.Row, c.Column, c.Status, c.Summary))
 		}
 	}
 	return len(reasons) == 0, reasons
@@ -327,6 +370,9 @@ func (s *Scorecard) Headline() string {
 	t := s.Tally()
 	if pass {
 		head := fmt.Sprintf("PASS — all %s of %s pass", plural(t.Total(), "cell"), plural(len(s.Requested()), "requested row"))
+		if t.Partial > 0 {
+			head = fmt.Sprintf("PASS — %s of %s: %d pass, %d partial (scenarios not run on this topology: not cleared)", plural(t.Total(), "cell"), plural(len(s.Requested()), "requested row"), t.Pass, t.Partial)
+		}
 		if rest := len(s.Rows) - len(s.Requested()); rest > 0 {
 			// A pass over part of the catalogue must not read as a clearance.
 			head += fmt.Sprintf("; %s of the catalogue not run, so not cleared", plural(rest, "row"))
@@ -338,6 +384,9 @@ func (s *Scorecard) Headline() string {
 		inconclusive = fmt.Sprintf("%d inconclusive, ", t.Inconclusive)
 	}
 	head := fmt.Sprintf("FAIL — %d fail, %s%d blind, %d not run of %s", t.Fail, inconclusive, t.Blind, t.NotRun, plural(t.Total(), "requested cell"))
+	if t.Partial > 0 {
+		head += fmt.Sprintf(" (%d partial)", t.Partial)
+	}
 	if extra := len(reasons) - (t.Fail + t.Inconclusive + t.Blind + t.NotRun); extra > 0 {
 		head += fmt.Sprintf("; %s", plural(extra, "run problem"))
 	}

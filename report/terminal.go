@@ -119,7 +119,7 @@ func termColor(st Status, requested bool) string {
 		return ansiGreen
 	case StatusFail:
 		return ansiBold + ansiRed
-	case StatusBlind, StatusInconclusive:
+	case StatusBlind, StatusInconclusive, StatusPartial:
 		return ansiBold + ansiAmber
 	}
 	if requested {

@@ -1,14 +1,22 @@
 package report_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/slotgate/slotgate/report"
 )
 
 var (
-	ok   = report.Control{Name: "M1", Why: "mutant", Caught: true}
-	miss = report.Control{Name: "M2", Why: "mutant", Caught: false}
+	ok   = report.Control{Name: "M1", Kind: report.ControlVariant, Why: "mutant", Caught: true, Exercised: true}
+	miss = report.Control{Name: "M2", Kind: report.ControlVariant, Why: "mutant", Caught: false, Exercised: true}
+	// self is a caught self-test (the checker on an edited history).
+	self = report.Control{Name: "planted", Kind: report.ControlSelfTest, Why: "planted loss", Caught: true, Exercised: true}
+	// idle is a variant whose bad variant never produced traffic.
+	idle = report.Control{Name: "idle", Kind: report.ControlVariant, Why: "mutant", Caught: false, Exercised: false}
+	// legacy is an unclassified control (no kind), as results files
+	// written before issue 12 carry.
+	legacy = report.Control{Name: "legacy", Why: "mutant", Caught: true, Exercised: true}
 )
 
 func chk(status report.Status, controls ...report.Control) report.Check {
@@ -34,10 +42,42 @@ func TestVerdict(t *testing.T) {
 		{"empty status is never pass", chk("", ok), report.StatusBlind},
 		{"made-up status is never pass", chk("ok", ok), report.StatusBlind},
 		{"not-run as a check status is blind", chk(report.StatusNotRun, ok), report.StatusBlind},
+		{"inconclusive stays inconclusive", chk(report.StatusInconclusive, ok), report.StatusInconclusive},
+		{"self-tests alone are blind", chk(report.StatusPass, self, self), report.StatusBlind},
+		{"a variant and a self-test pass", chk(report.StatusPass, ok, self), report.StatusPass},
+		{"an uncaught self-test is blind even beside a variant", chk(report.StatusPass, ok, report.Control{Name: "s", Kind: report.ControlSelfTest, Exercised: true}), report.StatusBlind},
+		{"an unexercised variant does not count", chk(report.StatusPass, idle, self), report.StatusBlind},
+		{"an unexercised variant is not uncaught", chk(report.StatusPass, ok, idle), report.StatusPass},
+		{"an unexercised caught variant does not count", chk(report.StatusPass, report.Control{Name: "v", Kind: report.ControlVariant, Caught: true}), report.StatusBlind},
+		{"an unclassified control is no variant", chk(report.StatusPass, legacy), report.StatusBlind},
+		{"a made-up kind is no variant", chk(report.StatusPass, report.Control{Name: "v", Kind: "real", Caught: true, Exercised: true}), report.StatusBlind},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.check.Verdict(); got != tc.want {
 				t.Errorf("Verdict() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReasonNamesKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check report.Check
+		want  string
+	}{
+		{"one variant", chk(report.StatusPass, ok), "its variant was caught"},
+		{"two variants", chk(report.StatusPass, ok, ok), "all 2 variants caught"},
+		{"mixed", chk(report.StatusPass, ok, self), "2 controls caught: 1 variant, 1 self-test"},
+		{"idle named", chk(report.StatusPass, ok, idle), "its variant was caught (1 control not exercised)"},
+		{"self-tests only", chk(report.StatusPass, self), "no real bad variant caught (1 self-test)"},
+		{"idle only", chk(report.StatusPass, self, idle), "no real bad variant caught (1 self-test, 1 control not exercised)"},
+		{"unclassified", chk(report.StatusPass, legacy), "no real bad variant caught (1 unclassified control)"},
+		{"uncaught", chk(report.StatusPass, ok, miss), "control M2 not caught"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.check.Reason(); got != tc.want {
+				t.Errorf("Reason() = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -56,6 +96,7 @@ func TestCellFolding(t *testing.T) {
 		{"one check without controls makes the cell blind", []report.Check{pass, chk(report.StatusPass)}, report.StatusBlind},
 		{"unknown makes the cell blind", []report.Check{pass, chk(report.StatusUnknown, ok)}, report.StatusBlind},
 		{"fail beats blind", []report.Check{chk(report.StatusPass, miss), chk(report.StatusFail, ok), pass}, report.StatusFail},
+		{"a check resting on self-tests makes the cell blind", []report.Check{pass, chk(report.StatusPass, self)}, report.StatusBlind},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := report.New(report.Meta{}, tc.checks)
@@ -110,4 +151,33 @@ func join(s []string) string {
 		out += v
 	}
 	return out
+}
+
+func TestPartialCell(t *testing.T) {
+	pass := chk(report.StatusPass, ok)
+	skipped := []report.Skipped{{Row: report.RowFencingScripts, Column: report.ColumnSilentlyWrong, Scenario: "x/partition", Reason: "no bus control"}}
+	s := report.New(report.Meta{Skipped: skipped}, []report.Check{pass, {Row: report.RowFencingScripts, Column: report.ColumnErrors, Scenario: "e", Status: report.StatusPass, Controls: []report.Control{ok}}})
+	c := s.Cell(report.RowFencingScripts, report.ColumnSilentlyWrong)
+	if c.Status != report.StatusPartial || !strings.Contains(c.Summary, "no bus control") {
+		t.Fatalf("cell = %s %q, want partial naming the reason", c.Status, c.Summary)
+	}
+	if pass, reasons := s.Gate(); !pass {
+		t.Errorf("the plain gate judges what ran: Gate() = %v %q", pass, reasons)
+	}
+	if h := s.Headline(); !strings.Contains(h, "1 partial") {
+		t.Errorf("Headline() = %q, want the partial cell named", h)
+	}
+	if complete, reasons := s.Complete(); complete || !strings.Contains(strings.Join(reasons, "\n"), "fencing-scripts/silently-wrong: partial") {
+		t.Errorf("--require-all must refuse a partial cell: Complete() = %v %q", complete, reasons)
+	}
+	// A partial cell never hides a failure or blindness.
+	s = report.New(report.Meta{Skipped: skipped}, []report.Check{chk(report.StatusPass, self)})
+	if c := s.Cell(report.RowFencingScripts, report.ColumnSilentlyWrong); c.Status != report.StatusBlind {
+		t.Errorf("blind cell with a skipped scenario = %s, want blind", c.Status)
+	}
+	// An unrecognised check status is blind, in the cell too.
+	s = report.New(report.Meta{}, []report.Check{chk("ok", ok)})
+	if c := s.Cell(report.RowFencingScripts, report.ColumnSilentlyWrong); c.Status != report.StatusBlind {
+		t.Errorf("cell of an unrecognised status = %s, want blind", c.Status)
+	}
 }

@@ -16,7 +16,7 @@ func writeShard(t *testing.T, i, n int, requested []report.RowID, rows ...report
 	for _, r := range rows {
 		for _, col := range report.Columns {
 			checks = append(checks, report.Check{Row: r, Column: col, Scenario: string(r) + "/ok", Status: report.StatusPass,
-				Controls: []report.Control{{Name: "bad", Why: "a bad variant", Caught: true}}})
+				Controls: []report.Control{{Name: "bad", Kind: report.ControlVariant, Why: "a bad variant", Caught: true, Exercised: true}}})
 		}
 	}
 	card := report.New(report.Meta{Profile: "smoke", Rows: rows, Shard: &report.Shard{Index: i, Of: n, Requested: requested}}, checks)

@@ -548,12 +548,9 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
 }
 
-// allRun: every catalogue row scored both columns (--require-all).
+// allRun: every catalogue row scored both columns and ran every scenario
+// (--require-all): no cell not-run, none partial.
 func allRun(card *report.Scorecard) bool {
-	for _, c := range card.Cells {
-		if c.Status == report.StatusNotRun {
-			return false
-		}
-	}
-	return true
+	complete, _ := card.Complete()
+	return complete
 }

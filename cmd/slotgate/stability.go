@@ -143,7 +143,9 @@ func nonPassCells(runs []stabilityRun) []nonPass {
 	for _, r := range runs {
 		for _, k := range cells {
 			st := cellStatus(r, k)
-			if st == "" || st == report.StatusPass {
+			// A partial cell is the topology's (scenarios it cannot
+			// host), the same in every run: nothing to replay.
+			if st == "" || st == report.StatusPass || st == report.StatusPartial {
 				continue
 			}
 			np := nonPass{Run: r.Index, Seed: r.Seed, Cell: k, Status: st}

@@ -11,7 +11,7 @@ import (
 // card is a synthetic scorecard of the axioms and routing rows: every cell
 // passes unless statuses names it ("routing/errors": fail).
 func card(statuses map[string]report.Status) *report.Scorecard {
-	caught := []report.Control{{Name: "c", Caught: true}}
+	caught := []report.Control{{Name: "c", Kind: report.ControlVariant, Caught: true, Exercised: true}}
 	var checks []report.Check
 	for _, row := range []report.RowID{report.RowAxioms, report.RowRouting} {
 		for _, col := range report.Columns {

@@ -76,8 +76,8 @@ func slotMath(ctx SpecContext) report.Check {
 		return out
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", check.SlotMathAgrees(samples, scale.SlotSamples), ev,
-		harness.Control("ignores-hash-tags", "CRC16 of the whole key: tagged pairs land in different slots", check.SlotMathAgrees(relabel(ignoresHashTags), 1)),
-		harness.Control("last-tag-wins", "hashes the last {…} instead of the first: a{b}{c} goes to c's slot", check.SlotMathAgrees(relabel(lastTagWins), 1)),
+		harness.Variant("ignores-hash-tags", "CRC16 of the whole key: tagged pairs land in different slots", check.SlotMathAgrees(relabel(ignoresHashTags), 1)),
+		harness.Variant("last-tag-wins", "hashes the last {…} instead of the first: a{b}{c} goes to c's slot", check.SlotMathAgrees(relabel(lastTagWins), 1)),
 	)
 }
 
@@ -101,7 +101,7 @@ func crossSlot(ctx SpecContext) report.Check {
 		check.NoErrors(tagged, len(tagged)),
 	)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("cluster-mode-disabled", "the same un-tagged EVAL on a standalone node: slot rules unenforced, so a mis-tagged pair stays invisible until G3", check.RefusedWith(disabled, "CROSSSLOT")),
+		harness.Variant("cluster-mode-disabled", "the same un-tagged EVAL on a standalone node: slot rules unenforced, so a mis-tagged pair stays invisible until G3", check.RefusedWith(disabled, "CROSSSLOT")),
 	)
 }
 
@@ -112,7 +112,7 @@ func undeclaredKeys(ctx SpecContext) report.Check {
 	onOneShard, err := traffic.ProbeUndeclaredKeys(ctx, single)
 	Expect(err).NotTo(HaveOccurred())
 	return harness.Check(row, report.ColumnSilentlyWrong, "", check.UndeclaredKeyHazard(obs), ev,
-		harness.Control("single-shard", "on a single-shard node every key is local: undeclared access succeeds silently and the hazard stays hidden until slots split", check.UndeclaredKeyHazard(onOneShard)),
+		harness.Variant("single-shard", "on a single-shard node every key is local: undeclared access succeeds silently and the hazard stays hidden until slots split", check.UndeclaredKeyHazard(onOneShard)),
 	)
 }
 
@@ -151,7 +151,7 @@ func publishCost(ctx SpecContext) report.Check {
 	}
 	result := check.All("a4-publish-cost", check.BroadcastReachesAll(classic, n), check.ShardConfined(sharded, shard, n))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control("exact-topic-on-classic-publish", "an exact topic left on classic PUBLISH (P2 not done): its traffic is not confined to a shard", check.ShardConfined(classic, shard, n)),
+		harness.Variant("exact-topic-on-classic-publish", "an exact topic left on classic PUBLISH (P2 not done): its traffic is not confined to a shard", check.ShardConfined(classic, shard, n)),
 	)
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -95,6 +96,10 @@ type drillRun struct {
 	naivePool               []check.DrillOp
 	naiveDrills             int
 	naiveUntil              time.Duration
+	// swallow is the acked-writes column's variant: a writer pinned to the
+	// first drilled shard's primary through routing.MutantSwallowRedirects,
+	// run during that first (graceful) failover only.
+	swallow []check.DrillOp
 	// faultErr is fault.Apply's error when a failover could not be injected
 	// or confirmed: the run stopped there, at faultAt. A failure in the
 	// drills before it stands; otherwise the column is inconclusive (the
@@ -150,7 +155,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	naiveSubs := startSubRole(ctx, client.BackendGoRedis, true, harness.Pool(ctx, client.BackendGoRedis, cluster), clock, rng, "slotgate-drill-naive-sub")
 	budget := cfg.HaltBudget
 	stop, stopHalting, stopNaive := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	done := make(chan struct{}, 3)
+	done := make(chan struct{}, 4)
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { halting.Run(ctx, stopHalting); done <- struct{}{} }()
 	go func() { naive.Run(ctx, stopNaive); done <- struct{}{} }()
@@ -162,6 +167,8 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	}
 	time.Sleep(s.Before)
 	shards := rng.Perm(len(cluster.Primaries()))
+	swallow, stopSwallow := swallowWriter(ctx, b, shards[0], clock, s)
+	go func() { swallow.Run(ctx, stopSwallow.C); done <- struct{}{} }()
 	for i := range s.Failovers {
 		// Every other failover is graceful, the last one always a kill; a
 		// killed shard is not drilled again (its old primary stays down).
@@ -190,6 +197,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		waitUntil(d.Start+limit, clock, func() bool {
 			return served(scored, shard, d.Start) && subs.delivered(shard, d.Start)
 		})
+		stopSwallow.Stop() // the variant judges the first drill only
 		if mode == fault.FailoverKill {
 			if r.haltDrills == 0 {
 				// One killed failover is enough to show the control halts.
@@ -216,6 +224,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		}
 	}
 	close(stop)
+	stopSwallow.Stop()
 	if r.haltDrills == 0 {
 		close(stopHalting)
 		r.haltDrills, r.haltUntil = len(r.drills), clock.Now()
@@ -237,6 +246,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	<-done
 	<-done
 	<-done
+	<-done
 	if _, ok := fault.NotConfirmed(err); err != nil && !ok {
 		Expect(err).NotTo(HaveOccurred())
 	}
@@ -251,9 +261,47 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(fresh.Close)
 	scored.ReadBack(ctx, fresh)
-	r.ops, r.haltAll, r.naivePool = scored.Ops(), halting.Ops(), naive.Ops()
+	swallow.ReadBack(ctx, fresh)
+	r.ops, r.haltAll, r.naivePool, r.swallow = scored.Ops(), halting.Ops(), naive.Ops(), swallow.Ops()
 	runs[b] = r
 	return r
+}
+
+// stopper closes C once, whoever asks first.
+type stopper struct {
+	C    chan struct{}
+	once sync.Once
+}
+
+func (s *stopper) Stop() { s.once.Do(func() { close(s.C) }) }
+
+// swallowWriter is the acked-writes column's real bad variant: a writer on
+// its own keys of shard, through a connection pinned to the shard's
+// primary and routing.MutantSwallowRedirects (the `let _ = conn.set(..)`
+// bug: a MOVED answered as success). When the drill hands the shard to its
+// replica, the old primary answers MOVED and the variant acknowledges
+// writes that never landed — acknowledged writes lost outside any kill
+// window, which check.DrillAccounted must catch.
+func swallowWriter(ctx context.Context, b client.Backend, shard int, clock *traffic.Clock, s drillScale) (*traffic.DrillWorkload, *stopper) {
+	GinkgoHelper()
+	rng := cfg.Rand("failure-drills/swallow/" + string(b))
+	var keys []traffic.DrillKey
+	var owner string
+	for i := 0; len(keys) < s.KeysPerShard; i++ {
+		k := fmt.Sprintf("dr:w:%x:%d", rng.Uint32(), i)
+		n, err := cluster.NodeForSlot(ctx, slot.Of(k))
+		Expect(err).NotTo(HaveOccurred())
+		if n.Shard() == shard {
+			keys, owner = append(keys, traffic.DrillKey{Key: k, Shard: shard}), n.Addr()
+		}
+	}
+	cred := cluster.Credentials()
+	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeSingle, Addrs: []string{owner}, ClientName: "slotgate-drill-swallow",
+		Username: cred.Username, Password: cred.Password, TLS: cred.TLS})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(p.Close)
+	pool := routing.Wrap(p, routing.Options{Mutant: routing.MutantSwallowRedirects})
+	return &traffic.DrillWorkload{Pool: pool, Clock: clock, Keys: keys, Timeout: time.Second, Pace: s.Pace}, &stopper{C: make(chan struct{})}
 }
 
 // maxControlWait caps how long a drill waits for a halt to pass its budget:
@@ -369,9 +417,9 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	naiveSub := check.HaltsWithin(r.naiveSubHalts, budget.Subscription)
 	admitDispatch(b, pool.Version(), check.HaltsWithin(check.PoolHalts(halts), budget.Pool), check.HaltsWithin(r.subHalts, budget.Subscription), naivePool, naiveSub)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
-		harness.Control("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
-		harness.Control("naive-topology-subscriber", "go-redis's subscription client with only its own slot-map refresh (no reload on a broken connection), publishing through impl's go-redis pool: it re-dials the killed primary to resubscribe — its own topics during the same failovers up to the first kill, until its halt passed the subscription budget", naiveSub))
+		harness.Variant("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
+		harness.Variant("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
+		harness.Variant("naive-topology-subscriber", "go-redis's subscription client with only its own slot-map refresh (no reload on a broken connection), publishing through impl's go-redis pool: it re-dials the killed primary to resubscribe — its own topics during the same failovers up to the first kill, until its halt passed the subscription budget", naiveSub))
 }
 
 // roleMetrics puts one role's halts into the evidence metrics, per mode:
@@ -456,9 +504,20 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("lost: %s (shard %d) seq %d acknowledged @%v, read back %d", l.Op.Key, l.Op.Shard, l.Op.Seq, l.Op.Return.Round(time.Millisecond), l.Final))
 	}
 	planted, ok := plantLoss(r.ops, r.drills)
-	ctl := harness.Control("hidden-loss", "the recorded history with one key read back one write short, its last acknowledged write outside every kill window: an acknowledged write dropped silently", check.DrillAccounted(planted, r.drills, lossWindow, 1))
-	ctl.Caught = ctl.Caught && ok
-	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, ctl)
+	ctl := harness.SelfTest("hidden-loss", "the recorded history with one key read back one write short, its last acknowledged write outside every kill window: an acknowledged write dropped silently", check.DrillAccounted(planted, r.drills, lossWindow, 1))
+	if !ok {
+		ctl = harness.NotExercised(ctl, "no key outside a killed shard to plant a loss on")
+	}
+	var swallowDrills []check.Drill
+	if len(r.drills) > 0 {
+		swallowDrills = r.drills[:1]
+	}
+	swallowed := harness.Variant(string(routing.MutantSwallowRedirects), "a writer pinned to the first drilled shard's primary whose call path answers MOVED with success, on its own keys during that graceful failover: after the takeover its writes are acknowledged and never land",
+		check.DrillAccounted(r.swallow, swallowDrills, lossWindow, 1))
+	if len(swallowDrills) == 0 || swallowDrills[0].Mode != string(fault.FailoverGraceful) {
+		swallowed = harness.NotExercised(swallowed, "the first drill was not a graceful failover, so the old primary never answered MOVED")
+	}
+	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, swallowed, ctl)
 }
 
 func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }

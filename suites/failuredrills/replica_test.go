@@ -347,11 +347,13 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// Caught by construction (the replica stays dead 2–3× maxGap): it
 	// proves the thresholds can fail at all, not that a bad client is seen;
 	// the real bad client is naive.control.
-	noRepair := harness.Control("no-replica-repair", "threshold self-test (planted history variant, caught by construction since the replica stays dead longer than maxGap): the recorded history with every read of the drilled shard failing while its replica was dead", check.ReplicaReadsKept(planted, d, maxGap, maxFailPct, 20))
-	noRepair.Caught = noRepair.Caught && ok
+	noRepair := harness.SelfTest("no-replica-repair", "threshold self-test (planted history variant, caught by construction since the replica stays dead longer than maxGap): the recorded history with every read of the drilled shard failing while its replica was dead", check.ReplicaReadsKept(planted, d, maxGap, maxFailPct, 20))
+	if !ok {
+		noRepair = harness.NotExercised(noRepair, "no read of the drilled shard to fail")
+	}
 	// Counted caught only when the replica was running with its link up:
 	// then the offset and key comparisons did the catching.
-	notResynced := harness.Control("not-resynced", "the restarted replica, running with its link up, read while CLIENT PAUSE WRITE held back its replication stream and the primary took new keys: the resync check must not pass a replica that has not caught up", check.ReplicaResynced(behind))
+	notResynced := harness.Variant("not-resynced", "the restarted replica, running with its link up, read while CLIENT PAUSE WRITE held back its replication stream and the primary took new keys: the resync check must not pass a replica that has not caught up", check.ReplicaResynced(behind))
 	notResynced.Caught = notResynced.Caught && behind.LinkUp && behind.ReplicaOffset < behind.PrimaryOffset
 	ev.Metrics["behind_replica_offset_lag"] = float64(behind.PrimaryOffset - behind.ReplicaOffset)
 	ctl, metrics := naive.control(d, shard)
@@ -360,7 +362,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	for _, h := range staleReturns {
 		ev.Metrics["stale_topology_return_ms"] = float64(h.Halt.Milliseconds())
 	}
-	staleCtl := harness.Control("stale-topology-replica-reads", "valkey-go replica reads through impl's replica router but with only the library's own topology refresh (no periodic refresh): the restarted replica, dropped from its slot map while FAIL, never gets reads back — run on its own keys during the same kill and restart, watched per client name on the replica until the budget passed",
+	staleCtl := harness.Variant("stale-topology-replica-reads", "valkey-go replica reads through impl's replica router but with only the library's own topology refresh (no periodic refresh): the restarted replica, dropped from its slot map while FAIL, never gets reads back — run on its own keys during the same kill and restart, watched per client name on the replica until the budget passed",
 		check.HaltsWithin(staleReturns, budget))
 	admitReplica(b, pool.Version(), result, naive, rawGR, d, shard, budget)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, noRepair, notResynced, ctl, staleCtl)
@@ -590,7 +592,7 @@ func (n *naiveRun) control(d check.ReplicaDrill, shard int) (report.Control, map
 	ops := n.w.history()
 	reads, writes := check.ReplicaStats(ops, nd)
 	metrics := map[string]float64{"naive_drilled_reads": float64(reads.Ops), "naive_drilled_reads_failed": float64(reads.Failed), "naive_drilled_read_gap_ms": float64(reads.LongestGap.Milliseconds()), "naive_drilled_writes_failed": float64(writes.Failed)}
-	ctl := harness.Control(n.name, n.why, check.ReplicaReadsKept(ops, nd, maxGap, maxFailPct, 20))
+	ctl := harness.Variant(n.name, n.why, check.ReplicaReadsKept(ops, nd, maxGap, maxFailPct, 20))
 	ctl.Caught = ctl.Caught && (reads.LongestGap > maxGap || float64(reads.Failed)*100 > maxFailPct*float64(reads.Ops))
 	return ctl, metrics
 }

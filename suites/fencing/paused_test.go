@@ -112,7 +112,7 @@ func pausedPod(ctx SpecContext, b client.Backend) report.Check {
 		Expect(err).NotTo(HaveOccurred())
 		mr := runPaused(ctx, b, name+"/"+string(m), func(fencing.Phase) fencing.Scripts { return scripts })
 		res := check.PausedPodsFenced(mr.history, mr.pauses, pauseTTL, pauseSlack)
-		controls = append(controls, harness.Control(string(m), pauseMutantWhy[m], res))
+		controls = append(controls, harness.Variant(string(m), pauseMutantWhy[m], res))
 		fmt.Fprintf(GinkgoWriter, "%s: control %s: %s %s\n", name, m, res.Status, res.Message)
 		if res.Counterexample != "" {
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s counterexample:\n%s", m, res.Counterexample))

@@ -125,7 +125,7 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 	var controls []report.Control
 	for _, m := range readVariants() {
 		res := check.ReadSide(bad[string(m)], issued, check.ReadSideOptions{Name: string(m)})
-		ctl := harness.Control(string(m), fmt.Sprintf("the real C %s script with %s (impl/fencing/lua/mutants/read), on the same snapshots", m.Op(), m), res)
+		ctl := harness.Variant(string(m), fmt.Sprintf("the real C %s script with %s (impl/fencing/lua/mutants/read), on the same snapshots", m.Op(), m), res)
 		if res.Counterexample != "" {
 			ctl.Observed += "; e.g.\n" + firstLine(res.Counterexample)
 		}

@@ -81,7 +81,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 		Expect(err).NotTo(HaveOccurred())
 		ms := harness.Sessions(rng, "mutant-"+string(m), scale.MutantSessions)
 		mrec := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), ms, 2, scale.Contenders)
-		controls = append(controls, harness.Control(string(m), mutantWhy[m], check.FencingInvariants(mrec.FencingHistory())))
+		controls = append(controls, harness.Variant(string(m), mutantWhy[m], check.FencingInvariants(mrec.FencingHistory())))
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
 }
@@ -127,12 +127,12 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 
 	By("fault: SCRIPT FLUSH on every node")
 	w, err := fault.Apply(ctx, cluster, fault.ScriptFlush{})
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	ev.Faults = append(ev.Faults, window(w))
 
 	By("negative control: a naive client that sends EVALSHA only")
 	naive := runContention(ctx, fencing.New(pool, fencing.Options{EvalSHAOnly: true}), harness.Sessions(rng, "naive", 4), 1, 1)
-	naiveCtl := harness.Control("evalsha-only", "a client without NOSCRIPT fallback fails after any script-cache loss (failover, restart, SCRIPT FLUSH)", check.NoErrors(naive.Outcomes(), 1))
+	naiveCtl := harness.Variant("evalsha-only", "a client without NOSCRIPT fallback fails after any script-cache loss (failover, restart, SCRIPT FLUSH)", check.NoErrors(naive.Outcomes(), 1))
 
 	before := dir.Stats().NoScriptFallbacks.Load()
 	phase("after the flush: NOSCRIPT must be answered by EVAL")
@@ -140,7 +140,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 
 	By("fault: restart primary 0 (its script cache is empty afterwards)")
 	w, err = fault.Apply(ctx, cluster, fault.RestartPrimary{Index: 0})
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	ev.Faults = append(ev.Faults, window(w))
 	settle := awaitDirectory(ctx, dir, rng)
 	before = dir.Stats().NoScriptFallbacks.Load()
@@ -173,7 +173,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 // it AND the failure is the server's CROSSSLOT, i.e. loud and for the
 // right reason (spec 000 §Axioms A2).
 func loudCrossSlot(name string, outcomes []check.Outcome) report.Control {
-	ctl := harness.Control(name, "legacy key pair without a shared hash tag: every script must fail loudly with CROSSSLOT", check.NoErrors(outcomes, 1))
+	ctl := harness.Variant(name, "legacy key pair without a shared hash tag: every script must fail loudly with CROSSSLOT", check.NoErrors(outcomes, 1))
 	refused := check.RefusedWith(outcomes, string(client.KindCrossSlot))
 	ctl.Caught = ctl.Caught && refused.Status == check.Pass
 	ctl.Observed = refused.Message
@@ -224,8 +224,8 @@ func keyslotEquality(ctx SpecContext) report.Check {
 	}
 	result := check.PairsShareSlot(pairs(fencing.NewKeys, 200))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("mis-tagged-pair", "generation key tagged {community} only: looks tagged, spans slots, a CROSSSLOT outage at G3", check.PairsShareSlot(pairs(fencing.MisTaggedKeys, 20))),
-		harness.Control("legacy-pair", "the legacy un-tagged pair buzz:<c>:tunnel:<s>:lease|generation", check.PairsShareSlot(pairs(fencing.OldKeys, 20))),
+		harness.Variant("mis-tagged-pair", "generation key tagged {community} only: looks tagged, spans slots, a CROSSSLOT outage at G3", check.PairsShareSlot(pairs(fencing.MisTaggedKeys, 20))),
+		harness.Variant("legacy-pair", "the legacy un-tagged pair buzz:<c>:tunnel:<s>:lease|generation", check.PairsShareSlot(pairs(fencing.OldKeys, 20))),
 	)
 }
 

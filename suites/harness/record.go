@@ -17,39 +17,61 @@ func Scores(row report.RowID, col report.Column) Labels {
 	return Label(string(row), string(col))
 }
 
-// Control runs a checker's verdict on a known-bad variant: the control is
-// caught when the checker said fail.
-func Control(name, why string, r check.Result) report.Control {
-	return report.Control{Name: name, Why: why, Caught: r.Status == check.Fail, Observed: r.Message}
-}
-
 // Variant is a negative control that ran a real bad variant (an
 // implementation mutant, a naive client configuration, a bad server
 // configuration) against real servers; caught when its result is Fail.
+// Only a caught, exercised variant proves the check can fail on a real bug.
 func Variant(name, why string, r check.Result) report.Control {
-	c := Control(name, why, r)
-	c.Kind = report.ControlVariant
+	return control(report.ControlVariant, name, why, r)
+}
+
+// SelfTest is a negative control over an edited copy of the history (a
+// planted loss, a doctored ledger): it proves the checker can fail, not that
+// the row catches a real bug, so it never makes a check non-blind alone.
+func SelfTest(name, why string, r check.Result) report.Control {
+	return control(report.ControlSelfTest, name, why, r)
+}
+
+// control decides, once for every suite, whether the bad variant was
+// exercised: its checker reached a verdict (pass or fail). A result that is
+// unknown (too little traffic, the variant never ran) or inconclusive (its
+// fault did not happen) says nothing about the checker, so the control is
+// not exercised and does not count either way. A suite that learns more
+// (the variant ran but its premise did not hold) calls NotExercised.
+func control(kind report.ControlKind, name, why string, r check.Result) report.Control {
+	exercised := r.Status == check.Fail || r.Status == check.Pass
+	c := report.Control{Name: name, Kind: kind, Why: why, Caught: r.Status == check.Fail, Exercised: exercised, Observed: r.Message}
+	if !exercised {
+		c.Observed = fmt.Sprintf("not exercised (%s): %s", r.Status, r.Message)
+	}
 	return c
 }
 
-// SelfTest is a negative control over an edited copy of the history: it
-// proves the checker can fail, not that the row catches a real bug.
-func SelfTest(name, why string, r check.Result) report.Control {
-	c := Control(name, why, r)
-	c.Kind = report.ControlSelfTest
+// NotExercised marks c as not exercised: its bad variant did not run as
+// designed (no traffic reached the mutant, the premise it models did not
+// occur), so it proves nothing either way.
+func NotExercised(c report.Control, why string) report.Control {
+	c.Exercised, c.Caught = false, false
+	c.Observed = "not exercised: " + why + "; " + c.Observed
 	return c
 }
 
 // Check builds the report entry for one scored scenario.
 func Check(row report.RowID, col report.Column, scenario string, r check.Result, ev report.Evidence, controls ...report.Control) report.Check {
-	status := report.StatusPass
+	var status report.Status
 	switch r.Status {
+	case check.Pass:
+		status = report.StatusPass
 	case check.Fail:
 		status = report.StatusFail
 	case check.Unknown:
 		status = report.StatusUnknown
 	case check.Inconclusive:
 		status = report.StatusInconclusive
+	default:
+		// A status no checker defines is never a pass (Verdict: blind).
+		status = report.StatusUnknown
+		r.Message = fmt.Sprintf("checker %s returned status %q: %s", r.Checker, r.Status, r.Message)
 	}
 	ev.Observed = append(ev.Observed, r.Observed...)
 	if ev.Counterexample == "" {
@@ -74,13 +96,22 @@ func describe(c report.Check) string {
 		fmt.Fprintf(&b, "\ncounterexample:\n%s", c.Evidence.Counterexample)
 	}
 	for _, ctl := range c.Controls {
-		if !ctl.Caught {
-			fmt.Fprintf(&b, "\nnegative control %q NOT caught (%s): %s", ctl.Name, ctl.Why, ctl.Observed)
+		if ctl.Exercised && !ctl.Caught {
+			fmt.Fprintf(&b, "\nnegative control %q (%s) NOT caught (%s): %s", ctl.Name, kindOf(ctl), ctl.Why, ctl.Observed)
 		}
 	}
 	if len(c.Controls) == 0 {
 		b.WriteString("\nno negative control: a checker that cannot fail is blind")
+	} else if c.Status == report.StatusPass && c.VariantsCaught() == 0 {
+		fmt.Fprintf(&b, "\n%s: only a real bad variant run against real servers proves the row can fail", c.Reason())
 	}
 	fmt.Fprintf(&b, "\nreplay: slotgate run --row %s --seed %d", c.Row, c.Evidence.Seed)
 	return b.String()
+}
+
+func kindOf(c report.Control) string {
+	if c.Kind == "" {
+		return "unclassified"
+	}
+	return string(c.Kind)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
@@ -30,12 +31,53 @@ func Emit(scenarios ...Scenario) {
 	for _, s := range scenarios {
 		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), func(ctx SpecContext) {
 			began := time.Now()
-			c := s.Run(ctx)
+			c := run(ctx, s)
 			c.Row, c.Column, c.Scenario = s.Row, s.Column, s.Name
 			c.Evidence.Duration = report.Duration(time.Since(began))
 			Record(c)
 		})
 	}
+}
+
+// run runs the scenario; a fault MustConfirm found unconfirmed ends it
+// with an inconclusive check naming the fault (issue 13: never a verdict on
+// the implementation). Every other panic — Ginkgo's own failures — passes.
+func run(ctx SpecContext, s Scenario) (c report.Check) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		a, ok := v.(faultAbort)
+		if !ok {
+			panic(v)
+		}
+		r := check.FaultNotConfirmed(s.Name, a.err.Fault, a.err.Err)
+		c = Check(s.Row, s.Column, s.Name, r, report.Evidence{Seed: a.seed})
+	}()
+	return s.Run(ctx)
+}
+
+// faultAbort carries an unconfirmed fault from MustConfirm to run.
+type faultAbort struct {
+	err  *fault.NotConfirmedError
+	seed int64
+}
+
+// MustConfirm is what a suite calls on fault.Apply's error where it would
+// have asserted no error: nil passes; a *fault.NotConfirmedError (the
+// fault could not be injected or confirmed) ends the scenario with an
+// inconclusive check — "fault X not confirmed (reason)", the harness's
+// failure, not the implementation's; any other error fails the spec as
+// before. Call it only from the spec's own goroutine, after stopping
+// what it started (a scenario's deferred cleanups still run). seed is the
+// run's seed, for the replay line.
+func MustConfirm(err error, seed int64) {
+	GinkgoHelper()
+	if e, ok := fault.NotConfirmed(err); ok {
+		panic(faultAbort{err: e, seed: seed})
+	}
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // FaultResult is the check result for a fault.Apply error: inconclusive

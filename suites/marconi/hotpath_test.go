@@ -152,7 +152,7 @@ func publishControl(ctx context.Context, b client.Backend, s meshScale, probe *p
 	burst := traffic.MeshBurst{Recipients: keys, Senders: s.Senders, PerSender: s.ControlPerSender * 4, Kind: "hot", Rand: cfg.Rand("marconi-hot-path/publish/" + string(b))}
 	m := measure(ctx, rec, burst, func() []*marconi.CountingPool { return []*marconi.CountingPool{store} }, nil, true, probe)
 	io := check.MeshIO{Sends: m.sends, ClientHotPath: m.client, PausedSends: m.sends, ServerRedis: m.server, ServerPG: m.pgActive, MinSends: burst.Senders * burst.PerSender / 2}
-	ctl := harness.Control(string(marconi.MutantPublishBeforeAck), "the legacy §2.2 bus kept on the send path: PUBLISH on the session channel before the 200, delivery unchanged", check.MarconiHotPathIO(io))
+	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "the legacy §2.2 bus kept on the send path: PUBLISH on the session channel before the 200, delivery unchanged", check.MarconiHotPathIO(io))
 	serverPublishes := int64(0)
 	for k, v := range m.server {
 		if len(k) > 8 && k[len(k)-8:] == ":publish" {
@@ -186,7 +186,7 @@ func syncPGControl(ctx context.Context, b client.Backend, s meshScale, probe *pg
 	burst := traffic.MeshBurst{Recipients: keys, Senders: s.Senders, PerSender: s.ControlPerSender * 4, Kind: "hot", Rand: cfg.Rand("marconi-hot-path/sync-pg/" + string(b))}
 	m := measure(ctx, rec, burst, func() []*marconi.CountingPool { return []*marconi.CountingPool{store} }, tracer, true, probe)
 	io := check.MeshIO{Sends: m.sends, ClientHotPath: m.client, PausedSends: m.sends, ServerRedis: m.server, ServerPG: m.pgActive, MinSends: burst.Senders * burst.PerSender / 2}
-	ctl := harness.Control(string(marconi.MutantSyncPGWrite), "the legacy synchronous PostgreSQL INSERT kept in send_signal (what Stage 5 removes)", check.MarconiHotPathIO(io))
+	ctl := harness.Variant(string(marconi.MutantSyncPGWrite), "the legacy synchronous PostgreSQL INSERT kept in send_signal (what Stage 5 removes)", check.MarconiHotPathIO(io))
 	ctl.Caught = ctl.Caught && m.client["pg:INSERT"] > 0 && len(m.pgActive) > 0
 	ctl.Observed += fmt.Sprintf(" (pgx tracer: %d INSERT on the send path; pg_stat_activity: %d backends ran)", m.client["pg:INSERT"], len(m.pgActive))
 	return ctl
@@ -269,7 +269,7 @@ func publishOutageControl(ctx context.Context, b client.Backend, s meshScale) re
 	restore()
 	h := rec.History()
 	failed := len(h.Sends) - okSends(rec)
-	ctl := harness.Control(string(marconi.MutantPublishBeforeAck), "a send path that needs Redis fails its sends while Redis is unreachable", check.MarconiSendsDelivered(h, s.Senders, false))
+	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "a send path that needs Redis fails its sends while Redis is unreachable", check.MarconiSendsDelivered(h, s.Senders, false))
 	ctl.Caught = ctl.Caught && failed > 0
 	ctl.Observed += fmt.Sprintf(" (%d of %d sends failed)", failed, len(h.Sends))
 	return ctl

@@ -144,8 +144,8 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 		Notify: notify, Sink: marconi.NewMemorySink(), Mutant: marconi.MutantStaticListener})
 	owner, err := cluster.NodeForSlot(ctx, slot.Of("{"+tenant+"}"))
 	Expect(err).NotTo(HaveOccurred())
-	w, err := fault.Failover{Shard: owner.Shard(), Mode: fault.FailoverGraceful}.Inject(ctx, cluster)
-	Expect(err).NotTo(HaveOccurred(), "failover of shard %d", owner.Shard())
+	w, err := fault.Apply(ctx, cluster, fault.Failover{Shard: owner.Shard(), Mode: fault.FailoverGraceful})
+	harness.MustConfirm(err, cfg.Seed)
 	r.ev.Faults = append(r.ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 	// The promoted primary reaches every node's CLUSTER NODES by gossip.
 	discovery := newPool(ctx, b, "marconi-discovery")

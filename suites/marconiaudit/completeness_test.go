@@ -171,18 +171,18 @@ func runCompleteness(ctx context.Context, b client.Backend) completenessResult {
 	plainTables := shadowTables(ctx, plain.spec.Schema)
 	plainOnce := check.MarconiExactlyOnce(plainLedger, 1)
 	plainShadow := check.MarconiShadowEqual(plainTables, shadowPairs)
-	plainCtl := harness.Control(string(audit.MutantPlainInsert),
+	plainCtl := harness.Variant(string(audit.MutantPlainInsert),
 		"plain INSERT into tables without the signal_id unique key: an entry re-delivered after a kill between commit and XACK becomes a second row",
 		check.All("control", killPremise("plain-insert", crashes[plain], s.ControlKills), plainOnce, plainShadow))
 	plainCtl.Caught = plainCtl.Caught && plainOnce.Status == check.Fail && plainShadow.Status == check.Fail
 	plainCtl.Observed = fmt.Sprintf("exactly-once: %s | shadow equality: %s", plainOnce.Message, plainShadow.Message)
 
 	ackLedger := ackFirst.ledgers(ctx, pool, shadowSet, nil)
-	ackCtl := harness.Control(string(audit.MutantAckBeforeWrite),
+	ackCtl := harness.Variant(string(audit.MutantAckBeforeWrite),
 		"XACK before the PG commit: a kill in between loses the entry (nothing pending, nothing in PG)",
 		check.All("control", killPremise("ack-first", crashes[ackFirst], s.ControlKills), check.MarconiExactlyOnce(ackLedger, 1)))
 
-	norecCtl := harness.Control(string(audit.MutantNoRecovery),
+	norecCtl := harness.Variant(string(audit.MutantNoRecovery),
 		"no XAUTOCLAIM: the killed consumers' entries stay pending forever and never reach PG",
 		check.All("control", killPremise("no-recovery", crashes[noRecovery], s.ControlKills), check.MarconiPipelineErrors(noRecovery.history(ctx, pool, nil, nil, nil))))
 

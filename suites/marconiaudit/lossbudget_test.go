@@ -289,17 +289,17 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	ev.Metrics["queue_depth_peak"] = peak(func(x check.AuditSample) float64 { return x.Depth })
 
 	By("judging the controls with the same checkers")
-	uncountedCtl := harness.Control(string(audit.MutantUncountedDrop),
+	uncountedCtl := harness.Variant(string(audit.MutantUncountedDrop),
 		"the queue overwrites and refuses without counting: the loss budget is spent invisibly",
 		check.MarconiLossBudget(uncounted.ledgers(ctx, pool, canonicalSet, func(string) bool { return true })))
-	newestCtl := harness.Control(string(audit.MutantOldestEvictsNewest),
+	newestCtl := harness.Variant(string(audit.MutantOldestEvictsNewest),
 		"overwrite_policy=oldest evicts the newest queued entry: every loss counted, but the wrong signals lost",
 		check.MarconiLossBudget(withLossSets(newest.ledgers(ctx, pool, canonicalSet, func(string) bool { return true }))))
-	silentCtl := harness.Control(string(audit.MutantSilentWriter),
+	silentCtl := harness.Variant(string(audit.MutantSilentWriter),
 		"the stream writer swallows its errors: nothing counted, nothing reported — the Redis outage shows only as lag",
 		check.MarconiPipelineErrors(silent.history(ctx, pool, silentOutages, silentSampler.Samples(), nil)))
 	wtHistory := check.AuditPipelineHistory{Name: "write-through", Offers: writeThrough.Offers(), OfferBound: map[string]time.Duration{wtTenant: offerBound}}
-	wtCtl := harness.Control("sink/write-through",
+	wtCtl := harness.Variant("sink/write-through",
 		"send_signal XADDs to the stream itself (timeout 200 ms): the hot path blocks on the Redis writer's health",
 		check.MarconiPipelineErrors(wtHistory))
 

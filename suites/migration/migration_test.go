@@ -251,7 +251,7 @@ func stagedDeploy(ctx SpecContext) report.Check {
 			break
 		}
 	}
-	controls = append(controls, harness.Control("timer-drain", "C-gate by waiting one TTL: renew is PEXPIRE, a renewed lease never expires while its pod lives (000 §The protocol, C-gate)", timer))
+	controls = append(controls, harness.SelfTest("timer-drain", "C-gate by waiting one TTL: renew is PEXPIRE, a renewed lease never expires while its pod lives (000 §The protocol, C-gate)", timer))
 
 	for _, m := range fencing.MigrationMutants {
 		plan, ok := mutantPlans[m]
@@ -263,7 +263,7 @@ func stagedDeploy(ctx SpecContext) report.Check {
 		t1 := check.All("t1", check.MigrationSingleAuthority(mr.history, leaseTTL, slack), check.ObservedSingleAuthority(mr.samples, 20))
 		t2 := check.MigrationGenerations(mr.history)
 		res := invariants(mr)
-		ctl := harness.Control(string(m), mutantWhy[m]+" (spec: trips "+m.Trips()+")", res)
+		ctl := harness.Variant(string(m), mutantWhy[m]+" (spec: trips "+m.Trips()+")", res)
 		controls = append(controls, ctl)
 		predicted := t1
 		if m.Trips() == "Inv_Monotonic" {
@@ -381,7 +381,7 @@ func errorsColumn(ctx SpecContext) report.Check {
 	By("negative control: the A and B scripts on the single-shard cluster-enabled node")
 	Expect(single.Reset(ctx)).To(Succeed())
 	cross := crossSlotHistory(ctx, []fencing.Phase{fencing.A, fencing.B}, 8)
-	ctl := harness.Control("a-b-under-slot-rules", "cross-slot A/B scripts where slot rules are on: must fail loudly with CROSSSLOT", check.MigrationErrors(cross, 1))
+	ctl := harness.Variant("a-b-under-slot-rules", "cross-slot A/B scripts where slot rules are on: must fail loudly with CROSSSLOT", check.MigrationErrors(cross, 1))
 	ctl.Caught = ctl.Caught && allCrossSlot(cross)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)
 }

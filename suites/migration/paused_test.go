@@ -138,7 +138,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 		By("negative control: paused pod on C scripts with mutant " + string(m))
 		h, p := pausedAtC(ctx, m, sz.mutantSessions/2, 4)
 		res := check.PausedPodsFenced(h, p, leaseTTL, slack)
-		controls = append(controls, harness.Control(string(m), pauseMutantWhy[m], res))
+		controls = append(controls, harness.Variant(string(m), pauseMutantWhy[m], res))
 		fmt.Fprintf(GinkgoWriter, "fencing-migration/paused-pod: control %s: %s %s\n", m, res.Status, res.Message)
 		if res.Counterexample != "" {
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s counterexample:\n%s", m, firstLines(res.Counterexample, 3)))
@@ -164,7 +164,7 @@ func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]che
 		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Scripts: func(fencing.Phase) fencing.Scripts { return scripts }, Seed: r.rng.Uint64(),
 	}, r.clock, fencing.C)
 	Expect(err).NotTo(HaveOccurred())
-	defer r.fleet.Stop() // also when an assertion below fails (Stop is idempotent)
+	defer r.fleet.Stop()         // also when an assertion below fails (Stop is idempotent)
 	r.hold(runCtx, leaseTTL*2/3) // two renew ticks of acquiring
 	opts := resumeOpts(r)
 	opts.Reacquire = 0.75

@@ -102,7 +102,7 @@ func readSide(ctx SpecContext) report.Check {
 		for _, lane := range lanes {
 			bad := readsOf(r.reads, lane, m)
 			res := check.ReadSide(bad, issued, check.ReadSideOptions{Name: string(lane) + "/" + string(m), Phases: m.Phases(), MinPerCell: 0})
-			ctl := harness.Control(string(m)+"/"+string(lane), fmt.Sprintf("the real %s script with %s (impl/fencing/lua/mutants/read), phases %v, run by the same pods on the same snapshots", m.Op(), m, m.Phases()), res)
+			ctl := harness.Variant(string(m)+"/"+string(lane), fmt.Sprintf("the real %s script with %s (impl/fencing/lua/mutants/read), phases %v, run by the same pods on the same snapshots", m.Op(), m, m.Phases()), res)
 			if res.Counterexample != "" {
 				ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
 			}
@@ -115,7 +115,7 @@ func readSide(ctx SpecContext) report.Check {
 		plan: steps(adv(fencing.A), hold(500), adv(fencing.B), hold(300))})
 	for _, lane := range lanes {
 		res := check.PodValidates(historyOf(vr.history, lane), leaseTTL, slack, 1)
-		ctl := harness.Control("pods-"+string(fencing.ReadValidateOnePair)+"/"+string(lane), "every pod of a staged deploy O→A→B runs the real validate-one-pair script (new lease only) on its own frames", res)
+		ctl := harness.Variant("pods-"+string(fencing.ReadValidateOnePair)+"/"+string(lane), "every pod of a staged deploy O→A→B runs the real validate-one-pair script (new lease only) on its own frames", res)
 		if res.Counterexample != "" {
 			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 1)
 		}
@@ -141,7 +141,7 @@ func readSide(ctx SpecContext) report.Check {
 			perLane = append(perLane, check.ReadSide(readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)}))
 		}
 		res := check.All("reads-under-"+string(m), perLane...) // caught when either lane saw the bad reads
-		ctl := harness.Control("reads-under-"+string(m), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult (either lane)", res)
+		ctl := harness.Variant("reads-under-"+string(m), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult (either lane)", res)
 		if res.Counterexample != "" {
 			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
 		}

@@ -230,6 +230,10 @@ func stage(ctx context.Context, in run) *staged {
 	r.samples, r.obsErrs = obs.Stop()
 	r.elapsed = time.Since(began)
 	r.history = fleet.History()
+	if _, ok := fault.NotConfirmed(planErr); ok {
+		// A latency or reset the harness could not inject: no verdict on the gate.
+		harness.MustConfirm(planErr, cfg.Seed)
+	}
 	Expect(planErr).NotTo(HaveOccurred(), "%s: the plan could not complete through the gate", in.name)
 	return r
 }

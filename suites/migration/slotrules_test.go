@@ -102,10 +102,10 @@ func slotRules(ctx SpecContext) report.Check {
 		m9Run = crossSlotHistory(ctx, phases, 8)
 		ev.Observed = append(ev.Observed, fmt.Sprintf("M9 opened the door with pods %v", m9Phases))
 	}
-	m9Ctl := harness.Control("M9", "compatible entered without the fleet fully on C: A/B cross-slot scripts meet live slot rules (spec: trips Inv_SlotRulesSafe)", check.MigrationErrors(m9Run, 1))
+	m9Ctl := harness.Variant("M9", "compatible entered without the fleet fully on C: A/B cross-slot scripts meet live slot rules (spec: trips Inv_SlotRulesSafe)", check.MigrationErrors(m9Run, 1))
 	m9Ctl.Caught = m9Ctl.Caught && allCrossSlot(m9Run)
 	ab := crossSlotHistory(ctx, []fencing.Phase{fencing.A, fencing.B}, 4)
-	abCtl := harness.Control("a-b-scripts", "the A and B scripts on a cluster-enabled node: cross-slot, refused with CROSSSLOT", check.MigrationErrors(ab, 1))
+	abCtl := harness.Variant("a-b-scripts", "the A and B scripts on a cluster-enabled node: cross-slot, refused with CROSSSLOT", check.MigrationErrors(ab, 1))
 	abCtl.Caught = abCtl.Caught && allCrossSlot(ab)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, m9Ctl, abCtl)
 }

@@ -87,7 +87,7 @@ func stragglerDeploy(ctx SpecContext) report.Check {
 	if ctlResult.Counterexample != "" {
 		ev.Observed = append(ev.Observed, "timer gate counterexample:\n"+firstLines(ctlResult.Counterexample, 6))
 	}
-	ctl := harness.Control("elapsed-time-gate", "C-gate on time elapsed since the backfill (one TTL) instead of the observed old-keyspace count: a straggler's renewed lease never expires (impl/gate DrainTimer, run against the node)", ctlResult)
+	ctl := harness.Variant("elapsed-time-gate", "C-gate on time elapsed since the backfill (one TTL) instead of the observed old-keyspace count: a straggler's renewed lease never expires (impl/gate DrainTimer, run against the node)", ctlResult)
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, ctl)
 }
 

@@ -86,7 +86,7 @@ func traceReads(ctx context.Context, pool client.Pool, correct *model.Model, rea
 		case sd != nil && !sd.errored && result.Status != check.Fail:
 			result = check.Result{Status: check.Fail, Message: fmt.Sprintf("the %s model rule and the %s scripts disagree: %s", rm, rm, sd.what)}
 		}
-		controls = append(controls, harness.Control("read-"+string(rm)+"-scripts", fmt.Sprintf("real %s scripts (impl/fencing/lua/mutants/read, phases %v) against the correct read rules: the replay must diverge", rm, rm.Phases()), r))
+		controls = append(controls, harness.Variant("read-"+string(rm)+"-scripts", fmt.Sprintf("real %s scripts (impl/fencing/lua/mutants/read, phases %v) against the correct read rules: the replay must diverge", rm, rm.Phases()), r))
 	}
 	observed = append(observed, fmt.Sprintf("read actions with their controls: wall time %v", time.Since(began).Round(time.Millisecond)))
 	return result, controls, observed

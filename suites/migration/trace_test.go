@@ -127,7 +127,7 @@ func traceConformance(ctx SpecContext) report.Check {
 				r.Message += "; the random walks did not reach it"
 			}
 		}
-		ctl := harness.Control(string(mu)+"-scripts", fmt.Sprintf("real scripts ForPhaseMutant(·, %s) against the correct model: the replay must diverge (the spec's %s)", mu, mu.Trips()), r)
+		ctl := harness.Variant(string(mu)+"-scripts", fmt.Sprintf("real scripts ForPhaseMutant(·, %s) against the correct model: the replay must diverge (the spec's %s)", mu, mu.Trips()), r)
 		if r.Counterexample != "" {
 			ctl.Observed += "; shortest divergent trace:\n" + r.Counterexample
 		}

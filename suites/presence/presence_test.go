@@ -129,7 +129,7 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 	span := check.Span{Start: start, End: clock.Now()}
 	close(done)
 	wg.Wait()
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}, span
 }
 
@@ -196,9 +196,9 @@ func positional(ctx SpecContext, b client.Backend) report.Check {
 	nofReads := nilOnFailure.Reads()
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%d of the per-slot reader's reads overlapped the move; %d nil-on-failure reads overlapped it", during(reads, span), during(nofReads, span)))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(presence.ReadNilOnFailure), "a split that answers nil for a part that failed (TRYAGAIN on the migrating slot) and reports no error: present users read as absent",
+		harness.Variant(string(presence.ReadNilOnFailure), "a split that answers nil for a part that failed (TRYAGAIN on the migrating slot) and reports no error: present users read as absent",
 			check.PresencePositional(p.Want, nofReads, 1)),
-		harness.Control(string(presence.ReadConcatenated), "a split that appends the per-slot answers in slot order instead of scattering them back to the caller's positions",
+		harness.Variant(string(presence.ReadConcatenated), "a split that appends the per-slot answers in slot order instead of scattering them back to the caller's positions",
 			check.PresencePositional(p.Want, concat.Reads(), 1)),
 	)
 }
@@ -239,12 +239,12 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	}
 
 	singleOut := check.PresenceOutcomes(single.Reads())
-	crossSlot := harness.Control(string(presence.ReadSingleMGet), "one MGET over keys of many slots: CROSSSLOT from the server (go-redis sends it) or a refusal before sending (valkey-go)", check.NoErrors(singleOut, 1))
+	crossSlot := harness.Variant(string(presence.ReadSingleMGet), "one MGET over keys of many slots: CROSSSLOT from the server (go-redis sends it) or a refusal before sending (valkey-go)", check.NoErrors(singleOut, 1))
 	refused := check.RefusedWith(singleOut, string(client.KindCrossSlot))
 	crossSlot.Caught = crossSlot.Caught && refused.Status == check.Pass
 	crossSlot.Observed = refused.Message + ": " + singleOut[0].Err
 	nr := check.PresenceOutcomes(noRetry.Reads())
-	noRetryCtl := harness.Control(string(presence.ReadNoRetry), "a per-slot split that hands TRYAGAIN (a slot mid-migration holding part of a group) straight to the caller", check.NoErrors(nr, 1))
+	noRetryCtl := harness.Variant(string(presence.ReadNoRetry), "a per-slot split that hands TRYAGAIN (a slot mid-migration holding part of a group) straight to the caller", check.NoErrors(nr, 1))
 	admitCrossSlot(b, pool.Version(), singleOut, refused, result)
 	admitMultiKeyRedirects(b, pool.Version(), retries.Load(), redirects.Load(), result)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, crossSlot, noRetryCtl)

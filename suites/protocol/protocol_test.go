@@ -227,8 +227,8 @@ func silentlyWrong(r *cellRun) report.Check {
 		ev.Observed = append(ev.Observed, "errors during the run (scored in the errors column): "+errs.Message)
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(fencing.MutantAcquireIgnoresLease), "acquire skips the held-lease check under the same protocol: two owners for one session (M1 class)", check.FencingInvariants(r.mutant)),
-		harness.Control(string(presence.ReadConcatenated), "a bulk read split per slot whose parts are appended in slot order: positions lost under the same protocol", check.PresencePositional(r.want, r.concatReads, 1)),
+		harness.Variant(string(fencing.MutantAcquireIgnoresLease), "acquire skips the held-lease check under the same protocol: two owners for one session (M1 class)", check.FencingInvariants(r.mutant)),
+		harness.Variant(string(presence.ReadConcatenated), "a bulk read split per slot whose parts are appended in slot order: positions lost under the same protocol", check.PresencePositional(r.want, r.concatReads, 1)),
 	)
 }
 
@@ -247,7 +247,7 @@ func errorsColumn(r *cellRun) report.Check {
 	// is admitted (or the reverse) must be caught.
 	ctlWant := int(other(client.Protocol(want)))
 	ctlSelf := check.NegotiatedProtocol(r.ctlConns, ctlName, ctlWant, r.nodes)
-	negotiated := harness.Control(fmt.Sprintf("requests-resp%d-checked-as-resp%d", ctlWant, want),
+	negotiated := harness.Variant(fmt.Sprintf("requests-resp%d-checked-as-resp%d", ctlWant, want),
 		fmt.Sprintf("a pool that negotiated RESP%d is not admitted under RESP%d", ctlWant, want),
 		check.NegotiatedProtocol(r.ctlConns, ctlName, want, r.nodes))
 	// Only a control whose pool really reached every node and really spoke
@@ -263,7 +263,7 @@ func errorsColumn(r *cellRun) report.Check {
 	}
 	aware := check.ReplyShapes(traffic.DecodeShapes(resp2, traffic.ProtocolAware), 2, 2*r.scale.ShapeProbes)
 	naiveReads := traffic.DecodeShapes(resp2, traffic.RESP3Only)
-	naive := harness.Control("resp3-only-decoder-on-resp2",
+	naive := harness.Variant("resp3-only-decoder-on-resp2",
 		"a decoder written for RESP3 (ZSCORE float64, HGETALL map) reading RESP2 replies (bulk string, flat array)",
 		check.ReplyShapes(naiveReads, 2, 2*r.scale.ShapeProbes))
 	loud := check.DecodeErrors(naiveReads)

@@ -118,7 +118,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 		s.Latency, s.Jitter, s.ReadTimeout, len(scoredKeys), len(mutantKeys), slots, s.Rounds))
 	var faults []report.FaultWindow
 	lw, err := fault.Apply(ctx, cluster, fault.Latency{Latency: s.Latency, Jitter: s.Jitter})
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		removeToxics(ctx)
+	}
+	harness.MustConfirm(err, cfg.Seed)
 	faults = append(faults, report.FaultWindow{Fault: lw.Fault, Target: lw.Target, Start: lw.Start, End: lw.End})
 	stop := make(chan struct{})
 	done := make(chan struct{}, 2)
@@ -148,7 +151,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	close(stop)
 	<-done
 	<-done
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		removeToxics(ctx)
+	}
+	harness.MustConfirm(err, cfg.Seed)
 	By("removing the latency and reading every counter back through a fresh correct pool")
 	for _, n := range cluster.Nodes() {
 		Expect(n.RemoveToxics(ctx)).To(Succeed())
@@ -180,10 +186,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 
 	By("negative control for the errors column: a pool pinned to one primary, which ignores MOVED")
 	pinned := pinnedRun(ctx, b, name+"/pinned", routing.MutantNone)
-	pinCtl := harness.Control("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.RoutingOnlyUnknown(pinned, 1))
+	pinCtl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.RoutingOnlyUnknown(pinned, 1))
 	pinCtl.Caught = pinCtl.Caught && kinds(pinned)[string(client.KindMoved)] > 0
 
-	mutCtl := harness.Control(string(routing.MutantRetryUnknown), "the same workload, concurrently, through a call path that re-sends a command whose reply timed out (at-least-once): writes applied twice", check.RoutingCounters(mops, 1, 0))
+	mutCtl := harness.Variant(string(routing.MutantRetryUnknown), "the same workload, concurrently, through a call path that re-sends a command whose reply timed out (at-least-once): writes applied twice", check.RoutingCounters(mops, 1, 0))
 	return counterResult{
 		silent: harness.Check(row, report.ColumnSilentlyWrong, "", silent, ev, mutCtl),
 		errs:   harness.Check(row, report.ColumnErrors, "", errs, ev, pinCtl),
@@ -198,4 +204,12 @@ func enough(ops []check.RoutingOp, s counterScale) bool {
 		acked, unk = acked+t.Acked, unk+t.Unknown
 	}
 	return acked >= s.MinAcked && unk >= s.MinUnknown
+}
+
+// removeToxics takes the latency off every node, best effort, before a
+// scenario ends on an unconfirmed fault.
+func removeToxics(ctx context.Context) {
+	for _, n := range cluster.Nodes() {
+		_ = n.RemoveToxics(ctx)
+	}
 }

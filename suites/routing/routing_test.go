@@ -77,6 +77,20 @@ func keysFor(prefix string, slots []int, perSlot int) []traffic.RoutingKeys {
 	return out
 }
 
+var migrations = map[client.Backend]run{}
+
+// migrated runs b's migrating workload once; both columns judge it (the
+// errors column on the same history the silently-wrong column judges).
+func migrated(ctx context.Context, b client.Backend) run {
+	GinkgoHelper()
+	if r, ok := migrations[b]; ok {
+		return r
+	}
+	r := migrate(ctx, b, "routing/migrate/"+string(b))
+	migrations[b] = r
+	return r
+}
+
 func migrate(ctx context.Context, b client.Backend, name string) run {
 	GinkgoHelper()
 	s := scaleOf()
@@ -120,7 +134,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	close(stop)
 	<-done
 	<-done
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	By("reading every key back through a fresh correct pool")
 	fresh := routing.Wrap(harness.Pool(ctx, b, cluster), routing.Options{})
 	scored.ReadBack(ctx, fresh)
@@ -180,7 +194,7 @@ func pinnedRun(ctx context.Context, b client.Backend, name string, m routing.Mut
 func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/acknowledged/" + string(b)
-	r := migrate(ctx, b, name)
+	r := migrated(ctx, b)
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
@@ -196,10 +210,12 @@ func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 	By("negative controls: a pool pinned to one primary that swallows MOVED; a stale read")
 	swallowed := pinnedRun(ctx, b, name+"/swallow", routing.MutantSwallowRedirects)
 	staleOps, ok := check.StaleRead(ops)
-	stale := harness.Control("stale-read", "a read answered from a cache that missed the newer acknowledged write (the recorded history with one read replaced by the previous value)", check.RoutingAcknowledged(staleOps, 1))
-	stale.Caught = stale.Caught && ok
+	stale := harness.SelfTest("stale-read", "a read answered from a cache that missed the newer acknowledged write (the recorded history with one read replaced by the previous value)", check.RoutingAcknowledged(staleOps, 1))
+	if !ok {
+		stale = harness.NotExercised(stale, "the history has no read to replace")
+	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(routing.MutantSwallowRedirects), "a client pinned to the old owner that treats MOVED as success: writes acknowledged that never landed", check.RoutingAcknowledged(swallowed, 1)),
+		harness.Variant(string(routing.MutantSwallowRedirects), "a client pinned to the old owner that treats MOVED as success: writes acknowledged that never landed", check.RoutingAcknowledged(swallowed, 1)),
 		stale,
 	)
 }
@@ -207,7 +223,7 @@ func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 func redirects(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/redirects/" + string(b)
-	r := migrate(ctx, b, name)
+	r := migrated(ctx, b)
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
@@ -224,7 +240,7 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 
 	By("negative control: a pool pinned to one primary, which ignores MOVED")
 	pinned := pinnedRun(ctx, b, name+"/pinned", routing.MutantNone)
-	ctl := harness.Control("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.NoErrors(check.RoutingOutcomes(pinned), 1))
+	ctl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.NoErrors(check.RoutingOutcomes(pinned), 1))
 	pk := kinds(pinned)
 	ctl.Caught = ctl.Caught && pk[string(client.KindMoved)] > 0
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", pk)

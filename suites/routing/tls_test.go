@@ -233,7 +233,7 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 	insecure.InsecureSkipVerify = true
 	o := connect(ctx, b, t, appUser, insecure)
 	o.Op = "wrong-ca+InsecureSkipVerify"
-	ctl := harness.Control("insecure-skip-verify", "a client that trusts the wrong CA but skips verification: it connects to any server that answers, so a wrong CA goes unnoticed", check.RefusedWith([]check.Outcome{o}, kindUnknownAuthority))
+	ctl := harness.Variant("insecure-skip-verify", "a client that trusts the wrong CA but skips verification: it connects to any server that answers, so a wrong CA goes unnoticed", check.RefusedWith([]check.Outcome{o}, kindUnknownAuthority))
 	if o.ErrKind == "" {
 		ev.Observed = append(ev.Observed, "FINDING: with InsecureSkipVerify the client connected and wrote to a cluster whose certificate its CA did not sign — the wrong-CA refusal depends on verification staying on")
 	}
@@ -288,7 +288,7 @@ func aclScripts(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.
 	By("negative control: the app user's ACL with -@scripting forgotten")
 	lax := scriptOutcomes(ctx, b, t, laxUser, name)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("acl-without-scripting-deny", "an app user whose rules forgot -@scripting: it can run (and, buggy, corrupt) the fencing scripts", check.RefusedWith(lax, string(client.KindNoPerm))))
+		harness.Variant("acl-without-scripting-deny", "an app user whose rules forgot -@scripting: it can run (and, buggy, corrupt) the fencing scripts", check.RefusedWith(lax, string(client.KindNoPerm))))
 }
 
 var _ = Describe("routing over TLS with ACL users", Ordered, func() {

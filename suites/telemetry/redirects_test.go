@@ -163,7 +163,7 @@ func migratingTallies(ctx context.Context, b client.Backend, name string) (good,
 		if err != nil {
 			close(stop)
 			wg.Wait()
-			Expect(err).NotTo(HaveOccurred())
+			harness.MustConfirm(err, cfg.Seed)
 		}
 		faults = append(faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 	}
@@ -205,5 +205,5 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 		len(faults), migrating.ServerSent, b, migrating.Observed, 100*migrating.Observed/max(migrating.ServerSent, 1)))
 	By("negative control: the drop-redirects instrument over the same commands")
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control(string(telemetry.MutantDropRedirects), "an instrument that never counts a MOVED/ASK/TRYAGAIN reply: redirect storms during a migration stay invisible", check.TelemetryRedirects(append(pinnedDrop, migratingDrop), 1)))
+		harness.Variant(string(telemetry.MutantDropRedirects), "an instrument that never counts a MOVED/ASK/TRYAGAIN reply: redirect storms during a migration stay invisible", check.TelemetryRedirects(append(pinnedDrop, migratingDrop), 1)))
 }

@@ -165,7 +165,12 @@ func skewOf(ctx context.Context, b client.Backend) *skewRun {
 	run.good = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Phase: phase})
 	// Built without the phase gauge: the scrape scenario's control.
 	run.whole = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Mutant: telemetry.MutantWholeKeySlot})
-	run.dropGaps = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Mutant: telemetry.MutantDropGaps})
+	// The gap-dropping pod also exports a stale phase gauge: it booted on B
+	// and runs the C scripts, but never moved its gauge (the scrape
+	// scenario's second control: the gate would read B).
+	stale := fencing.NewPodMetrics("telemetry-" + string(b))
+	stale.SetPhase(fencing.B)
+	run.dropGaps = telemetry.New(telemetry.Options{Pod: "telemetry-" + string(b), Mutant: telemetry.MutantDropGaps, Phase: stale})
 	raw := harness.Pool(ctx, b, cluster)
 	inner, err := telemetry.WrapPool(ctx, raw, run.good, telemetry.PoolOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -304,7 +309,7 @@ func skewOf(ctx context.Context, b client.Backend) *skewRun {
 	}
 	subsBefore := numsub()
 	_, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(moved), To: -1})
-	Expect(err).NotTo(HaveOccurred())
+	harness.MustConfirm(err, cfg.Seed)
 	Eventually(func() float64 {
 		return check.TelemetrySum(mustScrape(ctx, run.good), telemetry.GapsName, map[string]string{"channel": moved})
 	}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeNumerically(">=", 1))
@@ -429,8 +434,8 @@ func agreement(ctx SpecContext, b client.Backend) report.Check {
 	whole := agreementOf(r, r.wholeRun, r.wholeFill, r.goodSub)
 	drop := agreementOf(r, r.goodRun, r.goodFill, r.dropSub)
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: commands attributed to slots and nodes that never served them", whole),
-		harness.Control(string(telemetry.MutantDropGaps), "an instrument that ignores the server's sunsubscribe and the client's resubscriptions: a subscription gap with messages lost is never counted", drop))
+		harness.Variant(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: commands attributed to slots and nodes that never served them", whole),
+		harness.Variant(string(telemetry.MutantDropGaps), "an instrument that ignores the server's sunsubscribe and the client's resubscriptions: a subscription gap with messages lost is never counted", drop))
 }
 
 // hotOf builds the hot-slot comparison from one instrument's skew-phase
@@ -492,7 +497,7 @@ func hotSlot(ctx SpecContext, b client.Backend) report.Check {
 	By("negative control: the whole-key-slot instrument over the same traffic")
 	whole := check.TelemetryHotSlot(hotOf(r, r.wholeRun, r.wholeFill))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Control(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: the hot tag's keys spread over many slots and the hot slot vanishes", whole))
+		harness.Variant(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: the hot tag's keys spread over many slots and the hot slot vanishes", whole))
 }
 
 // requiredFamilies is what a pod must export (spec 000 §Conformance,
@@ -503,11 +508,7 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 	r := skewOf(ctx, b)
 	ev := evidenceOf(ctx, b, r)
 	s := scrape(ctx, r.good)
-	result := check.TelemetryExposed(s, requiredFamilies, nodeAddrs(cluster))
-	phase := check.TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
-	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
-		result = check.All("telemetry-exposed", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)})
-	}
+	result, _, phase := exposedAtC(s)
 	families := map[string]bool{}
 	for _, smp := range s.Samples {
 		families[smp.Name] = true
@@ -516,7 +517,23 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 	ev.Metrics["families"] = float64(len(families))
 	ev.Metrics["phase_gauge"] = phase
 	By("negative control: an instrument registered without the phase gauge")
-	noPhase := check.TelemetryExposed(scrape(ctx, r.whole), requiredFamilies, nodeAddrs(cluster))
+	noPhase, _, _ := exposedAtC(scrape(ctx, r.whole))
+	// Judged by the phase half alone: the gap-dropping instrument wraps
+	// only the subscriber, so its command families are missing anyway.
+	_, stalePhase, _ := exposedAtC(scrape(ctx, r.dropGaps))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Control("no-phase-gauge", "a pod whose metrics lack buzz_fencing_phase: the Deployment Gate reads nothing (spec 000 §Deployment Gate rule 2)", noPhase))
+		harness.Variant("no-phase-gauge", "a pod (the whole-key instrument, run over the same traffic) whose registry lacks buzz_fencing_phase: the Deployment Gate reads nothing (spec 000 §Deployment Gate rule 2)", noPhase),
+		harness.Variant("stale-phase-gauge", "a pod (the gap-dropping instrument, run over the same traffic) that runs the C scripts but still exports the phase it booted on (B): the Deployment Gate reads the wrong phase", stalePhase))
+}
+
+// exposedAtC is the scrape check: every required family exported, and the
+// phase gauge saying C, the phase the pods run. It returns the whole
+// result, the phase half alone, and the gauge's value.
+func exposedAtC(s check.TelemetryScrape) (all, atC check.Result, phase float64) {
+	phase = check.TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
+	atC = check.Result{Checker: "telemetry-phase", Status: check.Pass, Message: fmt.Sprintf("%s = %v: phase C", fencing.PhaseGaugeName, phase)}
+	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
+		atC = check.Result{Checker: "telemetry-phase", Status: check.Fail, Message: fmt.Sprintf("%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)}
+	}
+	return check.All("telemetry-exposed", check.TelemetryExposed(s, requiredFamilies, nodeAddrs(cluster)), atC), atC, phase
 }
