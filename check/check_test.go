@@ -235,3 +235,19 @@ func TestSubscriptionHaltsLongestSilence(t *testing.T) {
 		t.Errorf("SubscriptionHalts = %+v, want a 29.998s halt", got)
 	}
 }
+
+// The harness's reset after a drill (every connection killed) is no part
+// of the drill: its window ends at Until.
+func TestSubscriptionHaltsEndAtUntil(t *testing.T) {
+	s := time.Second
+	h := check.SubscriptionHistory{
+		Publishes: []check.SubPublish{{Publisher: 0, Seq: 1, Sub: "a", Sent: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s}},
+		// Recovered 1 s after the drill began; then silence through the reset.
+		Deliveries: []check.SubDelivery{{Publisher: 0, Seq: 1, Sub: "a", At: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", At: 3 * s}},
+	}
+	drills := []check.Drill{{Shard: 0, Mode: "kill", Start: 1 * s, Until: 3500 * time.Millisecond}, {Shard: 1, Mode: "kill", Start: 8 * s}}
+	got := check.SubscriptionHalts(h, drills, map[string]int{"a": 0}, 9*s)
+	if !got[0].Recovered || got[0].Halt != 1*s {
+		t.Errorf("halt %v (recovered %v), want 1s: the reset's silence after Until is not the drill's", got[0].Halt, got[0].Recovered)
+	}
+}

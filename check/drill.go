@@ -31,6 +31,23 @@ type Drill struct {
 	Mode  string
 	Start time.Duration
 	End   time.Duration
+	// Until, when set, ends the drill's judged window before the next
+	// drill starts: the harness's own reset between drills (it kills every
+	// connection and fails the shard back) is no part of this drill.
+	Until time.Duration
+}
+
+// windowEnd is where drill i's judged window ends: its Until, the next
+// drill's start, or until for the last one — whichever comes first.
+func windowEnd(drills []Drill, i int, until time.Duration) time.Duration {
+	end := until
+	if i+1 < len(drills) {
+		end = drills[i+1].Start
+	}
+	if u := drills[i].Until; u > 0 && u < end {
+		end = u
+	}
+	return end
 }
 
 // DrillHalt is what one drill did to dispatch: the longest stretch without
@@ -56,10 +73,7 @@ type DrillHalt struct {
 func DrillHalts(ops []DrillOp, drills []Drill, until time.Duration) []DrillHalt {
 	out := make([]DrillHalt, 0, len(drills))
 	for i, d := range drills {
-		end := until
-		if i+1 < len(drills) {
-			end = drills[i+1].Start
-		}
+		end := windowEnd(drills, i, until)
 		h := DrillHalt{Drill: d}
 		var dead, healthy []time.Duration
 		for _, o := range ops {
@@ -320,10 +334,7 @@ func SubscriptionHalts(h SubscriptionHistory, drills []Drill, topicShard map[str
 	}
 	out := make([]RoleHalt, 0, len(drills))
 	for i, d := range drills {
-		end := until
-		if i+1 < len(drills) {
-			end = drills[i+1].Start
-		}
+		end := windowEnd(drills, i, until)
 		rh := RoleHalt{Role: "subscription client", What: fmt.Sprintf("%s failover of shard %d", d.Mode, d.Shard), Halt: end - d.Start}
 		var at []time.Duration
 		for _, dl := range h.Deliveries {

@@ -214,6 +214,10 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 			}
 		}
 		time.Sleep(s.Between)
+		// The drill is judged up to here: the Reset below kills every
+		// connection and fails the shard back — the harness's outage, not
+		// the drill's.
+		r.drills[len(r.drills)-1].Until = clock.Now()
 		// Every kill drill starts from the built topology: Reset brings the
 		// killed primary back (as the primary, its replica demoted).
 		// NOTE: without it a second kill meets a cluster that still lists
