@@ -96,11 +96,11 @@ type SubscriptionHistory struct {
 const SubInFlightBound = 250 * time.Millisecond
 
 // SubRecoveryBound is how long after a fault healed (its window's end) an
-// outage window may stay open: the window closes when the client reports
-// the subscription healthy again or at End+SubRecoveryBound, whichever is
-// first (issue 12 §1: an outage window closes at a bounded time after the
-// fault heals; a client that never reports healing is not excused for
-// ever). Derivation from impl/pubsub's defaults: once the fault healed, the
+// outage window the client never closes may stay open (issue 12 §1: an
+// outage window closes at a bounded time after the fault heals; a client
+// that never reports healing is not excused for ever). A window whose drop
+// the client reported closes at its reported heal, however late: loss
+// until then was loud, not silent. Derivation from impl/pubsub's defaults: once the fault healed, the
 // relay's next re-subscription attempt starts within MaxBackoff (1 s); one
 // attempt that hangs is cut at AttemptTimeout (3 s), and the retry after it
 // goes to the refreshed slot owner — 4 s, plus 1 s for that last round
@@ -303,7 +303,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 					// window would excuse every later loss on the topic.
 					if open && healEvent(e.Kind) && e.Kind != "subscribed" {
 						open = false
-						w.to = max(w.to, min(e.At, limit))
+						w.to = max(w.to, e.At)
 					}
 					if !open {
 						break
@@ -314,8 +314,17 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 				case e.Kind == "dropped":
 					open, affected = true, true
 				case healEvent(e.Kind) && e.Kind != "subscribed":
+					// After a reported drop the loss is loud until the
+					// client says it healed, however long that took (a slow
+					// recovery is reported, never silent); a heal with no
+					// drop before it extends the window only within the
+					// recovery bound, and a window never closed is bounded.
+					heal := min(e.At, limit)
+					if open {
+						heal = e.At
+					}
 					open, affected = false, true
-					w.to = max(w.to, min(e.At, limit))
+					w.to = max(w.to, heal)
 					st.Faults[i].Healthy = max(st.Faults[i].Healthy, e.At-f.Start)
 				}
 			}

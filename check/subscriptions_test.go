@@ -194,3 +194,26 @@ func TestSubscriptionsReleased(t *testing.T) {
 		t.Errorf("released: %s %s", r.Status, r.Message)
 	}
 }
+
+// A drop the client reported stays loud until its reported heal, even one
+// later than SubRecoveryBound after the fault: slow, never silent.
+func TestSubscriptionsSlowReportedRecoveryIsNotSilent(t *testing.T) {
+	h := subHistory(1500) // 10 ms apart: 15 s of messages
+	ms := time.Millisecond
+	h.Events = []SubEvent{{At: 310 * ms, Sub: "buzz:a:global", Kind: "dropped"}, {At: 7400 * ms, Sub: "buzz:a:global", Kind: "recovered"}}
+	var kept []SubDelivery
+	for _, d := range h.Deliveries {
+		if d.At < 300*ms || d.At > 7400*ms {
+			kept = append(kept, d)
+		}
+	}
+	h.Deliveries = kept
+	if st := AnalyzeSubscriptions(h); st.LostOutside != 0 {
+		t.Errorf("a reported drop healed 7 s after the fault: %d lost outside windows, want 0", st.LostOutside)
+	}
+	// The same loss with no drop reported is silent past the bound.
+	h.Events = []SubEvent{{At: 7400 * ms, Sub: "buzz:a:global", Kind: "recovered"}}
+	if st := AnalyzeSubscriptions(h); st.LostOutside == 0 {
+		t.Error("a heal 7 s after the fault with no reported drop excused every loss")
+	}
+}
