@@ -52,6 +52,9 @@ type SubEvent struct {
 type SubInterval struct {
 	Sub      string
 	From, To time.Duration
+	// Requested is when the subscribe was asked for (0: at From): a
+	// delivery may arrive from then on, before the call returned.
+	Requested time.Duration
 }
 
 // SubFault is one injected fault window.
@@ -507,7 +510,11 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 // heldNear: one of ivs covers at, give or take tol.
 func heldNear(ivs []SubInterval, at, tol time.Duration) bool {
 	for _, iv := range ivs {
-		if iv.From-tol <= at && (iv.To == 0 || at <= iv.To+tol) {
+		from := iv.From
+		if iv.Requested > 0 && iv.Requested < from {
+			from = iv.Requested
+		}
+		if from-tol <= at && (iv.To == 0 || at <= iv.To+tol) {
 			return true
 		}
 	}

@@ -217,3 +217,18 @@ func TestSubscriptionsSlowReportedRecoveryIsNotSilent(t *testing.T) {
 		t.Error("a heal 7 s after the fault with no reported drop excused every loss")
 	}
 }
+
+// A delivery after the subscribe was requested but before it returned is
+// not one to an unheld subscription.
+func TestSubscriptionsDeliveryBeforeSubscribeReturned(t *testing.T) {
+	h := subHistory(100)
+	ms := time.Millisecond
+	h.Held[0].From = 600 * ms // the call returned late…
+	if st := AnalyzeSubscriptions(h); st.Released == 0 {
+		t.Fatal("deliveries 600 ms before the confirmation were not flagged without the request time")
+	}
+	h.Held[0].Requested = 5 * ms // …but was asked for at the start
+	if st := AnalyzeSubscriptions(h); st.Released != 0 {
+		t.Errorf("%d deliveries after the request counted as to an unheld subscription", st.Released)
+	}
+}

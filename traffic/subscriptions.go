@@ -182,19 +182,29 @@ func (s *Subscriptions) SubscribePatterns(ctx context.Context, patterns ...strin
 }
 
 func (s *Subscriptions) subscribe(ctx context.Context, pattern bool, names []string) error {
+	requested := s.clock.Now()
 	var err error
 	if pattern {
 		err = s.relay.SubscribePatterns(ctx, names...)
 	} else {
 		err = s.relay.Subscribe(ctx, names...)
 	}
-	s.Hold(err, pattern, names...)
+	s.hold(requested, err, pattern, names...)
 	return err
 }
 
 // Hold records the outcome of a subscribe the caller made itself: on
 // success, names are held from now on.
 func (s *Subscriptions) Hold(err error, pattern bool, names ...string) {
+	now := s.clock.Now()
+	s.hold(now, err, pattern, names...)
+}
+
+// hold records a subscribe requested at requested: a delivery may come from
+// then on (the relay registers a name before its SSUBSCRIBE per slot is
+// confirmed), while the name counts as held — its messages expected — only
+// from the confirmation, now.
+func (s *Subscriptions) hold(requested time.Duration, err error, pattern bool, names ...string) {
 	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,7 +217,7 @@ func (s *Subscriptions) Hold(err error, pattern bool, names ...string) {
 			s.patterns[n] = true
 		}
 		if s.held[n] == nil {
-			s.held[n] = &check.SubInterval{Sub: n, From: now}
+			s.held[n] = &check.SubInterval{Sub: n, From: now, Requested: requested}
 		}
 	}
 }
