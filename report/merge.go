@@ -102,6 +102,8 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 			// cut-off cells must read so, not pass on another shard's checks.
 			if meta.Interrupted == nil {
 				meta.Interrupted = &Interruption{Cause: label + in.Cause}
+			} else {
+				meta.Interrupted.Cause += "; " + label + in.Cause
 			}
 			meta.Interrupted.Stopped = append(meta.Interrupted.Stopped, in.Stopped...)
 		}

@@ -441,7 +441,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	fmt.Fprintf(stdout, "report: %s\n", paths.HTML)
 	// The plain closing line CI runners read: cells passed vs failed or blind.
 	t := card.Tally()
-	fmt.Fprintf(stdout, "scorecard: %d passed, %d failed, %d skipped\n", t.Pass, t.Fail+t.Blind+t.Inconclusive, t.NotRun)
+	fmt.Fprintf(stdout, "scorecard: %d passed, %d partial, %d failed, %d skipped\n", t.Pass, t.Partial, t.Fail+t.Blind+t.Inconclusive, t.NotRun)
 	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
 		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
 		return exitGateFail, nil
@@ -451,7 +451,12 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	}
 	pass, _ := card.Gate()
 	if p.requireAll {
-		pass = pass && allRun(card)
+		if complete, reasons := card.Complete(); !complete {
+			// The gate above judged what ran; --require-all also wants
+			// every cell run in full. Say which were not.
+			fmt.Fprintf(stdout, "--require-all: %d cells not run in full:\n  %s\n", len(reasons), strings.Join(reasons, "\n  "))
+			pass = false
+		}
 	}
 	if !pass {
 		return exitGateFail, nil
@@ -548,9 +553,3 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
 }
 
-// allRun: every catalogue row scored both columns and ran every scenario
-// (--require-all): no cell not-run, none partial.
-func allRun(card *report.Scorecard) bool {
-	complete, _ := card.Complete()
-	return complete
-}
