@@ -8,7 +8,9 @@ import (
 )
 
 // Schema names the results-file format; ReadJSON refuses any other.
-const Schema = "slotgate.results/v1"
+// v2: controls carry their kind and whether they were exercised; a v1 file
+// would re-fold every pass as blind, so it is refused with that reason.
+const Schema = "slotgate.results/v2"
 
 // ErrSchema is returned by ReadJSON for a results file of another format.
 var ErrSchema = errors.New("unknown results schema")
@@ -47,6 +49,9 @@ func ReadJSON(r io.Reader) (*Scorecard, error) {
 	in := results{Scorecard: &Scorecard{}}
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
+	}
+	if in.Schema == "slotgate.results/v1" {
+		return nil, fmt.Errorf("read results: %w: %q was written by an older slotgate whose controls carry no kind (variant or self-test) and no exercised flag — re-run it with this build", ErrSchema, in.Schema)
 	}
 	if in.Schema != Schema {
 		return nil, fmt.Errorf("read results: %w: %q, want %q", ErrSchema, in.Schema, Schema)
