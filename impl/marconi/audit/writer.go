@@ -179,7 +179,12 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) {
 		}
 		if err := tw.append(ctx, inflight); err != nil {
 			if ctx.Err() != nil {
-				return // unknown outcome: requeued; the offset makes a retry safe
+				// Unknown outcome: the append may have run. What the offset
+				// shows appended is not handed back — a shutdown would count
+				// it lost though the stream holds it (a phantom loss); the
+				// rest is requeued, and the offset makes a retry safe.
+				inflight = tw.settle(ctx, inflight)
+				return
 			}
 			q.SetWriterHealthy(tenant, false)
 			tw.report("append", err)
@@ -225,6 +230,33 @@ func (tw *tenantWriter) resume(ctx context.Context) {
 	if off, err := ParseOffset(s); err == nil {
 		tw.w.o.Queue.DiscardThrough(tw.tenant, off)
 	}
+}
+
+// settle resolves an append whose outcome is unknown (the writer was
+// stopped mid-call) by reading the co-located offset, which the append
+// script advances in the same step as the XADDs: items at or below it are
+// in the stream. It returns the items that are not (all of them when the
+// offset cannot be read: requeued, they are at worst written twice and
+// discarded by the next writer's resume).
+func (tw *tenantWriter) settle(ctx context.Context, items []Item) []Item {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tw.w.o.Timeout)
+	defer cancel()
+	v, err := tw.w.o.Pool.Do(cctx, client.NewCmd("GET", []string{tw.keys.Offset}))
+	s, serr := client.AsString(v)
+	if err != nil || v == nil || serr != nil {
+		return items
+	}
+	off, err := ParseOffset(s)
+	if err != nil || off.Gen != tw.w.o.Queue.Generation() {
+		return items
+	}
+	var rest []Item
+	for _, it := range items {
+		if it.Offset.Seq > off.Seq {
+			rest = append(rest, it)
+		}
+	}
+	return rest
 }
 
 // streamEntry is the JSON an XADD carries in its "entry" field.
