@@ -192,25 +192,30 @@ func TestShardsMergeToOneRun(t *testing.T) {
 	}
 	bin := slotgateBinaries(t, root)
 	const rows = "axioms,locality"
-	runs := map[string][]string{"one": nil, "shard1": {"--shard", "1/2"}, "shard2": {"--shard", "2/2"}}
 	outs := map[string]string{}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for name, extra := range runs {
+	slotgate := func(name string, extra ...string) {
+		args := append([]string{"run", "--row", rows, "--profile", "smoke", "--seed", "11", "--quiet", "--out", outs[name]}, extra...)
+		cmd := exec.Command(filepath.Join(bin, "slotgate"), args...)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			mu.Lock()
+			t.Errorf("slotgate %s: %v\n%s", strings.Join(args, " "), err, b)
+			mu.Unlock()
+		}
+	}
+	for _, name := range []string{"one", "shard1", "shard2"} {
 		outs[name] = t.TempDir()
+	}
+	// One run, then the two shards side by side: two runs in one source
+	// tree must not compile the same suite at once (Ginkgo builds it to
+	// <pkg>/<name>.test and removes it after), and the shards' suites are
+	// disjoint.
+	slotgate("one")
+	var wg sync.WaitGroup
+	for i, name := range []string{"shard1", "shard2"} {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			args := append([]string{"run", "--row", rows, "--profile", "smoke", "--seed", "11", "--quiet", "--out", outs[name]}, extra...)
-			cmd := exec.Command(filepath.Join(bin, "slotgate"), args...)
-			cmd.Dir = root
-			b, err := cmd.CombinedOutput()
-			if err != nil {
-				mu.Lock()
-				t.Errorf("slotgate %s: %v\n%s", strings.Join(args, " "), err, b)
-				mu.Unlock()
-			}
-		}()
+		go func() { defer wg.Done(); slotgate(name, "--shard", fmt.Sprintf("%d/2", i+1)) }()
 	}
 	wg.Wait()
 	if t.Failed() {
