@@ -33,6 +33,11 @@ fails, 2 on bad input. Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every
 server is torn down, the report says INTERRUPTED, and the exit is 130. The
 run locks --out; a second run on the same directory exits 2 naming the first.
 
+Each suite package runs in its own Ginkgo process, up to --jobs at a time;
+the suites that measure time against a bound (failure drills, registry,
+Marconi) run alone. --shard i/n runs a deterministic 1/n of the suites, for
+a CI matrix; slotgate report --merge joins the shards' results.
+
 --provider external runs against endpoints slotgate did not start (a staging
 cluster, compose/): --endpoint host:port of the cluster, and optionally
 --standalone host:port and --postgres DSN, with --user/--password/--tls/

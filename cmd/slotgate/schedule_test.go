@@ -269,3 +269,20 @@ func scenarios(c report.Cell) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Bad --jobs and --shard are usage errors naming the flag, before anything
+// starts.
+func TestRunJobsShardBadInput(t *testing.T) {
+	for args, want := range map[string]string{
+		"--jobs -1":                  "--jobs -1",
+		"--shard 3/2":                `--shard "3/2"`,
+		"--shard x":                  `--shard "x"`,
+		"--shard 2/2 --row axioms":   "this shard has no suite",
+		"--shard 1/2 --row nonsense": `unknown row "nonsense"`,
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"run"}, strings.Fields(args)...), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), want) {
+			t.Errorf("run %s: exit %d, want 2 with %q; stderr:\n%s", args, code, want, stderr.String())
+		}
+	}
+}
