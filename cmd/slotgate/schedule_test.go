@@ -44,9 +44,25 @@ func TestSchedulerJobsAndExclusive(t *testing.T) {
 	if jobs[0].exclusive == "" || jobs[1].exclusive == "" {
 		t.Fatalf("exclusive suites not first: %s, %s", jobs[0].pkg, jobs[1].pkg)
 	}
+	checkSchedule(t, jobs)
+	// Whatever the order: an exclusive suite queued behind shared ones
+	// waits for them, and the ones behind it wait for it.
+	jobs = testJobs("./suites/axioms", "./suites/locality", "./suites/presence", "./suites/failuredrills", "./suites/protocol")
+	jobs[1], jobs[4] = jobs[4], jobs[1]
+	jobs[0], jobs[1] = jobs[1], jobs[0]
+	if jobs[1].exclusive == "" {
+		t.Fatalf("want an exclusive suite second: %s", jobs[1].pkg)
+	}
+	checkSchedule(t, jobs)
+}
+
+func checkSchedule(t *testing.T, jobs []*suiteJob) {
+	t.Helper()
 	var out bytes.Buffer
 	con := &console{stdout: &syncWriter{w: &out}, stderr: &syncWriter{w: &out}}
-	s := &scheduler{jobs: 2, timeout: time.Minute, started: time.Now(), con: con, ticker: time.Hour}
+	// A quick ticker: the progress line wakes the scheduler while a suite
+	// runs alone, which must not start another.
+	s := &scheduler{jobs: 2, timeout: time.Minute, started: time.Now(), con: con, ticker: 10 * time.Millisecond}
 	s.start = fakeSuites(con, 150*time.Millisecond)
 	if cause, err := s.run(jobs, nil); cause != "" || err != nil {
 		t.Fatalf("run: %q, %v", cause, err)
