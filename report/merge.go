@@ -42,7 +42,6 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 	meta.NotRun = nil
 	meta.Skipped = nil
 	meta.Servers, meta.Clients = nil, nil
-	meta.Timing, meta.Schedule = nil, nil
 	var (
 		checks   []Check
 		problems []string
@@ -95,8 +94,6 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 			meta.NotRun[id] = why
 		}
 		meta.Skipped = append(meta.Skipped, c.Meta.Skipped...)
-		meta.Timing = mergeTiming(meta.Timing, c.Meta.Timing)
-		meta.Schedule = mergeSchedule(meta.Schedule, c.Meta.Schedule)
 		meta.Servers = union(meta.Servers, c.Meta.Servers)
 		meta.Clients = union(meta.Clients, c.Meta.Clients)
 		if c.Meta.StartedAt.Before(meta.StartedAt) {
@@ -113,6 +110,11 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 		if !seen[i] {
 			problems = append(problems, fmt.Sprintf("shard %d/%d did not report: its rows are not run", i, of))
 		}
+	}
+	meta.Timing, meta.Schedule = nil, nil
+	for _, c := range cards {
+		meta.Timing = mergeTiming(meta.Timing, c.Meta.Timing)
+		meta.Schedule = mergeSchedule(meta.Schedule, c.Meta.Schedule)
 	}
 	meta.Duration = Duration(end.Sub(meta.StartedAt))
 	parts := make([]string, len(cards))

@@ -29,7 +29,7 @@ import (
 // shares the machine up to --jobs at a time.
 var exclusiveSuites = map[string]string{
 	"./suites/failuredrills": "per-shard dispatch halts against the halt budget",
-	"./suites/registry":      "discovery within one heartbeat (300 ms in smoke)",
+	"./suites/registry":      "discovery within one heartbeat (300 ms smoke, 500 ms full)",
 	"./suites/marconi":       "hot-path sends answered in memory while every link is cut",
 	"./suites/marconiaudit":  "Offer p99 within 1 ms (memory speed)",
 }
