@@ -12,23 +12,25 @@ import (
 )
 
 // suiteSeconds is the recorded wall time of each suite package (smoke,
-// full), measured on a 2-core runner; it balances `--shard i/n`. Only the
-// balance depends on it: any value gives every package to exactly one shard.
-// NOTE: refresh from a run's per-row timings when a suite grows a lot.
+// full), compile included, measured on a 2-core runner shared with other
+// work (results.json meta.schedule of runs on 2026-12-01, --jobs 2); it
+// balances `--shard i/n` and orders the scheduler's queue. Only the balance
+// depends on it: any value gives every package to exactly one shard.
+// NOTE: refresh from meta.schedule when a suite grows a lot.
 var suiteSeconds = map[string][2]float64{
-	"./suites/axioms":        {15, 25},
-	"./suites/fencing":       {30, 90},
-	"./suites/migration":     {45, 120},
-	"./suites/presence":      {10, 30},
-	"./suites/registry":      {25, 90},
-	"./suites/subscriptions": {50, 180},
-	"./suites/routing":       {35, 120},
-	"./suites/failuredrills": {70, 240},
-	"./suites/protocol":      {15, 40},
-	"./suites/telemetry":     {20, 50},
-	"./suites/locality":      {10, 25},
-	"./suites/marconi":       {35, 120},
-	"./suites/marconiaudit":  {45, 150},
+	"./suites/axioms":        {7, 9},
+	"./suites/fencing":       {21, 45},
+	"./suites/migration":     {77, 100},
+	"./suites/presence":      {14, 55},
+	"./suites/registry":      {42, 168},
+	"./suites/subscriptions": {66, 167},
+	"./suites/routing":       {34, 114},
+	"./suites/failuredrills": {98, 162},
+	"./suites/protocol":      {7, 33},
+	"./suites/telemetry":     {9, 16},
+	"./suites/locality":      {9, 28},
+	"./suites/marconi":       {50, 116},
+	"./suites/marconiaudit":  {51, 200},
 }
 
 // suiteWeight is pkg's recorded wall time in the profile, in seconds.
@@ -61,7 +63,15 @@ func parseShard(s string) (shardSpec, error) {
 // i's. Deterministic: the same packages and profile give every runner of a
 // CI matrix the same split, so the shards together run each package once.
 func shardPackages(pkgs []string, full bool, sh shardSpec) []string {
-	weight := func(p string) float64 { return suiteWeight(p, full) }
+	// A suite that runs alone costs the shard its wall time; one that
+	// shares costs half (two side by side on a 2-core runner). A fixed
+	// factor, not --jobs: every runner of the matrix must split alike.
+	weight := func(p string) float64 {
+		if exclusiveSuites[p] != "" {
+			return suiteWeight(p, full)
+		}
+		return suiteWeight(p, full) / 2
+	}
 	sorted := slices.Clone(pkgs)
 	sort.SliceStable(sorted, func(a, b int) bool {
 		if wa, wb := weight(sorted[a]), weight(sorted[b]); wa != wb {
