@@ -124,6 +124,11 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 			problems = append(problems, fmt.Sprintf("shard %d/%d did not report: its rows are not run", i, of))
 		}
 	}
+	meta.Timing, meta.Schedule = nil, nil
+	for _, c := range cards {
+		meta.Timing = mergeTiming(meta.Timing, c.Meta.Timing)
+		meta.Schedule = mergeSchedule(meta.Schedule, c.Meta.Schedule)
+	}
 	meta.Duration = Duration(end.Sub(meta.StartedAt))
 	parts := make([]string, len(cards))
 	for i, c := range cards {
@@ -135,6 +140,42 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 	s.Admission = AdmissionTable(admissions)
 	s.Problems = problems
 	return s, nil
+}
+
+// mergeTiming adds a shard's timing to the merged one: the shards' suite
+// times sum (their sum over the merged wall time then says how much the
+// runners ran side by side).
+func mergeTiming(into, t *Timing) *Timing {
+	if t == nil {
+		return into
+	}
+	if into == nil {
+		into = &Timing{Rows: map[RowID]Duration{}}
+	}
+	into.Suites += t.Suites
+	for r, d := range t.Rows {
+		if into.Rows == nil {
+			into.Rows = map[RowID]Duration{}
+		}
+		into.Rows[r] += d
+	}
+	into.Scenarios = append(into.Scenarios, t.Scenarios...)
+	sort.SliceStable(into.Scenarios, func(i, j int) bool { return into.Scenarios[i].Duration > into.Scenarios[j].Duration })
+	return into
+}
+
+// mergeSchedule lists every shard's suites; Jobs is the most any shard ran
+// at once.
+func mergeSchedule(into, s *Schedule) *Schedule {
+	if s == nil {
+		return into
+	}
+	if into == nil {
+		into = &Schedule{}
+	}
+	into.Jobs = max(into.Jobs, s.Jobs)
+	into.Suites = append(into.Suites, s.Suites...)
+	return into
 }
 
 func appendNew(s []RowID, vs ...RowID) []RowID {

@@ -60,6 +60,32 @@ type Meta struct {
 	// (issue 13: the gate must fit a CI budget; speed is measured, never
 	// asserted).
 	Timing *Timing `json:"timing,omitempty"`
+	// Schedule is how the suites shared the machine: how many ran at a
+	// time, and when each ran for how long (issue 13: the gate must fit a
+	// CI budget). Set by `slotgate run`.
+	Schedule *Schedule `json:"schedule,omitempty"`
+}
+
+// Schedule is how `slotgate run` ran the suite packages: up to Jobs at a
+// time, a timing-sensitive one alone.
+type Schedule struct {
+	// Jobs is the most suites that ran at once (--jobs).
+	Jobs int `json:"jobs"`
+	// Suites are the suite packages that ran, in start order.
+	Suites []SuiteRun `json:"suites,omitempty"`
+}
+
+// SuiteRun is one suite package's run: its own Ginkgo process.
+type SuiteRun struct {
+	Package string  `json:"package"`
+	Rows    []RowID `json:"rows,omitempty"`
+	// Exclusive says why the suite ran alone (it measures time against a
+	// bound); empty when it shared the machine.
+	Exclusive string `json:"exclusive,omitempty"`
+	// Start is when it started, from the run's start; Wall its wall time,
+	// compile included.
+	Start Duration `json:"start"`
+	Wall  Duration `json:"wall"`
 }
 
 // Timing is the wall time of the suites, rows and scenarios of a run.

@@ -9,15 +9,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/report"
@@ -34,6 +32,11 @@ Exits 0 when every selected row passes in both columns, 1 when the gate
 fails, 2 on bad input. Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every
 server is torn down, the report says INTERRUPTED, and the exit is 130. The
 run locks --out; a second run on the same directory exits 2 naming the first.
+
+Each suite package runs in its own Ginkgo process, up to --jobs at a time;
+the suites that measure time against a bound (failure drills, registry,
+Marconi) run alone. --shard i/n runs a deterministic 1/n of the suites, for
+a CI matrix; slotgate report --merge joins the shards' results.
 
 --provider external runs against endpoints slotgate did not start (a staging
 cluster, compose/): --endpoint host:port of the cluster, and optionally
@@ -64,6 +67,8 @@ type runFlags struct {
 	provider   string
 	external   externalFlags // --provider external (external.go)
 	haltBudget string        // --halt-budget: harness.ParseHaltBudget
+	jobs       int           // --jobs: suites at a time (schedule.go)
+	shard      string        // --shard i/n (shard.go)
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -83,6 +88,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
 	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+harness.DefaultHaltBudget.String()+", one fencing renew cadence; env "+harness.EnvHaltBudget+")")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
+	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that measures time against a bound (failure drills, registry, Marconi) always runs alone (default: one per core)")
+	fs.StringVar(&f.shard, "shard", "", "run shard `i/n` of the selected rows' suites (a deterministic split balanced by recorded wall time); merge the shards with slotgate report --merge")
 	f.external.register(fs)
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -117,6 +124,11 @@ type plan struct {
 	run     []report.RowID
 	notRun  map[report.RowID]string
 	servers []string // the external target's servers, as probed
+
+	// shardOf is set for --shard: this shard's place, and requested the
+	// whole run's rows (rows, run and packages are this shard's).
+	shardOf   *shardSpec
+	requested []report.RowID
 }
 
 // validate turns flags into a plan or a usage error naming what to fix.
@@ -166,8 +178,17 @@ func validate(f runFlags) (plan, error) {
 	} else if p.server, p.version, err = serverBinary(f.server); err != nil {
 		return p, err
 	}
+	if f.jobs < 0 {
+		return p, fmt.Errorf("%w: --jobs %d: want at least 1 (or 0 for one per core)", errUsage, f.jobs)
+	}
+	if p.jobs == 0 {
+		p.jobs = defaultJobs()
+		if f.ports != "" {
+			p.jobs = 1 // concurrent suites would compete for a confined range
+		}
+	}
 	if f.ports != "" && !external {
-		if err := checkPorts(f.ports, spec.Nodes()+2); err != nil {
+		if err := checkPorts(f.ports, p.jobs*(spec.Nodes()+2)); err != nil {
 			return p, err
 		}
 	}
@@ -195,6 +216,11 @@ func validate(f runFlags) (plan, error) {
 		cancel()
 		if err != nil {
 			return p, fmt.Errorf("%w: --provider containers: %v", errUsage, err)
+		}
+	}
+	if f.shard != "" {
+		if err := p.applyShard(); err != nil {
+			return p, err
 		}
 	}
 	if p.root, err = moduleRoot(); err != nil {
@@ -353,72 +379,68 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	for _, s := range p.servers {
 		fmt.Fprintf(stdout, "slotgate: target %s\n", s)
 	}
-	ginkgoJSON := filepath.Join(out, "ginkgo.json")
-	_ = os.Remove(ginkgoJSON)
+	removeReports(out)
 
-	interrupted := "" // the signal that stopped the run
-	if len(p.packages) > 0 {
-		args := []string{"run", "--label-filter", labelFilter(p.run), "--json-report", "ginkgo.json", "--output-dir", out,
-			"--timeout", p.timeout.String(), "--poll-progress-after", "120s", "--keep-going"}
-		if !p.quiet {
-			args = append(args, "-v")
-		}
-		args = append(args, p.packages...)
-		cmd := ginkgoCommand(p.root, args...)
-		cmd.Dir = p.root
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.Env = append(os.Environ(),
-			harness.EnvProfile+"="+string(p.profile),
-			harness.EnvSeed+"="+strconv.FormatInt(p.seed, 10),
-			harness.EnvServer+"="+p.server,
-			harness.EnvBackends+"="+p.backends,
-			harness.EnvTopology+"="+p.topology,
-			harness.EnvPorts+"="+p.ports,
-			harness.EnvProvider+"="+string(p.provider),
-			harness.EnvHaltBudget+"="+p.haltBudget,
-			// The suite processes watch slotgate and tear down if it is
-			// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
-			fixtures.EnvOwner+"="+fixtures.OwnerStamp(),
-		)
-		if p.provider == fixtures.ProviderExternal {
-			cmd.Env = append(cmd.Env, externalEnv(p.external.target())...)
-		}
-		// Own process group: a Ctrl-C reaches slotgate, which forwards exactly
-		// one interrupt so Ginkgo runs its cleanup (a second would skip it).
-		// A hang-up (the terminal or SSH session went away) is an interrupt
-		// too. A SIGKILLed slotgate takes ginkgo with it (startOwned), and
-		// the suite processes notice and tear down (fixtures.EnvOwner).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		sig := make(chan os.Signal, 2)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer signal.Stop(sig)
-		done, err := startOwned(cmd)
-		if err != nil {
-			return 0, fmt.Errorf("start ginkgo: %w", err)
-		}
-	wait:
-		for {
-			select {
-			case s := <-sig:
-				if interrupted == "" {
-					interrupted = signalName(s)
-					fmt.Fprintf(stderr, "\nslotgate: %s — stopping the suites and tearing down every server (wait for it)\n", interrupted)
-					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-				}
-			case <-done:
-				break wait
+	// One ginkgo per suite package, each with its own JSON report, up to
+	// --jobs at a time (schedule.go).
+	jobs := planJobs(p.packages, p.run, p.profile == harness.ProfileFull)
+	env := append(os.Environ(),
+		harness.EnvProfile+"="+string(p.profile),
+		harness.EnvSeed+"="+strconv.FormatInt(p.seed, 10),
+		harness.EnvServer+"="+p.server,
+		harness.EnvBackends+"="+p.backends,
+		harness.EnvTopology+"="+p.topology,
+		harness.EnvPorts+"="+p.ports,
+		harness.EnvProvider+"="+string(p.provider),
+		harness.EnvHaltBudget+"="+p.haltBudget,
+		// The suite processes watch slotgate and tear down if it is
+		// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
+		fixtures.EnvOwner+"="+fixtures.OwnerStamp(),
+	)
+	if p.provider == fixtures.ProviderExternal {
+		env = append(env, externalEnv(p.external.target())...)
+	}
+	con := &console{stdout: stdout, stderr: stderr}
+	if len(jobs) > 1 {
+		fmt.Fprintf(stdout, "slotgate: %d suites, up to %d at a time; %s\n", len(jobs), min(p.jobs, len(jobs)), exclusiveLine(jobs))
+	}
+	sched := &scheduler{jobs: p.jobs, timeout: p.timeout, started: started, con: con, ticker: 30 * time.Second,
+		start: func(j *suiteJob, left time.Duration) (<-chan error, error) {
+			args := []string{"run", "--label-filter", labelFilter(j.rows), "--json-report", j.jsonName(), "--output-dir", out,
+				"--timeout", left.Round(time.Second).String(), "--poll-progress-after", "120s", "--keep-going"}
+			if !p.quiet {
+				args = append(args, "-v")
 			}
-		}
-		awaitGroup(cmd.Process.Pid, stderr)
+			args = append(args, j.pkg)
+			cmd := ginkgoCommand(p.root, args...)
+			cmd.Dir, cmd.Env = p.root, env
+			cmd.Stdout, cmd.Stderr = stream{con, j, 0}, stream{con, j, 1}
+			// A server that inherited the output pipe must not hold the
+			// run once its suite is gone.
+			cmd.WaitDelay = time.Minute
+			// Own process group: a Ctrl-C reaches slotgate, which forwards
+			// exactly one interrupt so Ginkgo runs its cleanup (a second
+			// would skip it). A hang-up (the terminal or SSH session went
+			// away) is an interrupt too. A SIGKILLed slotgate takes ginkgo
+			// with it (startOwned), and the suite processes notice and tear
+			// down (fixtures.EnvOwner).
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			j.cmd = cmd
+			return startOwned(cmd)
+		}}
+	sig, stop := notifySignals()
+	defer stop()
+	interrupted, err := sched.run(jobs, sig) // the signal that stopped the run
+	if err != nil {
+		return 0, err
 	}
 
-	var reports []types.Report
-	if fileExists(ginkgoJSON) {
-		if reports, err = report.LoadGinkgoJSON(ginkgoJSON); err != nil {
-			return 0, fmt.Errorf("read suite results: %w", err)
-		}
-	} else if len(p.packages) > 0 {
-		fmt.Fprintf(stderr, "slotgate: the suites wrote no results (%s missing); scoring every selected row as not run\n", ginkgoJSON)
+	reports, missing, err := loadReports(out, jobs)
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range missing {
+		fmt.Fprintf(stderr, "slotgate: suite %s wrote no results (%s missing); scoring its rows as not run\n", j.pkg, j.jsonName())
 	}
 	meta := report.Meta{
 		StartedAt: started, Duration: report.Duration(time.Since(started)), Profile: string(p.profile), Seed: p.seed,
@@ -427,6 +449,14 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	}
 	if interrupted != "" {
 		meta.Interrupted = &report.Interruption{Cause: interrupted}
+	} else if slices.ContainsFunc(jobs, func(j *suiteJob) bool { return j.started.IsZero() }) {
+		meta.Interrupted = &report.Interruption{Cause: fmt.Sprintf("--timeout %v", p.timeout)}
+	}
+	if len(jobs) > 0 {
+		meta.Schedule = scheduleMeta(p.jobs, started, jobs)
+	}
+	if p.shardOf != nil {
+		meta.Shard = &report.Shard{Index: p.shardOf.index, Of: p.shardOf.of, Requested: p.requested}
 	}
 	card, err := report.FromGinkgo(reports, meta)
 	if err != nil {

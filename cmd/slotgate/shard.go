@@ -8,26 +8,41 @@ import (
 	"strings"
 
 	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/suites/harness"
 )
 
 // suiteSeconds is the recorded wall time of each suite package (smoke,
-// full), measured on a 2-core runner; it balances `--shard i/n`. Only the
-// balance depends on it: any value gives every package to exactly one shard.
-// NOTE: refresh from a run's per-row timings when a suite grows a lot.
+// full), compile included, measured on a 2-core runner shared with other
+// work (results.json meta.schedule of runs on 2026-12-01, --jobs 2); it
+// balances `--shard i/n` and orders the scheduler's queue. Only the balance
+// depends on it: any value gives every package to exactly one shard.
+// NOTE: refresh from meta.schedule when a suite grows a lot.
 var suiteSeconds = map[string][2]float64{
-	"./suites/axioms":        {15, 25},
-	"./suites/fencing":       {30, 90},
-	"./suites/migration":     {45, 120},
-	"./suites/presence":      {10, 30},
-	"./suites/registry":      {25, 90},
-	"./suites/subscriptions": {50, 180},
-	"./suites/routing":       {35, 120},
-	"./suites/failuredrills": {70, 240},
-	"./suites/protocol":      {15, 40},
-	"./suites/telemetry":     {20, 50},
-	"./suites/locality":      {10, 25},
-	"./suites/marconi":       {35, 120},
-	"./suites/marconiaudit":  {45, 150},
+	"./suites/axioms":        {7, 9},
+	"./suites/fencing":       {21, 45},
+	"./suites/migration":     {77, 100},
+	"./suites/presence":      {14, 55},
+	"./suites/registry":      {42, 168},
+	"./suites/subscriptions": {66, 167},
+	"./suites/routing":       {34, 114},
+	"./suites/failuredrills": {98, 162},
+	"./suites/protocol":      {7, 33},
+	"./suites/telemetry":     {9, 16},
+	"./suites/locality":      {9, 28},
+	"./suites/marconi":       {50, 116},
+	"./suites/marconiaudit":  {51, 200},
+}
+
+// suiteWeight is pkg's recorded wall time in the profile, in seconds.
+func suiteWeight(pkg string, full bool) float64 {
+	w, ok := suiteSeconds[pkg]
+	if !ok {
+		return 60 // an unrecorded suite: assume a heavy one
+	}
+	if full {
+		return w[1]
+	}
+	return w[0]
 }
 
 // shardSpec is a parsed --shard i/n.
@@ -48,15 +63,14 @@ func parseShard(s string) (shardSpec, error) {
 // i's. Deterministic: the same packages and profile give every runner of a
 // CI matrix the same split, so the shards together run each package once.
 func shardPackages(pkgs []string, full bool, sh shardSpec) []string {
+	// A suite that runs alone costs the shard its wall time; one that
+	// shares costs half (two side by side on a 2-core runner). A fixed
+	// factor, not --jobs: every runner of the matrix must split alike.
 	weight := func(p string) float64 {
-		w, ok := suiteSeconds[p]
-		if !ok {
-			return 60 // an unrecorded suite: assume a heavy one
+		if exclusiveSuites[p] != "" {
+			return suiteWeight(p, full)
 		}
-		if full {
-			return w[1]
-		}
-		return w[0]
+		return suiteWeight(p, full) / 2
 	}
 	sorted := slices.Clone(pkgs)
 	sort.SliceStable(sorted, func(a, b int) bool {
@@ -82,13 +96,46 @@ func shardPackages(pkgs []string, full bool, sh shardSpec) []string {
 	return mine
 }
 
-// rowsIn keeps the rows whose suite package is in pkgs.
-func rowsIn(rows []report.RowID, pkgs []string) []report.RowID {
-	var out []report.RowID
-	for _, r := range rows {
-		if slices.Contains(pkgs, suiteOf[r]) {
-			out = append(out, r)
+// applyShard narrows a validated plan to its shard: the suite packages of
+// every requested row (also rows an external target cannot run, so their
+// not-run cells land in exactly one shard) are dealt to the shards, and
+// this shard keeps the rows of its packages. A row without a suite (not
+// implemented) goes to shard 1, whose gate then fails on it as one run's
+// would. A shard left with nothing to run is a usage error: n is larger
+// than the number of suites.
+func (p *plan) applyShard() error {
+	sh, err := parseShard(p.shard)
+	if err != nil {
+		return err
+	}
+	var all []string
+	for _, r := range p.rows {
+		if pkg, ok := suiteOf[r]; ok {
+			all = appendUnique(all, pkg)
 		}
 	}
-	return out
+	mine := shardPackages(all, p.profile == harness.ProfileFull, sh)
+	keep := func(rows []report.RowID) []report.RowID {
+		var out []report.RowID
+		for _, r := range rows {
+			pkg, ok := suiteOf[r]
+			if slices.Contains(mine, pkg) || (!ok && sh.index == 1) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	p.requested = p.rows
+	p.rows, p.run = keep(p.rows), keep(p.run)
+	p.packages = slices.DeleteFunc(p.packages, func(pkg string) bool { return !slices.Contains(mine, pkg) })
+	for id := range p.notRun {
+		if !slices.Contains(p.rows, id) {
+			delete(p.notRun, id)
+		}
+	}
+	if len(p.rows) == 0 {
+		return fmt.Errorf("%w: --shard %s: this shard has no suite to run (the selected rows have %d suite packages); use at most %d shards", errUsage, p.shard, len(all), max(1, len(all)))
+	}
+	p.shardOf = &sh
+	return nil
 }

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/slotgate/slotgate/report"
+)
+
+// exclusiveSuites are the suite packages that measure time against a bound,
+// with the bound: they run alone, so another suite's load never decides
+// their verdict. Every other suite counts events (lost writes, duplicates,
+// redirects, commandstats), which load slows down but does not change, and
+// shares the machine up to --jobs at a time.
+var exclusiveSuites = map[string]string{
+	"./suites/failuredrills": "per-shard dispatch halts against the halt budget",
+	"./suites/registry":      "discovery within one heartbeat (300 ms smoke, 500 ms full)",
+	"./suites/marconi":       "hot-path sends answered in memory while every link is cut",
+	"./suites/marconiaudit":  "Offer p99 within 1 ms (memory speed)",
+}
+
+// defaultJobs is --jobs when not given: one suite per core. The suites
+// mostly wait on timers (failover elections, TTL drains, load windows), so
+// a core per suite leaves room; the timing-sensitive ones run alone anyway.
+func defaultJobs() int { return max(1, runtime.NumCPU()) }
+
+// suiteJob is one suite package of a run: one ginkgo process with its own
+// JSON report.
+type suiteJob struct {
+	pkg       string // ./suites/axioms
+	name      string // axioms
+	rows      []report.RowID
+	exclusive string // why it runs alone; "" shares the machine
+	weight    float64
+
+	cmd            *exec.Cmd
+	started, ended time.Time
+	err            error // ginkgo's exit (a failed spec exits 1)
+	out            *suiteOutput
+}
+
+// jsonName is the Ginkgo JSON report the job writes into --out.
+func (j *suiteJob) jsonName() string { return "ginkgo-" + j.name + ".json" }
+
+// planJobs turns the run's packages into jobs in start order: the exclusive
+// ones first (nothing else is running yet), then the rest heaviest first,
+// so the lanes end together (longest processing time first).
+func planJobs(pkgs []string, rows []report.RowID, full bool) []*suiteJob {
+	var jobs []*suiteJob
+	for _, pkg := range pkgs {
+		j := &suiteJob{pkg: pkg, name: path.Base(pkg), exclusive: exclusiveSuites[pkg], weight: suiteWeight(pkg, full)}
+		for _, r := range rows {
+			if suiteOf[r] == pkg {
+				j.rows = append(j.rows, r)
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	sort.SliceStable(jobs, func(a, b int) bool {
+		if ea, eb := jobs[a].exclusive != "", jobs[b].exclusive != ""; ea != eb {
+			return ea
+		}
+		if jobs[a].weight != jobs[b].weight {
+			return jobs[a].weight > jobs[b].weight
+		}
+		return jobs[a].pkg < jobs[b].pkg
+	})
+	return jobs
+}
+
+// scheduler runs jobs: at most jobs at a time, an exclusive one alone.
+type scheduler struct {
+	jobs    int
+	timeout time.Duration // the whole run's
+	started time.Time
+	start   func(j *suiteJob, timeout time.Duration) (<-chan error, error)
+	con     *console
+	ticker  time.Duration
+}
+
+// run starts and waits for every job. A signal on sig stops the schedule:
+// no new suite starts, each running ginkgo gets one SIGINT (a second would
+// skip its cleanup) and is waited for; the signal's name is returned. Jobs
+// never started keep a zero started time.
+func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted string, err error) {
+	type exit struct {
+		j   *suiteJob
+		err error
+	}
+	finished := make(chan exit)
+	var running []*suiteJob
+	tick := time.NewTicker(s.ticker)
+	defer tick.Stop()
+	total := len(queue)
+	for {
+		for len(queue) > 0 && interrupted == "" {
+			j := queue[0]
+			if len(running) > 0 && (j.exclusive != "" || len(running) >= s.jobs || running[0].exclusive != "") {
+				break
+			}
+			left := s.timeout - time.Since(s.started)
+			if left <= 0 {
+				break // the run's --timeout is spent: the rest is not run
+			}
+			s.con.attach(j)
+			done, err := s.start(j, left)
+			if err != nil {
+				s.con.detach(j, "")
+				s.interruptAll(running)
+				for range running {
+					e := <-finished
+					e.j.err, e.j.ended = e.err, time.Now()
+					s.con.detach(e.j, "")
+				}
+				return interrupted, fmt.Errorf("start ginkgo for %s: %w", j.pkg, err)
+			}
+			j.started = time.Now()
+			queue = queue[1:]
+			running = append(running, j)
+			go func() { finished <- exit{j, <-done} }()
+			s.con.status("▶ %s started%s · %d running · %d queued", j.name, alone(j), len(running), len(queue))
+			if j.exclusive != "" {
+				break
+			}
+		}
+		if len(running) == 0 {
+			return interrupted, nil
+		}
+		select {
+		case sg := <-sig:
+			if interrupted == "" {
+				interrupted = signalName(sg)
+				s.con.status("%s — stopping the suites and tearing down every server (wait for it)", interrupted)
+				s.interruptAll(running)
+			}
+		case e := <-finished:
+			e.j.err, e.j.ended = e.err, time.Now()
+			awaitGroup(e.j.cmd.Process.Pid, s.con.stderr)
+			running = slices.DeleteFunc(running, func(r *suiteJob) bool { return r == e.j })
+			verdict := "done"
+			if e.err != nil {
+				verdict = "done (ginkgo: " + e.err.Error() + ")"
+			}
+			s.con.detach(e.j, fmt.Sprintf("■ %s %s in %s · %d/%d suites finished", e.j.name, verdict, e.j.ended.Sub(e.j.started).Round(time.Second), total-len(queue)-len(running), total))
+		case <-tick.C:
+			names := make([]string, len(running))
+			for i, r := range running {
+				names[i] = fmt.Sprintf("%s %s", r.name, time.Since(r.started).Round(time.Second))
+			}
+			s.con.status("%s elapsed · %d/%d suites finished · running %s · %d queued", time.Since(s.started).Round(time.Second), total-len(queue)-len(running), total, strings.Join(names, ", "), len(queue))
+		}
+	}
+}
+
+func (s *scheduler) interruptAll(running []*suiteJob) {
+	for _, r := range running {
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT)
+	}
+}
+
+func alone(j *suiteJob) string {
+	if j.exclusive != "" {
+		return " alone (" + j.exclusive + ")"
+	}
+	return ""
+}
+
+// notifySignals routes the signals that stop a run to a channel.
+func notifySignals() (chan os.Signal, func()) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	return sig, func() { signal.Stop(sig) }
+}
+
+// console keeps concurrent suites' output readable: one suite at a time
+// streams live (the oldest running); the others are held, line by line, and
+// printed whole when they finish or when their turn to stream comes. The
+// scheduler's own status lines go between lines, never inside one.
+type console struct {
+	mu             sync.Mutex
+	stdout, stderr io.Writer
+	live           *suiteJob
+	running        []*suiteJob
+}
+
+// suiteOutput is the held output of one suite, both streams in order.
+type suiteOutput struct {
+	held    []heldLine
+	partial [2]bytes.Buffer
+}
+
+type heldLine struct {
+	stderr bool
+	line   []byte
+}
+
+func (c *console) writer(stream int) io.Writer {
+	if stream == 1 {
+		return c.stderr
+	}
+	return c.stdout
+}
+
+// attach registers j as running; j streams live when no other suite does.
+func (c *console) attach(j *suiteJob) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j.out = &suiteOutput{}
+	c.running = append(c.running, j)
+	if c.live == nil {
+		c.live = j
+	}
+}
+
+// detach ends j: whatever it held (and an unterminated last line) is
+// printed, then the status line (if any), and the oldest suite still
+// running streams next.
+func (c *console) detach(j *suiteJob, status string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for stream := range j.out.partial {
+		if b := &j.out.partial[stream]; b.Len() > 0 {
+			b.WriteByte('\n')
+			c.emit(j, stream, b.Bytes())
+			b.Reset()
+		}
+	}
+	c.flush(j)
+	if status != "" {
+		fmt.Fprintf(c.stdout, "slotgate: %s\n", status)
+	}
+	c.running = slices.DeleteFunc(c.running, func(r *suiteJob) bool { return r == j })
+	if c.live == j {
+		c.live = nil
+		if len(c.running) > 0 {
+			c.live = c.running[0]
+			c.flush(c.live)
+		}
+	}
+}
+
+// flush prints what j held. Caller holds mu.
+func (c *console) flush(j *suiteJob) {
+	for _, l := range j.out.held {
+		stream := 0
+		if l.stderr {
+			stream = 1
+		}
+		_, _ = c.writer(stream).Write(l.line)
+	}
+	j.out.held = nil
+}
+
+// emit prints or holds one complete line of j. Caller holds mu.
+func (c *console) emit(j *suiteJob, stream int, line []byte) {
+	if c.live == j {
+		_, _ = c.writer(stream).Write(line)
+		return
+	}
+	j.out.held = append(j.out.held, heldLine{stderr: stream == 1, line: slices.Clone(line)})
+}
+
+// status prints one scheduler line on stdout.
+func (c *console) status(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.stdout, "slotgate: "+format+"\n", args...)
+}
+
+// stream is the io.Writer a job's ginkgo writes one of its streams to.
+type stream struct {
+	c   *console
+	j   *suiteJob
+	idx int // 0 stdout, 1 stderr
+}
+
+func (s stream) Write(p []byte) (int, error) {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	b := &s.j.out.partial[s.idx]
+	b.Write(p)
+	for {
+		i := bytes.IndexByte(b.Bytes(), '\n')
+		if i < 0 {
+			break
+		}
+		s.c.emit(s.j, s.idx, b.Next(i+1))
+	}
+	if b.Len() == 0 {
+		b.Reset()
+	}
+	return len(p), nil
+}
+
+// loadReports reads the jobs' Ginkgo JSON reports from out. A started job
+// that wrote none (it crashed before writing) is named in missing; its rows
+// score as not run.
+func loadReports(out string, jobs []*suiteJob) (reports []types.Report, missing []*suiteJob, err error) {
+	for _, j := range jobs {
+		p := filepath.Join(out, j.jsonName())
+		if !fileExists(p) {
+			if !j.started.IsZero() {
+				missing = append(missing, j)
+			}
+			continue
+		}
+		r, err := report.LoadGinkgoJSON(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read suite results of %s: %w", j.pkg, err)
+		}
+		reports = append(reports, r...)
+	}
+	return reports, missing, nil
+}
+
+// scheduleMeta records how the suites ran, for results.json.
+func scheduleMeta(jobs int, began time.Time, all []*suiteJob) *report.Schedule {
+	s := &report.Schedule{Jobs: jobs}
+	for _, j := range all {
+		if j.started.IsZero() {
+			continue
+		}
+		s.Suites = append(s.Suites, report.SuiteRun{Package: j.pkg, Rows: j.rows, Exclusive: j.exclusive,
+			Start: report.Duration(j.started.Sub(began)), Wall: report.Duration(j.ended.Sub(j.started))})
+	}
+	return s
+}
+
+// removeReports removes Ginkgo JSON files a previous run left in out.
+func removeReports(out string) {
+	old, _ := filepath.Glob(filepath.Join(out, "ginkgo*.json"))
+	for _, p := range old {
+		_ = os.Remove(p)
+	}
+}
+
+// exclusiveLine names the suites that run alone.
+func exclusiveLine(jobs []*suiteJob) string {
+	var names []string
+	for _, j := range jobs {
+		if j.exclusive != "" {
+			names = append(names, j.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none measures time, so none runs alone"
+	}
+	return strings.Join(names, ", ") + " run alone (they measure time against a bound)"
+}

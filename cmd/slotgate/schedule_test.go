@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/report"
+)
+
+// fakeSuites starts `sleep` as each job's ginkgo, in its own process group
+// as the real start does, printing a line before and after.
+func fakeSuites(con *console, d time.Duration) func(j *suiteJob, left time.Duration) (<-chan error, error) {
+	return func(j *suiteJob, left time.Duration) (<-chan error, error) {
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("echo %s begins; sleep %.2f; echo %s ends", j.name, d.Seconds(), j.name))
+		cmd.Stdout, cmd.Stderr = stream{con, j, 0}, stream{con, j, 1}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		j.cmd = cmd
+		return startOwned(cmd)
+	}
+}
+
+func testJobs(pkgs ...string) []*suiteJob {
+	var rows []report.RowID
+	for r := range suiteOf {
+		rows = append(rows, r)
+	}
+	return planJobs(pkgs, rows, false)
+}
+
+// The scheduler never runs more than --jobs suites at once, and a suite that
+// measures time runs alone; the timing-sensitive ones go first.
+func TestSchedulerJobsAndExclusive(t *testing.T) {
+	jobs := testJobs("./suites/axioms", "./suites/registry", "./suites/locality", "./suites/presence", "./suites/failuredrills", "./suites/protocol")
+	if jobs[0].exclusive == "" || jobs[1].exclusive == "" {
+		t.Fatalf("exclusive suites not first: %s, %s", jobs[0].pkg, jobs[1].pkg)
+	}
+	checkSchedule(t, jobs)
+	// Whatever the order: an exclusive suite queued behind shared ones
+	// waits for them, and the ones behind it wait for it.
+	jobs = testJobs("./suites/axioms", "./suites/locality", "./suites/presence", "./suites/failuredrills", "./suites/protocol")
+	jobs[1], jobs[4] = jobs[4], jobs[1]
+	jobs[0], jobs[1] = jobs[1], jobs[0]
+	if jobs[1].exclusive == "" {
+		t.Fatalf("want an exclusive suite second: %s", jobs[1].pkg)
+	}
+	checkSchedule(t, jobs)
+}
+
+func checkSchedule(t *testing.T, jobs []*suiteJob) {
+	t.Helper()
+	var out bytes.Buffer
+	con := &console{stdout: &syncWriter{w: &out}, stderr: &syncWriter{w: &out}}
+	// A quick ticker: the progress line wakes the scheduler while a suite
+	// runs alone, which must not start another.
+	s := &scheduler{jobs: 2, timeout: time.Minute, started: time.Now(), con: con, ticker: 10 * time.Millisecond}
+	s.start = fakeSuites(con, 150*time.Millisecond)
+	if cause, err := s.run(jobs, nil); cause != "" || err != nil {
+		t.Fatalf("run: %q, %v", cause, err)
+	}
+	overlap := func(a, b *suiteJob) bool { return a.started.Before(b.ended) && b.started.Before(a.ended) }
+	for _, a := range jobs {
+		if a.started.IsZero() || a.err != nil {
+			t.Fatalf("%s: started %v, exit %v", a.pkg, a.started, a.err)
+		}
+		n := 0
+		for _, b := range jobs {
+			if a != b && overlap(a, b) {
+				if a.exclusive != "" {
+					t.Errorf("%s runs alone but overlapped %s", a.pkg, b.pkg)
+				}
+				if a.started.After(b.started) && a.started.Before(b.ended) {
+					n++
+				}
+			}
+		}
+		if n+1 > 2 {
+			t.Errorf("%s started with %d suites running, --jobs 2", a.pkg, n)
+		}
+	}
+	// A suite streams live or is held and printed whole: between a suite's
+	// first and last line, another suite appears whole or not at all.
+	text := out.String()
+	for _, j := range jobs {
+		b, e := strings.Index(text, j.name+" begins"), strings.Index(text, j.name+" ends")
+		if b < 0 || e < b {
+			t.Fatalf("%s's output missing or out of order:\n%s", j.name, text)
+		}
+		for _, o := range jobs {
+			if o == j {
+				continue
+			}
+			ob, oe := strings.Contains(text[b:e], o.name+" begins"), strings.Contains(text[b:e], o.name+" ends")
+			if ob != oe {
+				t.Errorf("%s's output cut into %s's:\n%s", o.name, j.name, text)
+			}
+		}
+	}
+}
+
+// A signal stops the schedule: every running suite gets one SIGINT, no new
+// suite starts, and the signal is returned.
+func TestSchedulerInterrupt(t *testing.T) {
+	jobs := testJobs("./suites/axioms", "./suites/locality", "./suites/presence")
+	var out bytes.Buffer
+	con := &console{stdout: &syncWriter{w: &out}, stderr: &syncWriter{w: &out}}
+	s := &scheduler{jobs: 2, timeout: time.Minute, started: time.Now(), con: con, ticker: time.Hour}
+	s.start = fakeSuites(con, 30*time.Second)
+	sig := make(chan os.Signal, 1)
+	go func() { time.Sleep(300 * time.Millisecond); sig <- syscall.SIGHUP }()
+	began := time.Now()
+	cause, err := s.run(jobs, sig)
+	if cause != "SIGHUP" || err != nil {
+		t.Fatalf("run: %q, %v; want SIGHUP", cause, err)
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("the running suites were not interrupted (run took %v)", took)
+	}
+	var started []string
+	for _, j := range jobs {
+		if !j.started.IsZero() {
+			started = append(started, j.name)
+			var exit *exec.ExitError
+			if !errors.As(j.err, &exit) {
+				t.Errorf("%s: exit %v, want a signal", j.name, j.err)
+			}
+		}
+	}
+	if len(started) != 2 {
+		t.Errorf("started %v after the interrupt, want the first two only", started)
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// --shard keeps the rows of its packages, records the whole request, and
+// refuses a shard that would run nothing.
+func TestApplyShard(t *testing.T) {
+	all := []report.RowID{report.RowAxioms, report.RowLocality, report.RowMarconiHotPath, report.RowMarconiRestart}
+	var seen []report.RowID
+	for i := 1; i <= 3; i++ {
+		p := plan{runFlags: runFlags{shard: fmt.Sprintf("%d/3", i)}, rows: all, run: all, profile: "smoke",
+			notRun: map[report.RowID]string{report.RowMarconiRestart: "no postgres"}}
+		for _, r := range all {
+			p.packages = appendUnique(p.packages, suiteOf[r])
+		}
+		if err := p.applyShard(); err != nil {
+			t.Fatalf("shard %d/3: %v", i, err)
+		}
+		if !slices.Equal(p.requested, all) || p.shardOf == nil || p.shardOf.index != i {
+			t.Errorf("shard %d/3: requested %v, shard %v", i, p.requested, p.shardOf)
+		}
+		for _, r := range p.rows {
+			if !slices.Contains(p.packages, suiteOf[r]) {
+				t.Errorf("shard %d/3: row %s without its package in %v", i, r, p.packages)
+			}
+		}
+		for id := range p.notRun {
+			if !slices.Contains(p.rows, id) {
+				t.Errorf("shard %d/3 explains %s, a row of another shard", i, id)
+			}
+		}
+		seen = append(seen, p.rows...)
+	}
+	slices.Sort(seen)
+	want := slices.Clone(all)
+	slices.Sort(want)
+	if !slices.Equal(seen, want) {
+		t.Errorf("the shards together ran %v, want %v once each", seen, want)
+	}
+	p := plan{runFlags: runFlags{shard: "4/4"}, rows: all, run: all, profile: "smoke"}
+	if err := p.applyShard(); err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "at most 3 shards") {
+		t.Errorf("a shard with nothing to run: %v, want a usage error", err)
+	}
+}
+
+// `slotgate run --shard 1/2` and `--shard 2/2`, merged with `slotgate report
+// --merge`, score the same cells as one run of the same rows and seed.
+// Two fast rows on real servers; the three runs go side by side.
+func TestShardsMergeToOneRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real servers")
+	}
+	if _, err := exec.LookPath("valkey-server"); err != nil {
+		t.Skip("valkey-server not installed")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := slotgateBinaries(t, root)
+	const rows = "axioms,locality"
+	outs := map[string]string{}
+	var mu sync.Mutex
+	slotgate := func(name string, extra ...string) {
+		args := append([]string{"run", "--row", rows, "--profile", "smoke", "--seed", "11", "--quiet", "--out", outs[name]}, extra...)
+		cmd := exec.Command(filepath.Join(bin, "slotgate"), args...)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			mu.Lock()
+			t.Errorf("slotgate %s: %v\n%s", strings.Join(args, " "), err, b)
+			mu.Unlock()
+		}
+	}
+	for _, name := range []string{"one", "shard1", "shard2"} {
+		outs[name] = t.TempDir()
+	}
+	// One run, then the two shards side by side: two runs in one source
+	// tree must not compile the same suite at once (Ginkgo builds it to
+	// <pkg>/<name>.test and removes it after), and the shards' suites are
+	// disjoint.
+	slotgate("one")
+	var wg sync.WaitGroup
+	for i, name := range []string{"shard1", "shard2"} {
+		wg.Add(1)
+		go func() { defer wg.Done(); slotgate(name, "--shard", fmt.Sprintf("%d/2", i+1)) }()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, name := range []string{"shard1", "shard2"} {
+		card, err := readResults(outs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := card.Meta.Shard
+		if sh == nil || sh.Index != i+1 || sh.Of != 2 || !slices.Equal(sh.Requested, []report.RowID{report.RowAxioms, report.RowLocality}) {
+			t.Errorf("%s: meta.shard %+v", name, sh)
+		}
+		if len(card.Meta.Rows) != 1 {
+			t.Errorf("%s gates rows %v, want its one row", name, card.Meta.Rows)
+		}
+	}
+	merged := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report", "--out", merged, "--merge", outs["shard1"], outs["shard2"]}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("merge: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	one, err := readResults(outs["one"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readResults(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Requested(), one.Requested()) {
+		t.Errorf("merged requests %v, one run %v", got.Requested(), one.Requested())
+	}
+	if len(got.Cells) != len(one.Cells) {
+		t.Fatalf("merged %d cells, one run %d", len(got.Cells), len(one.Cells))
+	}
+	for i, c := range one.Cells {
+		m := got.Cells[i]
+		if m.Row != c.Row || m.Column != c.Column || m.Status != c.Status || !slices.Equal(scenarios(m), scenarios(c)) {
+			t.Errorf("cell %s/%s: merged %s %v, one run %s %v", c.Row, c.Column, m.Status, scenarios(m), c.Status, scenarios(c))
+		}
+	}
+}
+
+func scenarios(c report.Cell) []string {
+	var out []string
+	for _, ch := range c.Checks {
+		out = append(out, ch.Scenario)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Bad --jobs and --shard are usage errors naming the flag, before anything
+// starts.
+func TestRunJobsShardBadInput(t *testing.T) {
+	for args, want := range map[string]string{
+		"--jobs -1":                  "--jobs -1",
+		"--shard 3/2":                `--shard "3/2"`,
+		"--shard x":                  `--shard "x"`,
+		"--shard 2/2 --row axioms":   "this shard has no suite",
+		"--shard 1/2 --row nonsense": `unknown row "nonsense"`,
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"run"}, strings.Fields(args)...), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), want) {
+			t.Errorf("run %s: exit %d, want 2 with %q; stderr:\n%s", args, code, want, stderr.String())
+		}
+	}
+}
