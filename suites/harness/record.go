@@ -56,6 +56,19 @@ func NotExercised(c report.Control, why string) report.Control {
 	return c
 }
 
+// Premise keeps c as judged when ok holds and marks it not exercised when it
+// does not: ok is the premise the bad variant models (the redirect met, the
+// fault that happened, the server's own refusal), without which the
+// variant's verdict says nothing about the checker either way. A control
+// caught only with its premise met is never counted caught without it, and
+// an unmet premise never makes the cell blind.
+func Premise(c report.Control, ok bool, why string) report.Control {
+	if ok || !c.Exercised {
+		return c
+	}
+	return NotExercised(c, why)
+}
+
 // Check builds the report entry for one scored scenario.
 func Check(row report.RowID, col report.Column, scenario string, r check.Result, ev report.Evidence, controls ...report.Control) report.Check {
 	var status report.Status
