@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -67,6 +68,18 @@ func Premise(c report.Control, ok bool, why string) report.Control {
 		return c
 	}
 	return NotExercised(c, why)
+}
+
+// ErrorsOf counts the outcomes that failed with the error kind kind (the
+// recorded client.KindOf of their error).
+func ErrorsOf(outcomes []check.Outcome, kind client.ErrorKind) int {
+	n := 0
+	for _, o := range outcomes {
+		if o.ErrKind == string(kind) {
+			n++
+		}
+	}
+	return n
 }
 
 // Check builds the report entry for one scored scenario.
