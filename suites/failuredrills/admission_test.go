@@ -23,7 +23,9 @@ import (
 // same replica kill and restart.
 //
 // valkey-go: its own replica reads are the naive control already run
-// (SendToReplicas alone). go-redis: no control runs its raw library (the
+// (SendToReplicas alone), judged over the outage only: its failure refuses
+// the library, its pass is not assessed (no return after the repair is
+// watched for it). go-redis: no control runs its raw library (the
 // pinned-replica control is a bad client, not go-redis's default), so a
 // go-redis ReadOnly cluster pool with only the library's own topology
 // handling (NaiveTopology: no periodic refresh, no reload on a failed node)
