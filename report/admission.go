@@ -142,6 +142,38 @@ type AdmissionRow struct {
 	Entries []Admission `json:"entries,omitempty"`
 }
 
+// TrustedAdmissions returns the admissions one spec recorded, with every
+// admitted or wrapper verdict downgraded to not assessed unless each check
+// the same spec recorded has verdict pass: a raw client's pass (or the
+// wrapped path's) on a run whose check is blind, inconclusive or failed
+// rests on a run the gate does not trust (its fault unconfirmed, its
+// controls not proving the checker can fail), so it admits nothing. A
+// refusal stands: it only ever withholds admission.
+func TrustedAdmissions(admitted []Admission, recorded []Check) []Admission {
+	why := ""
+	if len(recorded) == 0 {
+		why = "no check was recorded in the same run"
+	}
+	for _, c := range recorded {
+		if v := c.Verdict(); v != StatusPass {
+			why = fmt.Sprintf("the same run's check %s/%s is %s (%s)", c.Row, c.Column, v, oneLine(c.Reason(), 160))
+			break
+		}
+	}
+	if why == "" {
+		return admitted
+	}
+	out := slices.Clone(admitted)
+	for i, a := range out {
+		if a.Verdict != Admitted && a.Verdict != AdmittedWithWrapper {
+			continue
+		}
+		out[i].Evidence = fmt.Sprintf("%s Recorded %s, not assessed: %s.", a.Evidence, a.Verdict, why)
+		out[i].Verdict, out[i].Wrapper = NotAssessed, ""
+	}
+	return out
+}
+
 // AdmissionTable folds recorded entries into the full table: every backend
 // of AdmissionBackends (plus any other an entry names) × every requirement,
 // worst verdict first; a pair without an assessed entry is NotAssessed.

@@ -199,3 +199,60 @@ func TestAdmissionRenderers(t *testing.T) {
 		t.Error("admission lines must follow the gate line")
 	}
 }
+
+// TestAdmissionOnlyFromATrustedRun: an admission recorded in a spec whose
+// check is blind, inconclusive or failed is not assessed; a refusal stands.
+func TestAdmissionOnlyFromATrustedRun(t *testing.T) {
+	notExercised := report.Control{Name: "M2", Kind: report.ControlVariant, Why: "mutant", Exercised: false}
+	admit := func(b string, v report.AdmissionVerdict) types.ReportEntry {
+		return admissionEntry(report.Admission{Backend: b, Requirement: report.RequirementRedirects, Verdict: v, Wrapper: "w", Evidence: "raw run."})
+	}
+	for _, c := range []struct {
+		name  string
+		check report.Check
+		state types.SpecState
+	}{
+		{"blind: no variant exercised", report.Check{Status: report.StatusPass, Controls: []report.Control{notExercised}}, types.SpecStateFailed},
+		{"inconclusive", report.Check{Status: report.StatusInconclusive, Message: "fault unconfirmed", Controls: []report.Control{ok}}, types.SpecStatePassed},
+		{"failed", report.Check{Status: report.StatusFail, Message: "lost writes", Controls: []report.Control{ok}}, types.SpecStateFailed},
+		{"unknown", report.Check{Status: report.StatusUnknown, Message: "too little traffic", Controls: []report.Control{ok}}, types.SpecStateFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := spec("redirects", c.state, []string{"routing", "errors"}, entry(c.check),
+				admit("go-redis", report.Admitted), admit("valkey-go", report.AdmittedWithWrapper))
+			s, err := report.FromGinkgo([]types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{sp}}}, report.Meta{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range []string{"go-redis", "valkey-go"} {
+				r := rowOf(t, s, b, report.RequirementRedirects)
+				if r.Verdict != report.NotAssessed || len(r.Entries) != 1 || r.Entries[0].Wrapper != "" || !strings.Contains(r.Entries[0].Evidence, "not assessed: the same run's check") {
+					t.Errorf("%s: an admission on an untrusted run must be not assessed, with the reason: %+v", b, r)
+				}
+			}
+		})
+	}
+
+	// A refusal on an untrusted run stands; an admission with no check at
+	// all is not assessed; a passing check keeps its admissions.
+	refused := admissionEntry(report.Admission{Backend: "go-redis", Requirement: report.RequirementCrossSlot, Verdict: report.Refused})
+	lone := admissionEntry(report.Admission{Backend: "valkey-go", Requirement: report.RequirementProtocol, Verdict: report.Admitted})
+	failed := spec("fail", types.SpecStateFailed, []string{"presence-mget", "errors"},
+		entry(report.Check{Status: report.StatusFail, Controls: []report.Control{ok}}), refused)
+	unchecked := spec("alone", types.SpecStatePassed, []string{"protocol", "errors"}, lone)
+	passed := spec("pass", types.SpecStatePassed, []string{"routing", "errors"},
+		entry(report.Check{Status: report.StatusPass, Controls: []report.Control{ok}}), admit("go-redis", report.Admitted))
+	s, err := report.FromGinkgo([]types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{failed, unchecked, passed}}}, report.Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rowOf(t, s, "go-redis", report.RequirementCrossSlot); r.Verdict != report.Refused {
+		t.Errorf("a refusal stands whatever the run: %+v", r)
+	}
+	if r := rowOf(t, s, "valkey-go", report.RequirementProtocol); r.Verdict != report.NotAssessed {
+		t.Errorf("an admission without a check in its spec: %+v", r)
+	}
+	if r := rowOf(t, s, "go-redis", report.RequirementRedirects); r.Verdict != report.Admitted {
+		t.Errorf("a passing check keeps its admission: %+v", r)
+	}
+}

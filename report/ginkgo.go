@@ -131,7 +131,7 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				recorded = append(recorded, c)
 			}
 			if !sr.State.Is(types.SpecStateInterrupted) { // an interrupted run judged no client
-				admissions = append(admissions, admitted...)
+				admissions = append(admissions, TrustedAdmissions(admitted, recorded)...)
 			}
 			if sr.State.Is(types.SpecStateInterrupted) {
 				// Cut off by a signal or the suite timeout: no verdict on the

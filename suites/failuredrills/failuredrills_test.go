@@ -419,7 +419,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ctl := check.DrillDispatch(check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
 	naivePool := check.HaltsWithin(check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
 	naiveSub := check.HaltsWithin(r.naiveSubHalts, budget.Subscription)
-	admitDispatch(b, pool.Version(), check.HaltsWithin(check.PoolHalts(halts), budget.Pool), check.HaltsWithin(r.subHalts, budget.Subscription), naivePool, naiveSub)
+	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.HaltsWithin(check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.HaltsWithin(r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", naivePool, r.naiveDrills), r.judgedRaw("resubscribe-failover", naiveSub, r.naiveDrills))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Variant("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
 		harness.Variant("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),

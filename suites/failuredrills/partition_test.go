@@ -564,7 +564,7 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 		plantedLate = plantedLate || ok
 	}
 	ledgerLate := harness.SelfTest("minority-applies-late-write", "planted history variant: the recorded runs with the partitioned shard's first write sent after the isolated primary reported cluster_state:fail added to the loss ledger, as if its copy had taken it (split brain seen in the servers' ledger, not in the probe)", check.PartitionDispatch(lateOnCopy, maxGap, maxFailPct))
-	ledgerLate.Caught = ledgerLate.Caught && plantedLate
+	ledgerLate = harness.Premise(ledgerLate, plantedLate, "no late write could be planted")
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Variant("frozen-slot-map", "a client that read the slot map once and never refreshes it nor follows MOVED (spec 000: dispatch halts pending a topology refresh that never comes), on its own keys during the same partitions: it never reaches the new primary", check.PartitionDispatch(out.frozen[b], maxGap, maxFailPct)),
 		harness.SelfTest("minority-accepts", "planted history variant: the recorded runs with the harness's direct write to the isolated primary recorded as acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.PartitionDispatch(accepting, maxGap, maxFailPct)),
@@ -612,7 +612,7 @@ func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {
 	swallowCtl := harness.Variant(string(routing.MutantSwallowRedirects), "frozen single-node connections to the partitioned shard whose call path answers MOVED with success, on their own keys during the same partitions: after the rejoin the old primary redirects, and the variant acknowledges writes that never land",
 		check.PartitionAccounted(out.swallow[b], 1))
 	controls := []report.Control{swallowCtl, harness.SelfTest("post-heal-loss", "the recorded runs with one write acknowledged after the rejoin missing from the read-back: a write lost outside the partition window", check.PartitionAccounted(postHeal, minOps))}
-	controls[1].Caught = controls[1].Caught && planted
+	controls[1] = harness.Premise(controls[1], planted, "no loss could be planted")
 	if hides {
 		controls = append(controls, harness.SelfTest("ledger-hides-losses", "the recorded runs with the loss ledger emptied: the partition's losses left unaccounted", check.PartitionAccounted(hidden, minOps)))
 	}

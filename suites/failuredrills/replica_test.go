@@ -354,7 +354,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// Counted caught only when the replica was running with its link up:
 	// then the offset and key comparisons did the catching.
 	notResynced := harness.Variant("not-resynced", "the restarted replica, running with its link up, read while CLIENT PAUSE WRITE held back its replication stream and the primary took new keys: the resync check must not pass a replica that has not caught up", check.ReplicaResynced(behind))
-	notResynced.Caught = notResynced.Caught && behind.LinkUp && behind.ReplicaOffset < behind.PrimaryOffset
+	notResynced = harness.Premise(notResynced, behind.LinkUp && behind.ReplicaOffset < behind.PrimaryOffset, "the restarted replica was not running behind its primary with its link up")
 	ev.Metrics["behind_replica_offset_lag"] = float64(behind.PrimaryOffset - behind.ReplicaOffset)
 	ctl, metrics := naive.control(d, shard)
 	maps.Copy(ev.Metrics, metrics)

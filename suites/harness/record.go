@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -54,6 +55,31 @@ func NotExercised(c report.Control, why string) report.Control {
 	c.Exercised, c.Caught = false, false
 	c.Observed = "not exercised: " + why + "; " + c.Observed
 	return c
+}
+
+// Premise keeps c as judged when ok holds and marks it not exercised when it
+// does not: ok is the premise the bad variant models (the redirect met, the
+// fault that happened, the server's own refusal), without which the
+// variant's verdict says nothing about the checker either way. A control
+// caught only with its premise met is never counted caught without it, and
+// an unmet premise never makes the cell blind.
+func Premise(c report.Control, ok bool, why string) report.Control {
+	if ok || !c.Exercised {
+		return c
+	}
+	return NotExercised(c, why)
+}
+
+// ErrorsOf counts the outcomes that failed with the error kind kind (the
+// recorded client.KindOf of their error).
+func ErrorsOf(outcomes []check.Outcome, kind client.ErrorKind) int {
+	n := 0
+	for _, o := range outcomes {
+		if o.ErrKind == string(kind) {
+			n++
+		}
+	}
+	return n
 }
 
 // Check builds the report entry for one scored scenario.

@@ -321,7 +321,7 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 		ctl := harness.Variant(c.name, c.why, locality.CrossSlotFree(h, 1))
 		// Caught only when the twin flagged it AND the server said nothing: the point of the
 		// control is that a standalone node cannot tell.
-		ctl.Caught = ctl.Caught && h.TotalErrors() == 0
+		ctl = harness.Premise(ctl, h.TotalErrors() == 0, "the server reported errors: the standalone node was not silent")
 		ctl.Observed += fmt.Sprintf(" | %d calls, server errors %v", h.Calls, h.Errors)
 		ctls = append(ctls, ctl)
 	}

@@ -159,7 +159,7 @@ func publishControl(ctx context.Context, b client.Backend, s meshScale, probe *p
 			serverPublishes += v
 		}
 	}
-	ctl.Caught = ctl.Caught && m.client["redis:PUBLISH"] > 0 && serverPublishes > 0
+	ctl = harness.Premise(ctl, m.client["redis:PUBLISH"] > 0 && serverPublishes > 0, "no PUBLISH seen on the send path and at the servers")
 	ctl.Observed += fmt.Sprintf(" (client hooks: %d PUBLISH on the send path; servers: %d publish)", m.client["redis:PUBLISH"], serverPublishes)
 	return ctl
 }
@@ -187,7 +187,7 @@ func syncPGControl(ctx context.Context, b client.Backend, s meshScale, probe *pg
 	m := measure(ctx, rec, burst, func() []*marconi.CountingPool { return []*marconi.CountingPool{store} }, tracer, true, probe)
 	io := check.MeshIO{Sends: m.sends, ClientHotPath: m.client, PausedSends: m.sends, ServerRedis: m.server, ServerPG: m.pgActive, MinSends: burst.Senders * burst.PerSender / 2}
 	ctl := harness.Variant(string(marconi.MutantSyncPGWrite), "the legacy synchronous PostgreSQL INSERT kept in send_signal (what Stage 5 removes)", check.MarconiHotPathIO(io))
-	ctl.Caught = ctl.Caught && m.client["pg:INSERT"] > 0 && len(m.pgActive) > 0
+	ctl = harness.Premise(ctl, m.client["pg:INSERT"] > 0 && len(m.pgActive) > 0, "no INSERT seen on the send path and in pg_stat_activity")
 	ctl.Observed += fmt.Sprintf(" (pgx tracer: %d INSERT on the send path; pg_stat_activity: %d backends ran)", m.client["pg:INSERT"], len(m.pgActive))
 	return ctl
 }
@@ -270,7 +270,7 @@ func publishOutageControl(ctx context.Context, b client.Backend, s meshScale) re
 	h := rec.History()
 	failed := len(h.Sends) - okSends(rec)
 	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "a send path that needs Redis fails its sends while Redis is unreachable", check.MarconiSendsDelivered(h, s.Senders, false))
-	ctl.Caught = ctl.Caught && failed > 0
+	ctl = harness.Premise(ctl, failed > 0, "no send failed: the outage did not reach the send path")
 	ctl.Observed += fmt.Sprintf(" (%d of %d sends failed)", failed, len(h.Sends))
 	return ctl
 }

@@ -343,7 +343,7 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	for _, st := range r.staticSteps {
 		expiredSeen = expiredSeen || st.Hook == string(marconi.HookSessionExpired)
 	}
-	staticCtl.Caught = staticCtl.Caught && !expiredSeen
+	staticCtl = harness.Premise(staticCtl, !expiredSeen, "the static listener still saw on_session_expired: the failover did not move it off its primary")
 	if r.staticErr != nil {
 		staticCtl.Observed += " | tour: " + r.staticErr.Error()
 	}
@@ -352,7 +352,7 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	staleFailed := check.MeshFailedSends(r.staleHist)
 	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "on_deregister keeps the dead route and send_signal answers 500 on it instead of queuing offline: nothing is routed to a dead session, only failed sends tell",
 		staleRoutes)
-	staleCtl.Caught = staleCtl.Caught && len(staleFailed) > 0
+	staleCtl = harness.Premise(staleCtl, len(staleFailed) > 0, "no send met the dead route")
 	staleCtl.Observed = fmt.Sprintf("%d of %d sends failed | %s", len(staleFailed), len(r.staleHist.Sends), staleRoutes.Message)
 	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl)
 }
@@ -370,11 +370,11 @@ func (r *lifecycleRun) health(b client.Backend) report.Check {
 			missed++
 		}
 	}
-	ctl.Caught = ctl.Caught && missed > 0
+	ctl = harness.Premise(ctl, missed > 0, "no first read missed")
 	staleHealth := check.MarconiCacheHealth(r.stale)
 	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "send_signal answers 500 on a route whose session is gone (on_deregister kept it): each failed send is counted and fails the check",
 		staleHealth)
-	staleCtl.Caught = staleCtl.Caught && len(r.stale.FailedSends) > 0
+	staleCtl = harness.Premise(staleCtl, len(r.stale.FailedSends) > 0, "no send met the dead route")
 	staleCtl.Observed = fmt.Sprintf("%d failed sends | %s", len(r.stale.FailedSends), staleHealth.Message)
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%d sends, %d failed; %d churn sessions ended, %d of them without a later send", len(r.hist.Sends), len(r.cache.FailedSends), r.cache.Ended, len(r.cache.Uncovered)))
 	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnErrors, "", result, ev, ctl, staleCtl)

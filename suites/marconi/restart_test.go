@@ -282,7 +282,7 @@ func (r *restartRun) loud(b client.Backend) report.Check {
 			refused++
 		}
 	}
-	ctl.Caught = ctl.Caught && refused > 0
+	ctl = harness.Premise(ctl, refused > 0, "no socket was refused")
 	ctl.Observed += fmt.Sprintf(" (%d sockets refused)", refused)
 	return harness.Check(report.RowMarconiRestart, report.ColumnErrors, "", result, r.ev, ctl)
 }

@@ -252,7 +252,7 @@ func errorsColumn(r *cellRun) report.Check {
 		check.NegotiatedProtocol(r.ctlConns, ctlName, want, r.nodes))
 	// Only a control whose pool really reached every node and really spoke
 	// its own protocol proves the checker can tell them apart.
-	negotiated.Caught = negotiated.Caught && ctlSelf.Status == check.Pass
+	negotiated = harness.Premise(negotiated, ctlSelf.Status == check.Pass, "the control pool did not reach every node speaking its own protocol")
 	negotiated.Observed += " (the control pool judged against its own request: " + ctlSelf.Message + ")"
 
 	// Control 2: a decoder that assumes RESP3 shapes, on real RESP2 replies,
@@ -267,7 +267,10 @@ func errorsColumn(r *cellRun) report.Check {
 		"a decoder written for RESP3 (ZSCORE float64, HGETALL map) reading RESP2 replies (bulk string, flat array)",
 		check.ReplyShapes(naiveReads, 2, 2*r.scale.ShapeProbes))
 	loud := check.DecodeErrors(naiveReads)
-	naive.Caught = naive.Caught && loud > 0 && aware.Status == check.Pass
+	// The replies must be real RESP2 shapes (the aware decoder passes them):
+	// the premise. Caught only for the right reason: loud decode errors.
+	naive = harness.Premise(naive, aware.Status == check.Pass, "the replies were not RESP2 shapes the protocol-aware decoder accepts")
+	naive.Caught = naive.Caught && loud > 0
 	naive.Observed += fmt.Sprintf(" (%d of %d loud decode errors; the same RESP2 replies through the protocol-aware decoder: %s)", loud, len(naiveReads), aware.Message)
 
 	ctlTyped := check.ReplyShapes(traffic.DecodeShapes(r.ctlShapes, traffic.ProtocolAware), ctlWant, 2*r.scale.ShapeProbes)

@@ -253,7 +253,7 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 		scanCluster)
 	// Caught only when it is silent (no error at all) and the same checker
 	// passes SCAN on a standalone node: the check is about the cluster.
-	scan.Caught = scan.Caught && errs.Status == check.Pass && scanSingle.Status == check.Pass
+	scan = harness.Premise(scan, errs.Status == check.Pass && scanSingle.Status == check.Pass, "the scan was not silent on the cluster or not complete on the standalone node")
 	scan.Observed = fmt.Sprintf("on %s: %s (completeness %.1f%%; %s) | on standalone: %s (completeness %.1f%%)",
 		cluster.Spec, scanCluster.Message, check.Coverage(runs[0].h, bounds).Percent(), errs.Message, scanSingle.Message, check.Coverage(runs[1].h, bounds).Percent())
 	return []report.Control{
@@ -285,7 +285,7 @@ func ops(ctx SpecContext, b client.Backend) report.Check {
 	bh := bm.History()
 	ctl := harness.Variant(string(registry.MutantCrossSlotMGet), "records live in every slot: one MGET of all of them is CROSSSLOT (server) or refused (valkey-go) on a cluster", check.RegistryErrorsOutside(bh, nil, 0, 1))
 	kinds := check.RegistryErrKinds(bh)
-	ctl.Caught = ctl.Caught && kinds[string(client.KindCrossSlot)] > 0 && len(kinds) == 1
+	ctl = harness.Premise(ctl, kinds[string(client.KindCrossSlot)] > 0 && len(kinds) == 1, "the discovery errors were not CROSSSLOT alone")
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", kinds)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)
 }

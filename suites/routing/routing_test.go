@@ -242,7 +242,7 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	pinned := pinnedRun(ctx, b, name+"/pinned", routing.MutantNone)
 	ctl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.NoErrors(check.RoutingOutcomes(pinned), 1))
 	pk := kinds(pinned)
-	ctl.Caught = ctl.Caught && pk[string(client.KindMoved)] > 0
+	ctl = harness.Premise(ctl, pk[string(client.KindMoved)] > 0, "no MOVED seen: the pinned pool never met a slot that left its primary")
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", pk)
 	// Client admission: the raw pool ran on keys of the same migrating
 	// slots. It met the requirement only if no redirect reached it and the
@@ -250,6 +250,9 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	rawRedirects := check.NoErrors(check.RoutingOutcomes(rawOps), 1)
 	if rawRedirects.Status == check.Pass && r.absorbed > 0 {
 		rawRedirects = check.Result{Status: check.Fail, Message: fmt.Sprintf("no error on its own %d operations this run, but the same library handed %d MOVED/ASK/TRYAGAIN back to the wrapper on the scored keys", len(rawOps), r.absorbed)}
+	}
+	if r.moves < s.migrations() { // as the scored result: the run is incomplete
+		rawRedirects = check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d of %d migrations ran (raw pool: %s)", r.moves, s.migrations(), rawRedirects.Message)}
 	}
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: pool.Version(), Raw: rawRedirects, Wrapped: result,
 		Wrapper:  "impl/routing.Wrap (re-sends a MOVED/ASK/TRYAGAIN the library hands back)",

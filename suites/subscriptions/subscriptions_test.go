@@ -334,7 +334,7 @@ func slotMigration(ctx SpecContext, b client.Backend, name string) report.Check 
 	// sunsubscribe (impl/client subscriber_*.go, read in their sources), so
 	// the naive relay, which ignores the drop, is the raw client here.
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubSunsubscribe, Client: r.pool.Version(),
-		Raw: check.SubscriptionsDelivered(naive, 1), Wrapped: r.judged(check.SubscriptionsDelivered(h, minExpected)),
+		Raw: nr.judged(check.SubscriptionsDelivered(naive, 1)), Wrapped: r.judged(check.SubscriptionsDelivered(h, minExpected)),
 		Wrapper:  "impl/pubsub.Relay (re-SSUBSCRIBE on the client's MsgDropped)",
 		Evidence: fmt.Sprintf("A topic's slot migrated under traffic; the raw client's own reaction to the server's sunsubscribe (nothing: no re-subscribe, %s) run as the relay that ignores the drop.", r.pool.Version())})
 	return verdict(r, h, harness.Variant("naive-no-resubscribe",
