@@ -83,7 +83,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.backends, "backend", "go-redis,valkey-go", "client backends to test, comma list")
 	fs.StringVar(&f.out, "out", "slotgate-report", "directory for results.json, junit.xml, summary.md, report.html")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
-	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue row is not run (a CI gate before entering cluster mode should set this)")
+	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue cell is not run in full: not run, or partial (scenarios this topology cannot host) — a CI gate before entering cluster mode should set this")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
 	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
 	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+harness.DefaultHaltBudget.String()+", one fencing renew cadence; env "+harness.EnvHaltBudget+")")
