@@ -165,7 +165,8 @@ func slotViews(ctx context.Context, t *fixtures.Topology, slot int, wantID strin
 		if n.State() != fixtures.NodeRunning {
 			continue
 		}
-		owner, _, err := clusterNodes(ctx, n, slot)
+		view, err := n.ClusterView(ctx)
+		owner := view.SlotOwner(slot)
 		if err != nil {
 			owner = "error: " + err.Error()
 		}
@@ -188,7 +189,8 @@ func epochsAgreed(ctx context.Context, t *fixtures.Topology, limit time.Duration
 			if n.State() != fixtures.NodeRunning {
 				continue
 			}
-			_, epochs, err := clusterNodes(ctx, n, -1)
+			view, err := n.ClusterView(ctx)
+			epochs := view.ConfigEpochs()
 			if err != nil {
 				agreed, last = false, n.Name()+": "+err.Error()
 				break
@@ -215,43 +217,6 @@ func epochsAgreed(ctx context.Context, t *fixtures.Topology, limit time.Duration
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// clusterNodes reads n's CLUSTER NODES: the id of the node owning slot in
-// n's view ("" when none, or slot < 0) and every primary's config epoch.
-func clusterNodes(ctx context.Context, n *fixtures.Node, slot int) (owner string, epochs map[string]string, err error) {
-	reply, err := n.Do(ctx, "CLUSTER", "NODES")
-	if err != nil {
-		return "", nil, err
-	}
-	text, err := client.AsString(reply)
-	if err != nil {
-		return "", nil, err
-	}
-	epochs = map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 8 || !strings.Contains(f[2], "master") {
-			continue
-		}
-		epochs[f[0]] = f[6]
-		for _, r := range f[8:] {
-			if slot < 0 || strings.HasPrefix(r, "[") {
-				continue // an IMPORTING/MIGRATING mark, not ownership
-			}
-			lo, hi, isRange := strings.Cut(r, "-")
-			a, err1 := strconv.Atoi(lo)
-			b := a
-			var err2 error
-			if isRange {
-				b, err2 = strconv.Atoi(hi)
-			}
-			if err1 == nil && err2 == nil && a <= slot && slot <= b {
-				owner = f[0]
-			}
-		}
-	}
-	return owner, epochs, nil
 }
 
 func shortID(id string) string {
