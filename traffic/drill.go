@@ -32,26 +32,14 @@ type DrillWorkload struct {
 
 // Run drives every writer until stop is closed or ctx ends.
 func (w *DrillWorkload) Run(ctx context.Context, stop <-chan struct{}) {
-	var wg sync.WaitGroup
-	for _, k := range w.Keys {
-		wg.Go(func() {
-			for seq := int64(1); ; seq++ {
-				select {
-				case <-stop:
-					return
-				case <-ctx.Done():
-					return
-				case <-time.After(w.Pace):
-				}
-				o := check.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.Clock.Now()}
-				octx, cancel := context.WithTimeout(ctx, w.Timeout)
-				_, err := w.Pool.Do(octx, client.NewCmd("SET", []string{k.Key}, strconv.FormatInt(seq, 10)))
-				cancel()
-				w.record(o, err)
-			}
-		})
-	}
-	wg.Wait()
+	untilStopped(ctx, stop, len(w.Keys), w.Pace, func(i, round int) {
+		k, seq := w.Keys[i], int64(round+1)
+		o := check.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.Clock.Now()}
+		octx, cancel := context.WithTimeout(ctx, w.Timeout)
+		_, err := w.Pool.Do(octx, client.NewCmd("SET", []string{k.Key}, strconv.FormatInt(seq, 10)))
+		cancel()
+		w.record(o, err)
+	})
 }
 
 // ReadBack reads every key through p and records the reads as Final.

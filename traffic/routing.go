@@ -53,27 +53,15 @@ type RoutingWorkload struct {
 
 // Run drives every worker until stop is closed or ctx ends.
 func (w *RoutingWorkload) Run(ctx context.Context, stop <-chan struct{}) {
-	var wg sync.WaitGroup
-	for i, k := range w.Keys {
-		wg.Go(func() {
-			for round := 0; ; round++ {
-				select {
-				case <-stop:
-					return
-				case <-ctx.Done():
-					return
-				default:
-				}
-				v := fmt.Sprintf("%s-%d-%d", w.Tag, i, round)
-				w.set(ctx, i, k.Reg, v)
-				w.get(ctx, i, k.Reg, false, false)
-				w.incr(ctx, i, k.Ctr)
-				w.eval(ctx, i, pairSet, []string{k.A, k.B}, v)
-				w.eval(ctx, i, pairGet, []string{k.A, k.B}, "")
-			}
-		})
-	}
-	wg.Wait()
+	untilStopped(ctx, stop, len(w.Keys), 0, func(i, round int) {
+		k := w.Keys[i]
+		v := fmt.Sprintf("%s-%d-%d", w.Tag, i, round)
+		w.set(ctx, i, k.Reg, v)
+		w.get(ctx, i, k.Reg, false, false)
+		w.incr(ctx, i, k.Ctr)
+		w.eval(ctx, i, pairSet, []string{k.A, k.B}, v)
+		w.eval(ctx, i, pairGet, []string{k.A, k.B}, "")
+	})
 }
 
 // ReadBack reads every key once through p (a correct cluster pool) and

@@ -34,26 +34,13 @@ type CounterWorkload struct {
 
 // Run drives every worker until stop is closed or ctx ends.
 func (w *CounterWorkload) Run(ctx context.Context, stop <-chan struct{}) {
-	var wg sync.WaitGroup
-	for i, k := range w.Keys {
-		wg.Go(func() {
-			for round := 0; ; round++ {
-				select {
-				case <-stop:
-					return
-				case <-ctx.Done():
-					return
-				default:
-				}
-				if round%2 == 0 {
-					w.incr(ctx, i, k)
-				} else {
-					w.script(ctx, i, k)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	untilStopped(ctx, stop, len(w.Keys), 0, func(i, round int) {
+		if round%2 == 0 {
+			w.incr(ctx, i, w.Keys[i])
+		} else {
+			w.script(ctx, i, w.Keys[i])
+		}
+	})
 }
 
 // ReadBack reads every counter once through p (a correct pool, no latency)
