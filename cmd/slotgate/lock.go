@@ -19,6 +19,19 @@ const lockName = ".slotgate.lock"
 // outLock is a held lock on an --out directory.
 type outLock struct{ f *os.File }
 
+// openOut makes the --out directory dir (absolute) and locks it: every
+// command that writes a report there opens it this way.
+func openOut(dir string) (abs string, lock *outLock, err error) {
+	if abs, err = filepath.Abs(dir); err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", nil, fmt.Errorf("%w: cannot create --out %s: %v", errUsage, abs, err)
+	}
+	lock, err = lockOut(abs)
+	return abs, lock, err
+}
+
 // lockOut takes an exclusive flock on dir's lock file without waiting, and
 // writes this process's pid and start time into it. When another process
 // holds it, the usage error names that holder's pid. The kernel drops the

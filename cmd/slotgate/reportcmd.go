@@ -69,15 +69,13 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return fmt.Errorf("%w: cannot create --out %s: %v", errUsage, *out, err)
-		}
-		lock, err := lockOut(*out) // a run writing there would overwrite this, or be overwritten
+		// A run writing there would overwrite this, or be overwritten.
+		dir, lock, err := openOut(*out)
 		if err != nil {
 			return err
 		}
 		defer lock.release()
-		paths, err := report.WriteAll(*out, card)
+		paths, err := report.WriteAll(dir, card)
 		if err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}

@@ -354,14 +354,7 @@ func startOwned(cmd *exec.Cmd) (<-chan error, error) {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func execute(p plan, stdout, stderr io.Writer) (int, error) {
-	out, err := filepath.Abs(p.out)
-	if err != nil {
-		return 0, err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return 0, fmt.Errorf("%w: cannot create --out %s: %v", errUsage, out, err)
-	}
-	lock, err := lockOut(out)
+	out, lock, err := openOut(p.out)
 	if err != nil {
 		return 0, err
 	}

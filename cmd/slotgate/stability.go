@@ -205,14 +205,7 @@ func cmdStability(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find slotgate: %w", err)
 	}
-	out, err := filepath.Abs(f.out)
-	if err != nil {
-		return 0, err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return 0, fmt.Errorf("%w: cannot create --out %s: %v", errUsage, out, err)
-	}
-	lock, err := lockOut(out)
+	out, lock, err := openOut(f.out)
 	if err != nil {
 		return 0, err
 	}
