@@ -8,13 +8,17 @@ import (
 )
 
 // ClientConn is one line of a node's CLIENT LIST: which node, the
-// connection's CLIENT SETNAME name, and the RESP version it negotiated
-// (the resp= field; 0 when the line had none).
+// connection's CLIENT SETNAME name, the RESP version it negotiated (the
+// resp= field; 0 when the line had none), and how many channels, patterns
+// and shard channels it is subscribed to (sub=, psub=, ssub=).
 type ClientConn struct {
 	Node string
 	ID   string
 	Name string
 	Resp int
+	Sub  int
+	PSub int
+	SSub int
 }
 
 // ParseClientList reads the text of CLIENT LIST as answered by node.
@@ -38,6 +42,12 @@ func ParseClientList(node, text string) []ClientConn {
 				c.Name = v
 			case "resp":
 				c.Resp, _ = strconv.Atoi(v)
+			case "sub":
+				c.Sub, _ = strconv.Atoi(v)
+			case "psub":
+				c.PSub, _ = strconv.Atoi(v)
+			case "ssub":
+				c.SSub, _ = strconv.Atoi(v)
 			}
 		}
 		out = append(out, c)

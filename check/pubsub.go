@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -83,50 +82,6 @@ func CPUOutside(deltas []NodeDelta, shard int) time.Duration {
 	return sum
 }
 
-// SubscriberConn is one CLIENT LIST line as it bears on pub/sub: the
-// connection's name, the RESP version it negotiated (HELLO), and how many
-// classic channels, patterns and shard channels it holds.
-type SubscriberConn struct {
-	Node, ID, Name string
-	Resp           int
-	Sub, PSub      int
-	SSub           int
-}
-
-// ParseSubscriberConns reads node's CLIENT LIST text.
-func ParseSubscriberConns(node, text string) []SubscriberConn {
-	var out []SubscriberConn
-	for _, line := range strings.Split(text, "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		c := SubscriberConn{Node: node}
-		for _, f := range strings.Fields(line) {
-			k, v, ok := strings.Cut(f, "=")
-			if !ok {
-				continue
-			}
-			n, _ := strconv.Atoi(v)
-			switch k {
-			case "id":
-				c.ID = v
-			case "name":
-				c.Name = v
-			case "resp":
-				c.Resp = n
-			case "sub":
-				c.Sub = n
-			case "psub":
-				c.PSub = n
-			case "ssub":
-				c.SSub = n
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // PushDelivery is the subscriptions row's wire check (spec 000 §Client
 // Architecture 1–2: sharded subscriptions ride RESP3 push frames;
 // §Conformance, Subscriptions: "RESP3 push delivery"): every connection of
@@ -137,7 +92,7 @@ func ParseSubscriberConns(node, text string) []SubscriberConn {
 // that delivered. A subscription held over RESP2 fails: its messages came
 // as RESP2 pub/sub replies on a connection in subscribe mode, not as
 // pushes, and nothing in the deliveries shows it.
-func PushDelivery(conns []SubscriberConn, name string, exact, patterns int) Result {
+func PushDelivery(conns []ClientConn, name string, exact, patterns int) Result {
 	const checker = "resp3-push-delivery"
 	var ssub, psub, total int
 	var bad []string

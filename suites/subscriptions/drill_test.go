@@ -82,7 +82,7 @@ type drillRun struct {
 	faultErr error
 	// conns is every node's CLIENT LIST once the subscriptions delivered
 	// (drill.wire); exact and patterns count what the application held then.
-	conns           []check.SubscriberConn
+	conns           []check.ClientConn
 	exact, patterns int
 	// relay is the relay under test (its stats are evidence).
 	relay *pubsub.Relay
@@ -282,9 +282,9 @@ func (r *drillRun) churnRound(ctx context.Context, round int, universe []string)
 }
 
 // subscriberConns reads CLIENT LIST on every running node.
-func subscriberConns(ctx context.Context) []check.SubscriberConn {
+func subscriberConns(ctx context.Context) []check.ClientConn {
 	GinkgoHelper()
-	var out []check.SubscriberConn
+	var out []check.ClientConn
 	for _, n := range cluster.Nodes() {
 		if n.State() != fixtures.NodeRunning {
 			continue
@@ -295,7 +295,7 @@ func subscriberConns(ctx context.Context) []check.SubscriberConn {
 		if err != nil {
 			text = fmt.Sprint(reply)
 		}
-		out = append(out, check.ParseSubscriberConns(n.Name(), text)...)
+		out = append(out, check.ParseClientList(n.Name(), text)...)
 	}
 	return out
 }
