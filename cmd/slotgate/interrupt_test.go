@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/fixtures"
 )
 
 // TestInterruptedRunLeavesNothing interrupts a real `slotgate run` while its
@@ -180,7 +182,7 @@ func startLiveRun(t *testing.T) *liveRun {
 // signal records every process of the run, then signals slotgate.
 func (r *liveRun) signal(sig syscall.Signal) {
 	r.t.Helper()
-	r.procs = descendantsOf(r.cmd.Process.Pid)
+	r.procs = fixtures.Descendants(r.cmd.Process.Pid)
 	r.t.Logf("%v with %d servers live under %v; %d processes in the run", sig, len(processesUsing(r.dirs)), r.dirs, len(r.procs))
 	r.signalled = time.Now()
 	if err := r.cmd.Process.Signal(sig); err != nil {
@@ -248,38 +250,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// descendantsOf lists every live descendant of pid.
-func descendantsOf(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range entries {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		j := strings.LastIndexByte(string(stat), ')')
-		f := strings.Fields(string(stat[j+1:]))
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], c)
-	}
-	var out []int
-	queue := children[pid]
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		out = append(out, c)
-		queue = append(queue, children[c]...)
-	}
-	return out
 }
 
 // alive reports a live, non-zombie process.
