@@ -67,12 +67,12 @@ func Merge(cards ...*Scorecard) (*Scorecard, error) {
 				return nil, fmt.Errorf("%w: shard %s given twice", ErrMerge, sh)
 			}
 			seen[sh.Index] = true
-			meta.Rows = appendNew(meta.Rows, sh.Requested...)
+			meta.Rows = union(meta.Rows, sh.Requested)
 		}
 		if (c.Meta.Shard == nil) != (first.Meta.Shard == nil) {
 			return nil, fmt.Errorf("%w: results %d and 1 are not both shards of one run", ErrMerge, i+1)
 		}
-		meta.Rows = appendNew(meta.Rows, c.Meta.Rows...)
+		meta.Rows = union(meta.Rows, c.Meta.Rows)
 		for _, r := range c.Rows {
 			if !slices.ContainsFunc(rows, func(x Row) bool { return x.ID == r.ID }) {
 				rows = append(rows, r)
@@ -176,13 +176,4 @@ func mergeSchedule(into, s *Schedule) *Schedule {
 	into.Jobs = max(into.Jobs, s.Jobs)
 	into.Suites = append(into.Suites, s.Suites...)
 	return into
-}
-
-func appendNew(s []RowID, vs ...RowID) []RowID {
-	for _, v := range vs {
-		if !slices.Contains(s, v) {
-			s = append(s, v)
-		}
-	}
-	return s
 }

@@ -411,10 +411,11 @@ func (s *Scorecard) evidence(field func(Evidence) string) []string {
 }
 
 // union merges b into a, keeping a's order and dropping empties and repeats.
-func union(a, b []string) []string {
+func union[T comparable](a, b []T) []T {
 	out := slices.Clone(a)
+	var zero T
 	for _, v := range b {
-		if v != "" && !slices.Contains(out, v) {
+		if v != zero && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
