@@ -1,0 +1,65 @@
+// Package history is slotgate's one model of what happened in a scenario:
+// the run clock, every operation a workload issued with its outcome, and
+// every fault window, all on the same clock. traffic records into it, check
+// reads it, fault.Apply records its windows into it, report draws it, and a
+// run persists it so `slotgate check --from` can judge it again offline.
+//
+// It is a leaf package: it imports nothing of slotgate, so every other
+// package may use it without bending the one-way import rule.
+package history
+
+import "time"
+
+// Outcome is what the caller learned about an operation. An operation whose
+// outcome is Unknown (a timeout, a dropped connection after the write was
+// sent) stays unknown: checkers must never count it as ok.
+type Outcome string
+
+const (
+	OK      Outcome = "ok"
+	Failed  Outcome = "failed"
+	Unknown Outcome = "unknown"
+)
+
+// Op is one operation as a client saw it. Start and End are offsets on the
+// scenario's Clock, so histories from concurrent goroutines share one axis.
+type Op struct {
+	Start   time.Duration `json:"start"`
+	End     time.Duration `json:"end"`
+	Client  string        `json:"client,omitempty"`  // worker / pod name
+	Backend string        `json:"backend,omitempty"` // go-redis | valkey-go | …
+	Node    string        `json:"node,omitempty"`
+	Slot    int           `json:"slot,omitempty"`
+	Kind    string        `json:"kind"` // the operation: acquire, set, get, send, …
+	Outcome Outcome       `json:"outcome"`
+	ErrKind string        `json:"errKind,omitempty"` // MOVED, CROSSSLOT, network, …
+	Err     string        `json:"err,omitempty"`
+}
+
+// FaultWindow is the one fault-window type: when a fault was in effect, on
+// the scenario clock. Every injection records one through fault.Apply.
+type FaultWindow struct {
+	Fault  string        `json:"fault"`
+	Target string        `json:"target"`
+	Start  time.Duration `json:"start"`
+	End    time.Duration `json:"end"`
+}
+
+// Span is a named interval a scenario measured (a dispatch halt, an outage
+// as the clients saw it), drawn on the timeline beside the fault windows.
+type Span struct {
+	Name   string        `json:"name"`
+	Client string        `json:"client,omitempty"`
+	Start  time.Duration `json:"start"`
+	End    time.Duration `json:"end"`
+}
+
+// History is one scenario's record.
+type History struct {
+	Scenario string        `json:"scenario"`
+	Seed     int64         `json:"seed"`
+	Began    time.Time     `json:"began"` // wall time of the clock's zero
+	Ops      []Op          `json:"ops"`
+	Faults   []FaultWindow `json:"faults"`
+	Spans    []Span        `json:"spans,omitempty"`
+}
