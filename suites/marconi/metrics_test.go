@@ -39,7 +39,9 @@ import (
 
 var _ = Describe("marconi-metrics", Serial, func() {
 	for _, b := range harness.BackendsFromEnv() {
-		Context(string(b), Ordered, func() {
+		// ContinueOnFailure: one run scores both columns; a failure in
+		// one must not leave the other cell unscored.
+		Context(string(b), Ordered, ContinueOnFailure, func() {
 			var res metricsResult
 			BeforeAll(func(ctx SpecContext) { res = runMetrics(ctx, b) })
 			harness.Emit(
