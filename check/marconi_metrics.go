@@ -66,7 +66,10 @@ type MetricsSend struct {
 	AckSLA, TerminalSLA time.Duration
 }
 
-// MetricsAck is one ack call (HTTP) as the harness recorded it.
+// MetricsAck is one ack as the harness recorded it: over HTTP, its
+// status; over the receiver's socket (no answer), 200 when the harness saw
+// it take effect on the wire (a later HTTP ack of the same signal answered
+// 404), 0 otherwise. Done bounds when it took effect.
 type MetricsAck struct {
 	SignalID, AckKind string
 	Start, Done       time.Duration

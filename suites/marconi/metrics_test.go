@@ -302,7 +302,7 @@ func (r *metricsRun) run(ctx context.Context) error {
 			}
 		}
 		sla := int(metricsSLA / time.Second)
-		for range 2 {
+		for round := range 2 {
 			o1, err := r.send(ctx, t, "p1", "r0", "task", &marconi.ObligationRequest{Kind: "reply", AckSLASeconds: sla})
 			if err != nil {
 				return err
@@ -319,8 +319,12 @@ func (r *metricsRun) run(ctx context.Context) error {
 				return err
 			}
 			r.ack(ctx, o1, marconi.AckReceived)
-			r.ack(ctx, o3, marconi.AckTerminal)
-			r.ack(ctx, o3, marconi.AckTerminal) // closed: 404
+			if round == 0 {
+				r.ack(ctx, o3, marconi.AckTerminal)
+				r.ack(ctx, o3, marconi.AckTerminal) // closed: 404
+			} else if err := r.wsAck(ctx, sid(t, "r2"), o3); err != nil {
+				return err
+			}
 			r.ack(ctx, o4, marconi.AckReceived)
 		}
 		r.ack(ctx, t+"-no-such-signal", marconi.AckReceived) // 404
@@ -532,6 +536,32 @@ func (r *metricsRun) ack(ctx context.Context, signalID string, kind marconi.AckK
 	r.mu.Lock()
 	r.h.Acks = append(r.h.Acks, a)
 	r.mu.Unlock()
+}
+
+// wsAck sends a terminal ack over the receiver's own socket (the shim's
+// path, no answer), then the same ack over HTTP: a 404 there is the wire's
+// evidence that the socket's ack closed the obligation, and the socket's
+// ack is recorded as applied; a 200 means the HTTP ack closed it, and the
+// socket's ack — processed after, or never — is recorded as not applied.
+func (r *metricsRun) wsAck(ctx context.Context, session, signalID string) error {
+	r.mu.Lock()
+	rcv := r.sockets[session]
+	r.mu.Unlock()
+	start := r.clock.Now()
+	if err := rcv.Ack(ctx, signalID, marconi.AckTerminal); err != nil {
+		return fmt.Errorf("ack %s over %s's socket: %w", signalID, session, err)
+	}
+	time.Sleep(20 * time.Millisecond) // let the socket's reader take it first (either order is recorded right)
+	r.ack(ctx, signalID, marconi.AckTerminal)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	viaHTTP := r.h.Acks[len(r.h.Acks)-1]
+	ws := check.MetricsAck{SignalID: signalID, AckKind: string(marconi.AckTerminal), Start: start, Done: viaHTTP.Start, Status: 200}
+	if viaHTTP.Status == 200 {
+		ws.Status, ws.Done = 0, viaHTTP.Done
+	}
+	r.h.Acks = append(r.h.Acks, ws)
+	return nil
 }
 
 // awaitFrames waits until every send answered pushed has its frame.
