@@ -78,7 +78,11 @@ func (b *board) send(req SendRequest) SendResult {
 		env.Obligation = &audit.Obligation{Kind: req.Obligation.Kind, AckSLASeconds: req.Obligation.AckSLASeconds,
 			TerminalSLASeconds: req.Obligation.TerminalSLASeconds, CreatedAt: start}
 	}
-	b.m.received.WithLabelValues(req.Tenant, req.Kind).Inc()
+	recvTenant := req.Tenant
+	if b.m.mutant == MetricsReceivedTenantDropped {
+		recvTenant = ""
+	}
+	b.m.received.WithLabelValues(recvTenant, req.Kind).Inc()
 	key := RouteKey{Tenant: req.Tenant, Project: req.Project, Identity: req.Recipient}
 	res := SendResult{SignalID: env.SignalID}
 
@@ -94,10 +98,16 @@ func (b *board) send(req SendRequest) SendResult {
 	if reg != nil {
 		b.m.hits.WithLabelValues(req.Tenant).Inc()
 		res.SessionID = reg.s.SessionID
+		if b.m.mutant == MetricsOutcomeBeforeDecision {
+			b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(audit.OutcomePushed)).Inc()
+		}
 		if reg.handle != nil {
 			switch reg.handle.push(env) {
 			case pushed:
 				res.Outcome = audit.OutcomePushed
+				if b.m.mutant == MetricsDeliveredDoubleCount {
+					b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(res.Outcome)).Inc()
+				}
 			case pushFull:
 				res.Outcome = OutcomeDropped
 			}
@@ -116,7 +126,9 @@ func (b *board) send(req SendRequest) SendResult {
 		}
 	}
 	b.t.mu.RUnlock()
-	b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(res.Outcome)).Inc()
+	if b.m.mutant != MetricsOutcomeBeforeDecision || res.SessionID == "" {
+		b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(res.Outcome)).Inc()
+	}
 
 	// Audit fan-out entry, after the delivery decision (§3.6, Stage 3):
 	// Offer is an in-memory append by the Sink's contract.
@@ -126,7 +138,7 @@ func (b *board) send(req SendRequest) SendResult {
 	}
 	if env.Obligation != nil && b.obligations != nil {
 		ob := *env.Obligation
-		if res.AuditKept {
+		if res.AuditKept || b.m.mutant == MetricsDurableBeforeOffer {
 			ob.DurabilityStatus = DurabilityQueued
 			b.m.durable.WithLabelValues(req.Tenant, ob.Kind).Inc()
 		} else {
@@ -136,7 +148,9 @@ func (b *board) send(req SendRequest) SendResult {
 		b.obligations.add(env.SignalID, req.Tenant, req.Kind, ob)
 		b.m.obligationsOpen.WithLabelValues(req.Tenant, ob.Kind).Inc()
 	}
-	b.m.sendDuration.WithLabelValues(req.Tenant).Observe(b.now().Sub(start).Seconds())
+	if b.m.mutant != MetricsDurationPushedOnly || res.Outcome == audit.OutcomePushed {
+		b.m.sendDuration.WithLabelValues(req.Tenant).Observe(b.now().Sub(start).Seconds())
+	}
 	return res
 }
 

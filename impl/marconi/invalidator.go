@@ -35,7 +35,12 @@ const (
 	reasonUnknownMaster  = "unknown_master"
 )
 
-func (v *Invalidator) call(h Hook) { v.m.hookCalls.WithLabelValues(string(h)).Inc() }
+func (v *Invalidator) call(h Hook) {
+	if h == HookHeartbeat && v.m.mutant == MetricsHookLabelSwapped {
+		h = HookRegister
+	}
+	v.m.hookCalls.WithLabelValues(string(h)).Inc()
+}
 
 func (v *Invalidator) fail(h Hook, reason string, err error) error {
 	v.m.hookErrors.WithLabelValues(string(h), reason).Inc()
@@ -97,7 +102,9 @@ func (v *Invalidator) invalidateSession(h Hook, tenant, project, sid string, for
 		return nil // the mutant: the route still points at the dead session
 	}
 	v.t.rebuildProject(projectKey{reg.s.Tenant, reg.s.Project})
-	v.refreshSize(reg.s.Tenant)
+	if v.m.mutant != MetricsTableSizeStale {
+		v.refreshSize(reg.s.Tenant)
+	}
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil

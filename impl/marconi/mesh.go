@@ -56,6 +56,10 @@ type Options struct {
 	Flags Flags
 	// Mutant selects a known-bad variant (negative controls).
 	Mutant Mutant
+	// MetricsMutant selects a known-bad §9 instrument (negative controls
+	// of the marconi-metrics row); the mesh itself behaves as the
+	// reference one.
+	MetricsMutant MetricsMutant
 	// LegacyPG is the PostgreSQL connection of MutantSyncPGWrite.
 	LegacyPG PGExecer
 	// Notify feeds on_session_expired from keyspace notifications; nil
@@ -138,11 +142,13 @@ func New(o Options) (*Mesh, error) {
 	if o.Store.Now == nil {
 		o.Store.Now = o.Now
 	}
-	m := &Mesh{opts: o, store: NewSessionStore(o.Pool, o.Store), t: newTables(),
-		pending: newPendingIndex(o.PendingTTL, o.PendingPerRecipient), m: newMetrics(o.Registry),
+	t := newTables()
+	m := &Mesh{opts: o, store: NewSessionStore(o.Pool, o.Store), t: t,
+		pending: newPendingIndex(o.PendingTTL, o.PendingPerRecipient), m: newMetrics(o.Registry, o.MetricsMutant, t),
 		registry: o.Registry, stop: make(chan struct{})}
 	if o.Flags.ObligationsMemoryPrimary {
 		m.obligations = newObligationIndex()
+		m.obligations.recount = o.MetricsMutant == MetricsSLARecounted
 	}
 	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant}
 	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, m: m.m, ttl: m.store.TTL(),
@@ -430,11 +436,16 @@ func (m *Mesh) Ack(signalID string, kind AckKind) error {
 		return fmt.Errorf("ack %s: %w: ack_kind %q", signalID, ErrBadRequest, kind)
 	}
 	o, found, closed := m.obligations.ack(signalID, kind, m.opts.Now())
+	if m.m.mutant == MetricsAckBeforeLookup {
+		m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
+	}
 	if !found {
 		return fmt.Errorf("ack %s: %w", signalID, ErrUnknownSignal)
 	}
-	m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
-	if closed {
+	if m.m.mutant != MetricsAckBeforeLookup {
+		m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
+	}
+	if closed && m.m.mutant != MetricsOpenNeverDecrements {
 		m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
 	}
 	return nil

@@ -46,14 +46,16 @@ type metrics struct {
 	warmupSessions   prometheus.Gauge       // marconi_warmup_sessions (not in §9: sessions rehydrated at start, §6)
 	warmupSeconds    prometheus.Gauge       // marconi_warmup_duration_seconds (not in §9)
 	expiryListenErrs prometheus.Counter     // marconi_keyspace_listener_errors_total (not in §9)
+
+	mutant MetricsMutant // a known-bad instrument (negative controls only)
 }
 
 // sendBuckets resolve the §2.1 target (p99 < 5 ms) and the sub-millisecond
 // range a same-process send lives in.
 var sendBuckets = []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 100e-3, 1}
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
+func newMetrics(reg prometheus.Registerer, mutant MetricsMutant, t *tables) *metrics {
+	m := &metrics{mutant: mutant,
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marconi_signals_received_total",
 			Help: "Signals received at the send API entry (spec 002 §9)."}, []string{"tenant", "signal_type"}),
 		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marconi_signals_delivered_total",
@@ -89,9 +91,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		expiryListenErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "marconi_keyspace_listener_errors_total",
 			Help: "Keyspace-notification listener failures (subscribe or undecodable events)."}),
 	}
-	reg.MustRegister(m.received, m.delivered, m.acked, m.sendDuration, m.tableSize, m.hits, m.misses,
-		m.hookCalls, m.hookErrors, m.obligationsOpen, m.durable, m.degraded, m.slaViolations,
-		m.pendingExpired, m.warmupSessions, m.warmupSeconds, m.expiryListenErrs)
+	reg.MustRegister(m.received, m.delivered, m.acked, m.sendDuration, m.hits, m.misses,
+		m.hookCalls, m.hookErrors, m.pendingExpired, m.warmupSessions, m.warmupSeconds, m.expiryListenErrs)
+	if mutant == MetricsDuplicateSeries {
+		reg.MustRegister(tableSizeCollector{t: t, desc: prometheus.NewDesc("marconi_routing_table_size", "Routing table entries (§3.1).", []string{"tenant"}, nil)})
+	} else {
+		reg.MustRegister(m.tableSize)
+	}
+	if mutant != MetricsObligationsUnregistered {
+		reg.MustRegister(m.obligationsOpen, m.durable, m.degraded, m.slaViolations)
+	}
 	// Every hook's call counter exists from the start, so a hook that never
 	// ran reads 0 rather than missing.
 	for _, h := range Hooks {

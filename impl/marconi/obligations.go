@@ -30,6 +30,9 @@ const (
 type obligationIndex struct {
 	mu   sync.Mutex
 	open map[string]*openObligation
+	// recount is MetricsSLARecounted: a violation is reported at every
+	// sweep while it lasts.
+	recount bool
 }
 
 type openObligation struct {
@@ -86,11 +89,11 @@ func (x *obligationIndex) sweep(now time.Time) (out []violation, forgotten []ope
 	defer x.mu.Unlock()
 	for id, p := range x.open {
 		age := now.Sub(p.ob.CreatedAt)
-		if !p.ackViolated && p.ob.AckReceivedAt == nil && p.ob.AckSLASeconds > 0 && age > time.Duration(p.ob.AckSLASeconds)*time.Second {
+		if (!p.ackViolated || x.recount) && p.ob.AckReceivedAt == nil && p.ob.AckSLASeconds > 0 && age > time.Duration(p.ob.AckSLASeconds)*time.Second {
 			p.ackViolated = true
 			out = append(out, violation{p.tenant, p.ob.Kind, slaAck})
 		}
-		if !p.terminalViolated && p.ob.TerminalSLASeconds > 0 && age > time.Duration(p.ob.TerminalSLASeconds)*time.Second {
+		if (!p.terminalViolated || x.recount) && p.ob.TerminalSLASeconds > 0 && age > time.Duration(p.ob.TerminalSLASeconds)*time.Second {
 			p.terminalViolated = true
 			out = append(out, violation{p.tenant, p.ob.Kind, slaTerminal})
 		}

@@ -46,6 +46,8 @@ var externalNotRun = map[report.RowID]string{
 	report.RowMarconiCacheLifecycle: "sets notify-keyspace-events on every primary (CONFIG SET, the Stage 2 expiry hooks): " +
 		"a server setting slotgate does not change on a target it did not start",
 	report.RowMarconiLossBudget: "cuts a primary's and PostgreSQL's proxies to cause the losses it counts",
+	report.RowMarconiMetrics: "sets notify-keyspace-events on every node (CONFIG SET) so the sessions it lets expire " +
+		"reach on_session_expired: a server setting slotgate does not change on a target it did not start",
 }
 
 // ExternalNotRunReason says why row cannot run against an external target,

@@ -20,6 +20,10 @@ const (
 	// losses is right and the overwrite counter matches, but the signals
 	// lost are the wrong ones (§3.6 overwrite_policy=oldest).
 	MutantOldestEvictsNewest Mutant = "queue/oldest-evicts-newest"
+	// MutantStaleDepth is a queue whose Take does not publish the depth
+	// gauge: marconi_audit_queue_depth rises with every offer and never
+	// comes down as the writer drains (§9).
+	MutantStaleDepth Mutant = "queue/depth-not-decremented"
 	// MutantSilentWriter is a Redis Stream writer that swallows its errors:
 	// no error counter, no error report (§4.1, §9: the operator alerts on
 	// writer errors and lag; this one only ever shows lag).

@@ -238,7 +238,9 @@ func (q *Queue) Take(tenant string, max int) []Item {
 		out[i] = tq.items.popFront()
 		tq.bytes -= out[i].Size
 	}
-	tq.publishLocked()
+	if q.opts.Mutant != MutantStaleDepth {
+		tq.publishLocked()
+	}
 	tq.freedLocked()
 	return out
 }
