@@ -32,6 +32,7 @@ const (
 	RowMarconiLossBudget        RowID = "marconi-loss-budget"        // §3.6: every loss counted
 	RowMarconiCacheLifecycle    RowID = "marconi-cache-lifecycle"    // §5, Stage 2 hooks
 	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
+	RowMarconiStageFlags        RowID = "marconi-stage-flags"        // §8 flags: every stage forward and back under traffic, forbidden combinations refused
 )
 
 // Column is one of the two verdict columns.
@@ -80,6 +81,7 @@ var Catalogue = []Row{
 	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiStageFlags, Title: "Marconi stage flags", Spec: "002 §8 Migration path, fine-grain feature flags", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 }
 
 // Lookup returns the catalogue entry of id.
