@@ -302,3 +302,22 @@ func StageWalk() []StageStep {
 	step("stage-5: MARCONI_VERB_SIGNAL", func(f *Flags) { f.Verbs = map[string]bool{"SIGNAL": true} })
 	return out
 }
+
+// ForbiddenExamples maps each FlagRules name to a combination that breaks
+// it and no earlier rule, so a refusal can be checked to name that rule:
+// the CLI, the unit tests and the stage-flags row try the same ones.
+func ForbiddenExamples() map[string]Flags {
+	with := func(edit func(*Flags)) Flags {
+		f := ShippedFlags()
+		edit(&f)
+		return f
+	}
+	return map[string]Flags{
+		RuleStage5NeedsArchiverPrimary: with(func(f *Flags) { f.PGArchiverPrimary = false }),
+		RuleStage5NeedsAuditPipeline:   with(func(f *Flags) { f.RedisStreamWriter = false }),
+		RuleTableReadsNeedStage2Hooks:  {RoutingTableReads: true, RegistrationTableReads: true, Expiry: ExpiryOff},
+		RuleArchiverShadowXorPrimary:   with(func(f *Flags) { f.PGArchiverShadow = true }),
+		RuleCrossInstanceReserved:      with(func(f *Flags) { f.CrossInstanceForward = true }),
+		RuleSessionExpiryKnown:         {Expiry: "cron"},
+	}
+}

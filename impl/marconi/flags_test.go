@@ -12,20 +12,7 @@ import (
 // TestFlagRules: each forbidden combination of spec 002 §8 is refused
 // with its rule named; the stages' allowed combinations are accepted.
 func TestFlagRules(t *testing.T) {
-	shipped := marconi.ShippedFlags()
-	with := func(edit func(*marconi.Flags)) marconi.Flags {
-		f := shipped
-		edit(&f)
-		return f
-	}
-	forbidden := map[string]marconi.Flags{
-		marconi.RuleStage5NeedsArchiverPrimary: with(func(f *marconi.Flags) { f.PGArchiverPrimary = false }),
-		marconi.RuleStage5NeedsAuditPipeline:   with(func(f *marconi.Flags) { f.RedisStreamWriter = false }),
-		marconi.RuleTableReadsNeedStage2Hooks:  {RoutingTableReads: true, Expiry: marconi.ExpiryOff},
-		marconi.RuleArchiverShadowXorPrimary:   with(func(f *marconi.Flags) { f.PGArchiverShadow = true }),
-		marconi.RuleCrossInstanceReserved:      with(func(f *marconi.Flags) { f.CrossInstanceForward = true }),
-		marconi.RuleSessionExpiryKnown:         {Expiry: "cron"},
-	}
+	forbidden := marconi.ForbiddenExamples()
 	if len(forbidden) != len(marconi.FlagRules) {
 		t.Fatalf("%d rules, %d tested", len(marconi.FlagRules), len(forbidden))
 	}
