@@ -182,6 +182,11 @@ func (w *flagWorkers) apply(ctx context.Context, f marconi.Flags) {
 		},
 		PostgresDSN: pg.DSN(), Tenants: []string{w.tenant}, Consumer: w.tenant + "-" + mode + "-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		Targets: audit.Targets{Shadow: mode == "shadow", Primary: mode == "primary"}, Metrics: w.metrics, Block: 200 * time.Millisecond, Timeout: time.Second,
+		// NOTE: an XREADGROUP whose reply a stopping (or timed-out) consumer
+		// never read leaves its entry in that consumer's pending list until
+		// XAUTOCLAIM takes it (§4.2 recovery); 2 s instead of the default
+		// 30 s keeps a mode flip's drain short. Time-scaled, like the TTLs.
+		ClaimMinIdle: 2 * time.Second, ClaimEvery: 250 * time.Millisecond,
 		OnError: func(e audit.PipelineError) { fmt.Fprintf(GinkgoWriter, "archiver (%s): %v\n", mode, e) },
 	})
 	Expect(err).NotTo(HaveOccurred())
@@ -237,12 +242,15 @@ func walkFlags(ctx context.Context, b client.Backend, name string, mutant marcon
 	By(fmt.Sprintf("%s: every forbidden combination at start", name))
 	examples := marconi.ForbiddenExamples()
 	for _, rule := range sortedKeys(examples) {
-		_, err := marconi.New(marconi.Options{Pool: pool, Sink: q, Flags: examples[rule], Mutant: mutant, Store: marconi.StoreOptions{Prefix: prefix}})
+		_, err := marconi.New(marconi.Options{Pool: pool, Sink: q, Flags: examples[rule], Mutant: mutant, Store: marconi.StoreOptions{Prefix: prefix, TTL: 10 * time.Minute}})
 		l.Attempts = append(l.Attempts, attempt("start", examples[rule], rule, err))
 	}
 
 	first := steps[0].Flags
-	env := startMeshAs(ctx, marconi.Options{Pool: pool, Sink: q, Flags: first, Mutant: mutant, Store: marconi.StoreOptions{Prefix: prefix}})
+	// The walk sends no heartbeats: sessions live through it (10 min TTL),
+	// so a route never lapses and expiry is the cache-lifecycle row's.
+	store := marconi.StoreOptions{Prefix: prefix, TTL: 10 * time.Minute}
+	env := startMeshAs(ctx, marconi.Options{Pool: pool, Sink: q, Flags: first, Mutant: mutant, Store: store})
 	l.Attempts = append(l.Attempts, attempt("start", first, "", nil))
 	w.apply(ctx, first)
 	rec := traffic.NewMeshRecorder(clock, env.api)
@@ -297,7 +305,7 @@ func walkFlags(ctx context.Context, b client.Backend, name string, mutant marcon
 		back.Name = "rollback to " + back.Name
 		plan = append(plan, back)
 	}
-	otherWriter := marconi.NewSessionStore(pool, marconi.StoreOptions{Prefix: prefix})
+	otherWriter := marconi.NewSessionStore(pool, store)
 	current := first
 	for i, step := range plan {
 		begin := clock.Now()
