@@ -229,7 +229,13 @@ func walkFlags(ctx context.Context, b client.Backend, name string, mutant marcon
 		l.MinSends = s.MinSends
 	}
 
-	pool := newPool(ctx, b, "marconi-flags-"+name)
+	// The mesh's pool keeps the clients' usual timeouts (not newPool's
+	// 500 ms): Stage 1 and the legacy publish put Redis on the send path by
+	// design, and a slow reply on a loaded machine is not a refused flag.
+	cp, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "marconi-flags-" + name}))
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cp.Close)
+	pool := marconi.Count(cp)
 	metrics := audit.NewMetrics(nil)
 	q, err := audit.NewQueue(audit.QueueOptions{Metrics: metrics})
 	Expect(err).NotTo(HaveOccurred())
