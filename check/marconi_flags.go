@@ -24,7 +24,7 @@ type FlagPhase struct {
 	// HotPathSend, AuditQueueWrite and Obligations the Stage 3/5 flags;
 	// Archiver is "", "shadow" or "primary".
 	RoutingReads, RegistrationReads, HotPathSend, AuditQueueWrite, Obligations bool
-	Archiver                                                                 string
+	Archiver                                                                   string
 	// HotPathIO is the number of commands the mesh's client seam
 	// attributed to sends during the phase (spec 002 §2.1 counting).
 	HotPathIO int64
