@@ -22,6 +22,8 @@ type MeshSend struct {
 	Err    string
 	// Outcome and SessionID are the 200's delivery decision.
 	Outcome, SessionID string
+	// AuditKept is the 200's audit_kept: the audit queue took the entry.
+	AuditKept bool
 }
 
 // OK reports a 200.

@@ -40,6 +40,8 @@ type htmlView struct {
 	Passing   []htmlCell
 	Version   string
 	Admission htmlAdmission // the client admission table (admission_render.go)
+	// Departures are the spec departures of the listed rows (departure.go).
+	Departures []Departure
 }
 
 // htmlReason is one gate reason split for display: "path: status — text".
@@ -136,6 +138,7 @@ func newHTMLView(s *Scorecard) htmlView {
 	}
 	v.Version = s.Meta.Version
 	v.Admission = newHTMLAdmission(s)
+	v.Departures = s.Departures
 	return v
 }
 

@@ -64,5 +64,8 @@ func ReadJSON(r io.Reader) (*Scorecard, error) {
 	s := build(in.Meta, in.Rows, checks)
 	s.Admission = AdmissionTable(admissionEntries(in.Admission))
 	s.Problems = in.Problems
+	if in.Departures != nil {
+		s.Departures = in.Departures // as the run was scored
+	}
 	return s, nil
 }

@@ -33,6 +33,7 @@ const (
 	RowMarconiCacheLifecycle    RowID = "marconi-cache-lifecycle"    // §5, Stage 2 hooks
 	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
 	RowMarconiMetrics           RowID = "marconi-metrics"            // §9 every metric against an independent count
+	RowMarconiStageFlags        RowID = "marconi-stage-flags"        // §8 flags: every stage forward and back under traffic, forbidden combinations refused
 )
 
 // Column is one of the two verdict columns.
@@ -82,6 +83,7 @@ var Catalogue = []Row{
 	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiMetrics, Title: "Marconi metrics", Spec: "002 §9 Counters / observability", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiStageFlags, Title: "Marconi stage flags", Spec: "002 §8 Migration path, fine-grain feature flags", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 }
 
 // Lookup returns the catalogue entry of id.

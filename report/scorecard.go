@@ -28,6 +28,9 @@ type Scorecard struct {
 	// client's verdict per client-facing requirement, next to the gate,
 	// never part of it.
 	Admission []AdmissionRow `json:"admission"`
+	// Departures are the places where the implementation under the listed
+	// rows departs from its spec, each with its reason (departure.go).
+	Departures []Departure `json:"departures,omitempty"`
 }
 
 // Cell is one (row, column) of the scorecard.
@@ -93,6 +96,13 @@ func build(meta Meta, rows []Row, checks []Check) *Scorecard {
 		}
 		interrupt(c, meta.Interrupted) // an interrupted run's cells (meta.go)
 	}
+	var listed []RowID
+	for _, r := range s.Rows {
+		if s.listed(r.ID) {
+			listed = append(listed, r.ID)
+		}
+	}
+	s.Departures = departuresFor(listed)
 	s.Meta.Servers = union(s.Meta.Servers, s.evidence(func(e Evidence) string { return e.Server }))
 	s.Meta.Clients = union(s.Meta.Clients, s.evidence(func(e Evidence) string { return e.Client }))
 	return s

@@ -63,7 +63,7 @@ func (r *MeshRecorder) Send(ctx context.Context, req marconi.SendRequest) (marco
 	res, err := r.client().Send(ctx, req)
 	done := r.clock.Now()
 	s := check.MeshSend{SignalID: res.SignalID, Recipient: req.Tenant + "/" + req.Project + "/" + req.Recipient, Start: start, Done: done,
-		Status: 200, Outcome: string(res.Outcome), SessionID: res.SessionID}
+		Status: 200, Outcome: string(res.Outcome), SessionID: res.SessionID, AuditKept: res.AuditKept}
 	if err != nil {
 		s.Status, s.Err = 0, err.Error()
 		var api *marconi.APIError

@@ -31,6 +31,7 @@ var suiteOf = map[report.RowID]string{
 	report.RowMarconiCacheLifecycle: "./suites/marconi",
 	report.RowMarconiRestart:        "./suites/marconi",
 	report.RowMarconiMetrics:        "./suites/marconi",
+	report.RowMarconiStageFlags:     "./suites/marconi",
 
 	// Marconi audit fan-out (spec 002 §3.6, §4).
 	report.RowMarconiAuditCompleteness: "./suites/marconiaudit",

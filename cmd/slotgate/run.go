@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 )
@@ -32,6 +33,9 @@ Exits 0 when every selected row passes in both columns, 1 when the gate
 fails, 2 on bad input. Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every
 server is torn down, the report says INTERRUPTED, and the exit is 130. The
 run locks --out; a second run on the same directory exits 2 naming the first.
+MARCONI_* variables in the environment (spec 002 §8 flags, inherited by the
+Marconi suites) are checked first: a combination the spec forbids exits 2
+naming the rule.
 
 Each suite package runs in its own Ginkgo process, up to --jobs at a time;
 the suites that measure time against a bound (failure drills, registry,
@@ -131,6 +135,19 @@ type plan struct {
 	requested []report.RowID
 }
 
+// validateMarconiEnv refuses MARCONI_* flags that spec 002 §8 forbids
+// together (marconi.FlagRules), before any server starts: the suites
+// inherit the environment, and a forbidden combination is a usage error.
+func validateMarconiEnv(getenv func(string) string, environ []string) error {
+	if !marconi.HasEnv(environ) {
+		return nil
+	}
+	if err := marconi.FlagsFromEnv(getenv, environ).Validate(); err != nil {
+		return fmt.Errorf("%w: MARCONI_* environment: %v", errUsage, err)
+	}
+	return nil
+}
+
 // validate turns flags into a plan or a usage error naming what to fix.
 func validate(f runFlags) (plan, error) {
 	p := plan{runFlags: f}
@@ -140,6 +157,9 @@ func validate(f runFlags) (plan, error) {
 	}
 	if p.profile, err = harness.ParseProfile(f.profile); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := validateMarconiEnv(os.Getenv, os.Environ()); err != nil {
+		return p, err
 	}
 	if f.haltBudget == "" {
 		f.haltBudget = os.Getenv(harness.EnvHaltBudget)

@@ -57,8 +57,8 @@ type SendResult struct {
 type board struct {
 	t           *tables
 	pending     *pendingIndex
-	obligations *obligationIndex // nil: MARCONI_OBLIGATIONS_MEMORY_PRIMARY off
-	sink        audit.Sink       // nil: MARCONI_AUDIT_QUEUE_WRITE off
+	obligations *obligationIndex // opened in when MARCONI_OBLIGATIONS_MEMORY_PRIMARY is on
+	sink        audit.Sink       // offered to when MARCONI_AUDIT_QUEUE_WRITE is on (nil: none wired)
 	m           *metrics
 	ttl         time.Duration // a route whose last heartbeat is older is a miss (the cache-TTL backstop)
 	noPending   bool          // offline recipients get no_subscriber instead of the pending index
@@ -68,7 +68,10 @@ type board struct {
 
 // send makes the delivery decision for req and returns it; it never
 // blocks on anything but the tables' read lock.
-func (b *board) send(req SendRequest) SendResult {
+// f is the send's flag snapshot; fb, when a table-read flag is off, is
+// the recipient the SessionStore fallback resolved (the tables then give
+// only the WS handle, which lives in this process whatever the flags).
+func (b *board) send(req SendRequest, f *Flags, fb *fallback) SendResult {
 	start := b.now()
 	env := &audit.Envelope{
 		SignalID: b.ids.next(), TenantID: req.Tenant, ProjectID: req.Project, Sender: req.Sender,
@@ -91,29 +94,37 @@ func (b *board) send(req SendRequest) SendResult {
 	// signal can never land in the pending index after its recipient's
 	// drain and stay there.
 	b.t.mu.RLock()
-	reg := b.t.route(key)
-	if reg != nil && start.Sub(reg.s.LastHeartbeat) > b.ttl {
-		reg = nil // past its TTL: the expiry hook is late or lost; do not route to it
-	}
-	if reg != nil {
-		b.m.hits.WithLabelValues(req.Tenant).Inc()
-		res.SessionID = reg.s.SessionID
-		if b.m.mutant == MetricsOutcomeBeforeDecision {
-			b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(audit.OutcomePushed)).Inc()
-		}
-		if reg.handle != nil {
-			switch reg.handle.push(env) {
-			case pushed:
-				res.Outcome = audit.OutcomePushed
-				if b.m.mutant == MetricsDeliveredDoubleCount {
-					b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(res.Outcome)).Inc()
-				}
-			case pushFull:
-				res.Outcome = OutcomeDropped
-			}
+	var handle *wsHandle
+	if fb != nil {
+		res.SessionID = fb.sessionID
+		if r := b.t.regs[fb.sessionID]; fb.sessionID != "" && r != nil && r.s.Tenant == req.Tenant && r.s.Project == req.Project {
+			handle = r.handle
 		}
 	} else {
-		b.m.misses.WithLabelValues(req.Tenant).Inc()
+		reg := b.t.route(key)
+		if reg != nil && start.Sub(reg.s.LastHeartbeat) > b.ttl {
+			reg = nil // past its TTL: the expiry hook is late or lost; do not route to it
+		}
+		if reg != nil {
+			b.m.hits.WithLabelValues(req.Tenant).Inc()
+			res.SessionID, handle = reg.s.SessionID, reg.handle
+		} else {
+			b.m.misses.WithLabelValues(req.Tenant).Inc()
+		}
+	}
+	if res.SessionID != "" && b.m.mutant == MetricsOutcomeBeforeDecision {
+		b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(audit.OutcomePushed)).Inc()
+	}
+	if handle != nil {
+		switch handle.push(env) {
+		case pushed:
+			res.Outcome = audit.OutcomePushed
+			if b.m.mutant == MetricsDeliveredDoubleCount {
+				b.m.delivered.WithLabelValues(req.Tenant, req.Kind, string(res.Outcome)).Inc()
+			}
+		case pushFull:
+			res.Outcome = OutcomeDropped
+		}
 	}
 	if res.Outcome == "" {
 		switch {
@@ -132,11 +143,11 @@ func (b *board) send(req SendRequest) SendResult {
 
 	// Audit fan-out entry, after the delivery decision (§3.6, Stage 3):
 	// Offer is an in-memory append by the Sink's contract.
-	if b.sink != nil {
+	if b.sink != nil && f.AuditQueueWrite {
 		res.AuditKept = b.sink.Offer(audit.Entry{Envelope: *env, ArrivedAt: start, Outcome: res.Outcome,
 			Trace: []audit.TraceEvent{{SignalID: env.SignalID, Event: "accepted", At: start}, {SignalID: env.SignalID, Event: string(res.Outcome), At: b.now()}}})
 	}
-	if env.Obligation != nil && b.obligations != nil {
+	if env.Obligation != nil && f.ObligationsMemoryPrimary {
 		ob := *env.Obligation
 		if res.AuditKept || b.m.mutant == MetricsDurableBeforeOffer {
 			ob.DurabilityStatus = DurabilityQueued

@@ -12,7 +12,8 @@ import (
 // hook list): direct, synchronous, in-process write-through hooks called
 // by every site that mutates session state. No pub/sub anywhere (§5 "zero
 // pubsub round-trips"); the only Redis-fed hook, OnSessionExpired, is fed
-// by the keyspace listener off the hot path.
+// off the hot path by the expiry sweeper (default) or the keyspace
+// listener (an option; see ExpiryMode).
 //
 // Every call is counted in marconi_invalidator_calls_total{hook}; a hook
 // that cannot apply (an unknown session) is a non-fatal error counted in
@@ -75,8 +76,8 @@ func (v *Invalidator) OnDeregister(tenant, project, sid string) error {
 }
 
 // OnSessionExpired: a session record expired in Redis (the KeyspaceReaper;
-// here a keyspace-notification listener on every primary): same as a
-// deregister. A session already gone is not an error (it was deregistered
+// here the expiry sweeper, or the keyspace-notification listener on every
+// primary when configured): same as a deregister. A session already gone is not an error (it was deregistered
 // before its key expired, or expired twice).
 func (v *Invalidator) OnSessionExpired(tenant, project, sid string) error {
 	v.call(HookSessionExpired)

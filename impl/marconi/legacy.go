@@ -46,6 +46,21 @@ const (
 	// the identity (§3.5). Nothing is routed to the dead session — only
 	// a send answered with an error tells.
 	MutantStaleRoute5xx Mutant = "stale-route-5xx"
+	// MutantAcceptForbidden skips the flag rules (FlagRules) at New and at
+	// SetFlags: it starts, and flips to, combinations spec 002 §8 forbids
+	// — Stage 5 without the archiver primary, table reads without the
+	// Stage 2 hooks, shadow and primary together.
+	MutantAcceptForbidden Mutant = "accept-forbidden-flags"
+	// MutantStaleFallback is the Stage 1 fallback that is no fallback: with
+	// MARCONI_ROUTING_TABLE_READS / MARCONI_REGISTRATION_TABLE_READS off it
+	// still resolves from the process-local table, which misses whatever
+	// changed in the SessionStore without passing through this process's
+	// hooks — it routes to a stale session.
+	MutantStaleFallback Mutant = "stale-fallback"
+	// MutantRollbackDrops is the rollback that starts clean: whenever
+	// SetFlags turns a flag off, the pending-signal index (§3.5) is
+	// dropped — signals accepted with 200 queued_offline are lost.
+	MutantRollbackDrops Mutant = "rollback-drops-pending"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -53,7 +68,8 @@ const (
 var ErrStaleRoute = errors.New("route names a session that is no longer registered")
 
 // Mutants lists every mesh mutant.
-var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx}
+var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
+	MutantAcceptForbidden, MutantStaleFallback, MutantRollbackDrops}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").
@@ -64,7 +80,7 @@ func LegacyChannel(prefix, sessionID string) string { return prefix + ":session:
 // synchronous PostgreSQL INSERT (MutantSyncPGWrite). It runs beside the
 // board, never inside it.
 type legacyPath struct {
-	pool   client.Pool // nil: no publish
+	pool   client.Pool // the publish's pool (used when the send asks for it)
 	pg     PGExecer    // nil: no synchronous INSERT
 	pgMu   sync.Mutex  // a *pgx.Conn is not safe for concurrent use
 	prefix string
@@ -101,12 +117,12 @@ func (l *legacyPath) prepare(ctx context.Context) error {
 // a failure fails the send, as it did on the legacy path. sessionID is the
 // session the route resolves to (the legacy channel is per session: no
 // session, nothing to publish); id names the legacy row.
-func (l *legacyPath) before(ctx context.Context, req SendRequest, sessionID, id string) error {
+func (l *legacyPath) before(ctx context.Context, req SendRequest, sessionID, id string, publish bool) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("legacy path: encode: %w", err)
 	}
-	if l.pool != nil && sessionID != "" {
+	if publish && sessionID != "" {
 		cmd := client.Cmd{Prefix: []string{"PUBLISH", LegacyChannel(l.prefix, sessionID)}, Args: []string{string(body)}}
 		if _, err := l.pool.Do(ctx, cmd); err != nil {
 			return fmt.Errorf("legacy path: publish: %w", err)

@@ -10,8 +10,12 @@
 //   - Tables (§3.1–3.5): routing, registration, WS handles, the pending
 //     index with TTL, the obligation index with SLA sweepers.
 //   - Cache lifecycle (§5, Stage 2): the Invalidator's seven write-through
-//     hooks; on_session_expired fed by keyspace notifications from every
-//     primary.
+//     hooks; on_session_expired fed by the expiry sweeper (default: no
+//     subscriber, as Stage 2 demands) or keyspace notifications from every
+//     primary (an option; see ExpiryMode for the contradiction).
+//   - Flags (§8): every MARCONI_* flag, defaults all OFF (the Stage 1
+//     SessionStore-read fallback), changed at run time by SetFlags; the
+//     combinations §8 forbids are refused by name (FlagRules).
 //   - Restart recovery (§6): Start rehydrates the tables from the
 //     SessionStore in Redis before serving.
 //   - Observability (§9): every hot-path, invalidator and obligation metric
@@ -24,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,8 +56,9 @@ type Options struct {
 	// synchronously inside send_signal after the delivery decision. Nil,
 	// or Flags.AuditQueueWrite off: no audit entry.
 	Sink audit.Sink
-	// Flags are the MARCONI_* flags; the zero value is refused (§8
-	// defaults everything OFF): use ShippedFlags.
+	// Flags are the MARCONI_* flags at start; the zero value is §8's
+	// default (everything OFF: routing and registration read from the
+	// SessionStore). SetFlags changes them at run time.
 	Flags Flags
 	// Mutant selects a known-bad variant (negative controls).
 	Mutant Mutant
@@ -62,8 +68,9 @@ type Options struct {
 	MetricsMutant MetricsMutant
 	// LegacyPG is the PostgreSQL connection of MutantSyncPGWrite.
 	LegacyPG PGExecer
-	// Notify feeds on_session_expired from keyspace notifications; nil
-	// leaves expiry to the TTL backstop and the next warm-up.
+	// Notify configures the keyspace listener that feeds
+	// on_session_expired under ExpiryKeyspace (Flags.Expiry empty and
+	// Notify set means keyspace; empty and nil means the sweeper).
 	Notify *NotifyOptions
 	// PendingTTL bounds how long an offline signal waits (§3.5); zero means
 	// DefaultPendingTTL. PendingPerRecipient caps each recipient's queue.
@@ -97,6 +104,9 @@ type Mesh struct {
 	board       *board
 	legacy      *legacyPath
 	listener    *expiryListener
+	flags       atomic.Pointer[Flags]
+	flagMu      sync.Mutex // serialises SetFlags
+	expiry      ExpiryMode
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -112,8 +122,20 @@ func New(o Options) (*Mesh, error) {
 	if o.Pool == nil {
 		return nil, fmt.Errorf("%w: no SessionStore pool", ErrBadOptions)
 	}
-	if err := o.Flags.Validate(); err != nil {
-		return nil, err
+	if o.Mutant != MutantAcceptForbidden {
+		if err := o.Flags.Validate(); err != nil {
+			return nil, fmt.Errorf("new mesh: %w", err)
+		}
+	}
+	expiry := o.Flags.Expiry
+	if expiry == "" {
+		expiry = ExpirySweeper
+		if o.Notify != nil {
+			expiry = ExpiryKeyspace
+		}
+	}
+	if expiry == ExpiryKeyspace && o.Notify == nil {
+		return nil, fmt.Errorf("%w: MARCONI_SESSION_EXPIRY=keyspace needs Notify", ErrBadOptions)
 	}
 	if o.Mutant == MutantSyncPGWrite && o.LegacyPG == nil {
 		return nil, fmt.Errorf("%w: %s needs LegacyPG", ErrBadOptions, o.Mutant)
@@ -145,26 +167,20 @@ func New(o Options) (*Mesh, error) {
 	t := newTables()
 	m := &Mesh{opts: o, store: NewSessionStore(o.Pool, o.Store), t: t,
 		pending: newPendingIndex(o.PendingTTL, o.PendingPerRecipient), m: newMetrics(o.Registry, o.MetricsMutant, t),
-		registry: o.Registry, stop: make(chan struct{})}
-	if o.Flags.ObligationsMemoryPrimary {
-		m.obligations = newObligationIndex()
-		m.obligations.recount = o.MetricsMutant == MetricsSLARecounted
-	}
+		registry: o.Registry, stop: make(chan struct{}), expiry: expiry}
+	// The obligation index always exists: MARCONI_OBLIGATIONS_MEMORY_PRIMARY
+	// decides per send whether a new obligation opens in it, so turning
+	// the flag off never loses the open ones.
+	m.obligations = newObligationIndex()
+	m.obligations.recount = o.MetricsMutant == MetricsSLARecounted
+	f := o.Flags
+	m.flags.Store(&f)
 	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant}
-	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, m: m.m, ttl: m.store.TTL(),
+	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, sink: o.Sink, m: m.m, ttl: m.store.TTL(),
 		noPending: o.DisablePending, now: o.Now, ids: newIDGen()}
-	if o.Flags.AuditQueueWrite {
-		m.board.sink = o.Sink
-	}
-	legacy := &legacyPath{prefix: m.store.prefix}
-	if !o.Flags.HotPathSend || o.Mutant == MutantPublishBeforeAck {
-		legacy.pool = o.Pool
-	}
+	m.legacy = &legacyPath{prefix: m.store.prefix, pool: o.Pool}
 	if o.Mutant == MutantSyncPGWrite {
-		legacy.pg = o.LegacyPG
-	}
-	if legacy.pool != nil || legacy.pg != nil {
-		m.legacy = legacy
+		m.legacy.pg = o.LegacyPG
 	}
 	return m, nil
 }
@@ -186,16 +202,14 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 		return Warmup{}, fmt.Errorf("start mesh: %w: already started", ErrBadOptions)
 	}
 	m.started = true
-	if m.legacy != nil {
-		if err := m.legacy.prepare(ctx); err != nil {
-			return Warmup{}, fmt.Errorf("start mesh: %w", err)
-		}
+	if err := m.legacy.prepare(ctx); err != nil {
+		return Warmup{}, fmt.Errorf("start mesh: %w", err)
 	}
 	w, err := m.warm(ctx)
 	if err != nil {
 		return w, fmt.Errorf("start mesh: %w", err)
 	}
-	if m.opts.Notify != nil {
+	if m.expiry == ExpiryKeyspace {
 		l, err := startExpiryListener(ctx, *m.opts.Notify, m)
 		if err != nil {
 			return w, fmt.Errorf("start mesh: %w", err)
@@ -255,8 +269,8 @@ func (m *Mesh) sweep() {
 		for tenant, n := range m.pending.sweep(now) {
 			m.m.pendingExpired.WithLabelValues(tenant).Add(float64(n))
 		}
-		if m.obligations == nil {
-			continue
+		if m.expiry == ExpirySweeper {
+			m.sweepExpired(now)
 		}
 		violations, forgotten := m.obligations.sweep(now)
 		for _, v := range violations {
@@ -309,15 +323,28 @@ func (m *Mesh) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 	if req.Tenant == "" || req.Project == "" || req.Recipient == "" {
 		return SendResult{}, fmt.Errorf("send: %w: tenant_id, project_id and recipient are required", ErrBadRequest)
 	}
-	if m.legacy != nil {
-		key := RouteKey{Tenant: req.Tenant, Project: req.Project, Identity: req.Recipient}
-		m.t.mu.RLock()
-		sid := ""
-		if reg := m.t.route(key); reg != nil {
-			sid = reg.s.SessionID
+	f := m.flags.Load()
+	key := RouteKey{Tenant: req.Tenant, Project: req.Project, Identity: req.Recipient}
+	var fb *fallback
+	if !f.RoutingTableReads || !f.RegistrationTableReads {
+		var err error
+		if fb, err = m.resolveFallback(ctx, f, key); err != nil {
+			return SendResult{}, fmt.Errorf("send: %w", err)
 		}
-		m.t.mu.RUnlock()
-		if err := m.legacy.before(ctx, req, sid, m.board.ids.next()); err != nil {
+	}
+	publish := !f.HotPathSend || m.opts.Mutant == MutantPublishBeforeAck
+	if publish || m.legacy.pg != nil {
+		sid := ""
+		if fb != nil {
+			sid = fb.sessionID
+		} else {
+			m.t.mu.RLock()
+			if reg := m.t.route(key); reg != nil {
+				sid = reg.s.SessionID
+			}
+			m.t.mu.RUnlock()
+		}
+		if err := m.legacy.before(ctx, req, sid, m.board.ids.next(), publish); err != nil {
 			return SendResult{}, fmt.Errorf("send: %w", err)
 		}
 	}
@@ -331,7 +358,7 @@ func (m *Mesh) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 			return SendResult{}, fmt.Errorf("send to %s: %w", key, ErrStaleRoute)
 		}
 	}
-	return m.board.send(req), nil
+	return m.board.send(req, f, fb), nil
 }
 
 // Register is controller_service.register: SessionStore.register, then
@@ -377,8 +404,17 @@ func (m *Mesh) Heartbeat(ctx context.Context, tenant, project, sid string) (Hear
 // SessionStore.release, then on_deregister. A hook error (the tables did
 // not hold the session) is non-fatal and counted.
 func (m *Mesh) Deregister(ctx context.Context, tenant, project, sid string) error {
+	identity := ""
+	m.t.mu.RLock()
+	if reg := m.t.regs[sid]; reg != nil {
+		identity = reg.s.Identity
+	}
+	m.t.mu.RUnlock()
 	if _, err := m.store.Release(ctx, tenant, sid); err != nil {
 		return err
+	}
+	if identity != "" {
+		_ = m.store.Unroute(ctx, tenant, project, identity, sid) // hygiene: the fallback skips dead members
 	}
 	_ = m.inv.OnDeregister(tenant, project, sid)
 	return nil
@@ -429,9 +465,6 @@ var ErrUnknownSignal = errors.New("no open obligation for signal")
 
 // Ack records a receiver's final-delivery evidence for signalID (§3.4).
 func (m *Mesh) Ack(signalID string, kind AckKind) error {
-	if m.obligations == nil {
-		return fmt.Errorf("ack %s: %w (MARCONI_OBLIGATIONS_MEMORY_PRIMARY off)", signalID, ErrUnknownSignal)
-	}
 	if kind != AckReceived && kind != AckTerminal {
 		return fmt.Errorf("ack %s: %w: ack_kind %q", signalID, ErrBadRequest, kind)
 	}
@@ -453,9 +486,6 @@ func (m *Mesh) Ack(signalID string, kind AckKind) error {
 
 // Obligation returns signalID's open obligation.
 func (m *Mesh) Obligation(signalID string) (audit.Obligation, bool) {
-	if m.obligations == nil {
-		return audit.Obligation{}, false
-	}
 	return m.obligations.get(signalID)
 }
 
@@ -472,5 +502,8 @@ func (m *Mesh) Store() *SessionStore { return m.store }
 // Registry is the instance's Prometheus registry (§9 metrics).
 func (m *Mesh) Registry() *prometheus.Registry { return m.registry }
 
-// Flags returns the flags the mesh runs with.
-func (m *Mesh) Flags() Flags { return m.opts.Flags }
+// Flags returns the flags the mesh runs with now.
+func (m *Mesh) Flags() Flags { return *m.flags.Load() }
+
+// Expiry is where on_session_expired comes from on this instance.
+func (m *Mesh) Expiry() ExpiryMode { return m.expiry }

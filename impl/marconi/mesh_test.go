@@ -415,12 +415,16 @@ func TestFlags(t *testing.T) {
 	if !f.RoutingTableReads || !f.HotPathSend || f.AuditQueueWrite || !f.Verbs["SIGNAL"] {
 		t.Fatalf("flags %+v", f)
 	}
-	if err := f.Validate(); err != nil {
-		t.Fatal(err)
+	if err := f.Validate(); err == nil {
+		t.Fatal("hot path send without the archiver primary accepted")
 	}
-	if err := (marconi.Flags{}).Validate(); err == nil {
-		t.Fatal("all-off flags accepted")
+	if err := (marconi.Flags{}).Validate(); err != nil {
+		t.Fatalf("all-off flags (spec 002 §8 defaults) refused: %v", err)
 	}
+	if err := marconi.ShippedFlags().Validate(); err != nil {
+		t.Fatalf("shipped flags refused: %v", err)
+	}
+	f = marconi.ShippedFlags()
 	f.CrossInstanceForward = true
 	if err := f.Validate(); err == nil {
 		t.Fatal("cross-instance forward accepted")
@@ -476,7 +480,7 @@ func TestSpec9Metrics(t *testing.T) {
 	_ = e.mesh.Invalidator().OnHeartbeat("acme", "p1", "ghost", time.Now()) // a hook error
 	skew.Store(int64(5 * time.Second))
 	waitFor(t, func() bool { return e.mesh.MetricSum("marconi_obligation_sla_violation_total", nil) > 0 })
-	degraded := newEnv(t, "t-metrics-2", marconi.Options{Flags: marconi.Flags{RoutingTableReads: true, RegistrationTableReads: true, HotPathSend: true, ObligationsMemoryPrimary: true}})
+	degraded := newEnv(t, "t-metrics-2", marconi.Options{Flags: marconi.Flags{RoutingTableReads: true, RegistrationTableReads: true, PGArchiverPrimary: true, ObligationsMemoryPrimary: true}})
 	if _, err := degraded.api.Send(t.Context(), marconi.SendRequest{Tenant: "acme", Project: "p1", Recipient: "x", Kind: "task",
 		Obligation: &marconi.ObligationRequest{Kind: "review"}}); err != nil {
 		t.Fatal(err)

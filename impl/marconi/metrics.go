@@ -14,7 +14,7 @@ const (
 	HookDeregister     Hook = "on_deregister"      // controller_service.deregister_session, after SessionStore.release
 	HookMasterChange   Hook = "on_master_change"   // handoff_master / claim_master, after the master flag flip
 	HookHeartbeat      Hook = "on_heartbeat"       // stamp_heartbeat / stamp_engagement: freshness only
-	HookSessionExpired Hook = "on_session_expired" // KeyspaceReaper: Redis TTL expiry (keyspace notification)
+	HookSessionExpired Hook = "on_session_expired" // KeyspaceReaper: Redis TTL expiry (the sweeper, or keyspace notifications)
 	HookWSConnect      Hook = "on_ws_connect"      // session_stream handler attach
 	HookWSDisconnect   Hook = "on_ws_disconnect"   // WS disconnect
 )

@@ -17,7 +17,10 @@ import (
 const ExpiredChannel = "__keyevent@0__:expired"
 
 // NotifyOptions configures the keyspace-notification listener that feeds
-// on_session_expired (spec 002 §5 KeyspaceReaper). On a cluster, keyspace
+// on_session_expired (spec 002 §5 KeyspaceReaper) under ExpiryKeyspace — an
+// option, not the default: it is a pubsub subscriber on every node and
+// rewrites their config, which Stage 2's "No pubsub subscriber anywhere"
+// rules out (ExpiryMode explains the decision). On a cluster, keyspace
 // notifications are node-local — a key's expiry is announced only by the
 // primary that owns its slot — so the listener holds one subscription
 // connection per primary (the subscription side of the client seam, in

@@ -116,3 +116,16 @@ func (p *pendingIndex) total() int {
 	}
 	return n
 }
+
+// reset empties the index and returns how many signals it held; only
+// MutantRollbackDrops calls it (a rollback that starts from clean state).
+func (p *pendingIndex) reset() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, items := range p.q {
+		n += len(items)
+	}
+	p.q = map[RouteKey][]pendingItem{}
+	return n
+}

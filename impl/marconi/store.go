@@ -43,6 +43,7 @@ const DefaultSessionTTL = 45 * time.Second
 //	<prefix>:sess:{<tenant>}:<session_id>       record (JSON), PX ttl
 //	<prefix>:sessidx:{<tenant>}                 ZSET session id → expiry (unix ms)
 //	<prefix>:master:{<tenant>}:<project>        master session id
+//	<prefix>:ident:{<tenant>}:<project>:<identity>  ZSET session id → registered_at (unix ms)
 //	<prefix>:tenants                            SET of tenants (its own slot)
 //
 // Discovery is by index, never SCAN: a keyless SCAN on a cluster client
@@ -100,6 +101,13 @@ func (s *SessionStore) MasterKey(tenant, project string) string {
 	return s.prefix + ":master:{" + tenant + "}:" + project
 }
 
+// IdentityKey is an identity's session index (same slot as its tenant's
+// records): what the Stage 1 fallback routes by when
+// MARCONI_ROUTING_TABLE_READS is off (spec 002 §8 fine-grain flags).
+func (s *SessionStore) IdentityKey(tenant, project, identity string) string {
+	return s.prefix + ":ident:{" + tenant + "}:" + project + ":" + identity
+}
+
 // TenantsKey is the set of tenants with sessions: the warm-up's entry
 // point.
 func (s *SessionStore) TenantsKey() string { return s.prefix + ":tenants" }
@@ -140,10 +148,10 @@ func (s *SessionStore) Register(ctx context.Context, sess Session) error {
 	if err != nil {
 		return fmt.Errorf("register %s: encode: %w", sess.SessionID, err)
 	}
-	keys := []string{s.RecordKey(sess.Tenant, sess.SessionID), s.IndexKey(sess.Tenant)}
+	keys := []string{s.RecordKey(sess.Tenant, sess.SessionID), s.IndexKey(sess.Tenant), s.IdentityKey(sess.Tenant, sess.Project, sess.Identity)}
 	expiry := sess.LastHeartbeat.Add(s.ttl)
-	//slotgate:same-slot RecordKey and IndexKey both carry {tenant} as their hash tag
-	if _, _, err := client.RunScript(ctx, s.pool, s.register, keys, string(rec), strconv.FormatInt(s.ttl.Milliseconds(), 10), ms(expiry), sess.SessionID); err != nil {
+	//slotgate:same-slot RecordKey, IndexKey and IdentityKey all carry {tenant} as their hash tag
+	if _, _, err := client.RunScript(ctx, s.pool, s.register, keys, string(rec), strconv.FormatInt(s.ttl.Milliseconds(), 10), ms(expiry), sess.SessionID, ms(sess.RegisteredAt)); err != nil {
 		return fmt.Errorf("register %s: %w", sess.SessionID, err)
 	}
 	return nil
@@ -177,6 +185,92 @@ func (s *SessionStore) Release(ctx context.Context, tenant, sid string) (bool, e
 		return false, fmt.Errorf("release %s: %w", sid, err)
 	}
 	n, _ := client.AsInt64(reply)
+	return n > 0, nil
+}
+
+// Unroute drops sid from its identity's session index (after a release or
+// a confirmed expiry). The fallback read skips members whose record is
+// gone, so this is hygiene, never correctness.
+func (s *SessionStore) Unroute(ctx context.Context, tenant, project, identity, sid string) error {
+	if _, err := s.pool.Do(ctx, client.NewCmd("ZREM", []string{s.IdentityKey(tenant, project, identity)}, sid)); err != nil {
+		return fmt.Errorf("unroute %s: %w", sid, err)
+	}
+	return nil
+}
+
+// routeFanIn bounds how many of an identity's newest registrations the
+// fallback read considers (one MGET).
+const routeFanIn = 32
+
+// Route is the Stage 1 SessionStore-read fallback of routing (spec 002 §8:
+// MARCONI_ROUTING_TABLE_READS off reads "SessionStore fallback"): the
+// session key resolves to in Redis right now — the newest registration of
+// the identity whose record still exists, or the holder of the master
+// flag for MasterIdentity (if its record exists); "" when none. Two
+// reads, one slot. It is I/O on the send path by design: what Stage 1
+// had, and what the table-read flags remove.
+func (s *SessionStore) Route(ctx context.Context, key RouteKey) (string, error) {
+	var candidates []string
+	if key.Identity == MasterIdentity {
+		reply, err := s.pool.Do(ctx, client.NewCmd("GET", []string{s.MasterKey(key.Tenant, key.Project)}))
+		if err != nil {
+			return "", fmt.Errorf("route %s: master: %w", key, err)
+		}
+		if sid, _ := client.AsString(reply); !client.IsNil(reply) && sid != "" {
+			candidates = []string{sid}
+		}
+	} else {
+		reply, err := s.pool.Do(ctx, client.NewCmd("ZREVRANGE", []string{s.IdentityKey(key.Tenant, key.Project, key.Identity)}, "0", strconv.Itoa(routeFanIn-1)))
+		if err != nil {
+			return "", fmt.Errorf("route %s: identity index: %w", key, err)
+		}
+		if candidates, _, err = client.AsStrings(reply); err != nil {
+			return "", fmt.Errorf("route %s: identity index: %w", key, err)
+		}
+	}
+	if len(candidates) == 0 {
+		return "", nil
+	}
+	keys := make([]string, len(candidates))
+	for i, sid := range candidates {
+		keys[i] = s.RecordKey(key.Tenant, sid)
+	}
+	//slotgate:same-slot every RecordKey of one tenant carries the tenant's hash tag {tenant}
+	reply, err := s.pool.Do(ctx, client.NewCmd("MGET", keys))
+	if err != nil {
+		return "", fmt.Errorf("route %s: records: %w", key, err)
+	}
+	vals, isNil, err := client.AsStrings(reply)
+	if err != nil {
+		return "", fmt.Errorf("route %s: records: %w", key, err)
+	}
+	for i := range vals {
+		if isNil[i] {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal([]byte(vals[i]), &r); err != nil {
+			return "", fmt.Errorf("route %s: decode %s: %w", key, keys[i], err)
+		}
+		if r.Project == key.Project && (key.Identity == MasterIdentity || r.Identity == key.Identity) {
+			return candidates[i], nil
+		}
+	}
+	return "", nil
+}
+
+// Live is the Stage 1 SessionStore-read fallback of the registration
+// table (MARCONI_REGISTRATION_TABLE_READS off): whether sid's record
+// exists in Redis right now.
+func (s *SessionStore) Live(ctx context.Context, tenant, sid string) (bool, error) {
+	reply, err := s.pool.Do(ctx, client.NewCmd("EXISTS", []string{s.RecordKey(tenant, sid)}))
+	if err != nil {
+		return false, fmt.Errorf("live %s: %w", sid, err)
+	}
+	n, err := client.AsInt64(reply)
+	if err != nil {
+		return false, fmt.Errorf("live %s: %w", sid, err)
+	}
 	return n > 0, nil
 }
 

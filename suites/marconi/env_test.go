@@ -80,12 +80,20 @@ type meshEnv struct {
 	once sync.Once
 }
 
-// startMesh builds, warms up and serves a mesh; it stops with the spec.
+// startMesh builds, warms up and serves a mesh with the shipped flags
+// unless o names others; it stops with the spec.
 func startMesh(ctx context.Context, o marconi.Options) *meshEnv {
 	GinkgoHelper()
 	if !o.Flags.HotPathSend && !o.Flags.RoutingTableReads {
 		o.Flags = marconi.ShippedFlags()
 	}
+	return startMeshAs(ctx, o)
+}
+
+// startMeshAs is startMesh with o.Flags as given (all off is spec 002
+// §8's default, not "unset").
+func startMeshAs(ctx context.Context, o marconi.Options) *meshEnv {
+	GinkgoHelper()
 	o.Logf = func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, format+"\n", args...) }
 	m, err := marconi.New(o)
 	Expect(err).NotTo(HaveOccurred())

@@ -1,0 +1,74 @@
+package report
+
+import "slices"
+
+// Departure is one place where an implementation departs from the spec it
+// is scored against, with the reason: plain data, listed in one "Departures
+// from the spec" section of results.json and report.html whenever a row it
+// concerns is in the run — so a pass is read against what was actually
+// built, and every resolution of a contradiction in the spec is in the open.
+type Departure struct {
+	// Rows are the rows whose verdicts the departure qualifies.
+	Rows []RowID `json:"rows"`
+	// Spec cites the clause departed from.
+	Spec string `json:"spec"`
+	// Departure says what the implementation does instead.
+	Departure string `json:"departure"`
+	// Reason says why.
+	Reason string `json:"reason"`
+}
+
+// marconiRows are the rows that judge impl/marconi (spec 002).
+var marconiRows = []RowID{RowMarconiHotPath, RowMarconiAuditCompleteness, RowMarconiLossBudget,
+	RowMarconiCacheLifecycle, RowMarconiRestart, RowMarconiStageFlags}
+
+// Departures is every known departure of impl from its specs.
+var Departures = []Departure{
+	{Rows: []RowID{RowMarconiCacheLifecycle, RowMarconiStageFlags, RowMarconiHotPath},
+		Spec:      "002 §5 hook table (KeyspaceReaper) vs §8 Stage 2 (\"No pubsub subscriber anywhere\") and §5 (\"zero pubsub round-trips\")",
+		Departure: "Contradiction resolved for Stage 2: on_session_expired comes by default from an in-process sweeper — registrations past their TTL in the table, confirmed against the SessionStore's scored index and record (a record that still lives was heartbeated elsewhere: refreshed, not expired). The keyspace-notification listener (SUBSCRIBE __keyevent@0__:expired on every primary, CONFIG SET notify-keyspace-events Ex on every node) is an option (Options.Notify / MARCONI_SESSION_EXPIRY=keyspace); the cache-lifecycle row scores it across a failover.",
+		Reason:    "The listener is a pubsub subscriber on every node and rewrites server config, which Stage 2 forbids outright, and keyspace notifications are fire-and-forget (a dropped subscription or a failover loses expiries silently). The sweeper needs no subscriber and no CONFIG SET, does no I/O while no session is past its TTL, and acts at the instant the hot path already stops routing to a lapsed session."},
+	{Rows: []RowID{RowMarconiStageFlags},
+		Spec:      "002 §8 Stage 2 (hooks \"Required before MARCONI_ROUTING_TABLE_READS / MARCONI_REGISTRATION_TABLE_READS flips ON\"); fine-grain flags",
+		Departure: "A switch the spec does not list, MARCONI_SESSION_EXPIRY=sweeper|keyspace|off, names the on_session_expired source; off leaves the Stage 2 hook list incomplete, so the table-read flags are refused with it (rule table-reads-need-stage2-hooks). The other six hooks are code and always wired.",
+		Reason:    "Stage 2 has no flag of its own, so \"table reads before Stage 2\" could not be expressed, refused or tested; the expiry hook is the one hook that depends on deployment (a subscriber or a sweeper)."},
+	{Rows: []RowID{RowMarconiStageFlags},
+		Spec:      "002 §8 Stage 4 flags MARCONI_PG_ARCHIVER_SHADOW / MARCONI_PG_ARCHIVER_PRIMARY",
+		Departure: "Both on together is refused (rule archiver-shadow-xor-primary); the rollout flips shadow→primary in one step. audit.Targets can still write both table sets in one transaction, for the audit rows' own tests.",
+		Reason:    "The spec does not forbid the pair in so many words; it runs shadow \"first … for byte-for-byte comparison against the legacy synchronous PG path\", then \"flip[s] to primary\", which makes the archiver \"the only writer to canonical PG signal tables\" and the legacy write it is compared against redundant. We read that as one mode at a time."},
+	{Rows: []RowID{RowMarconiStageFlags},
+		Spec:      "002 §8 Stage 3 (the Stage 5 cutover \"cannot remove the legacy PG write until the new audit pipeline is proven downstream-equivalent\")",
+		Departure: "MARCONI_HOT_PATH_SEND without MARCONI_AUDIT_QUEUE_WRITE and MARCONI_REDIS_STREAM_WRITER is refused (rule stage5-needs-audit-pipeline), beside the spec's own Stage 5 rule (archiver primary).",
+		Reason:    "This mesh has no legacy synchronous PG write outside a negative control, so the hot path without the audit pipeline would deliver signals that nothing records — the outcome the Stage 5 rule exists to prevent."},
+	{Rows: []RowID{RowMarconiStageFlags, RowMarconiHotPath},
+		Spec:      "002 §2.2 legacy path; §8 Stage 5 (\"WS handler … no longer subscribes to Redis pubsub when Marconi-attached\")",
+		Departure: "With MARCONI_HOT_PATH_SEND off the send PUBLISHes the envelope on the session's legacy channel before its 200 (the legacy Redis round-trip), but delivery is still the direct push: the WebSocket handler never SUBSCRIBEs. The legacy synchronous PG INSERT exists only as a negative control (MutantSyncPGWrite).",
+		Reason:    "The harness scores the flag's I/O contract (Redis on the send path when off, none when on) and the ledger (delivery exactly once in every stage); a second, pubsub delivery path would only duplicate what the direct push already delivers."},
+	{Rows: []RowID{RowMarconiStageFlags},
+		Spec:      "002 §8 fine-grain flags: MARCONI_ROUTING_TABLE_READS / MARCONI_REGISTRATION_TABLE_READS off = \"SessionStore fallback\"",
+		Departure: "The fallback routes by a per-identity ZSET in the SessionStore (<prefix>:ident:{tenant}:<project>:<identity>, score registered_at) and confirms the record exists (MGET / EXISTS): two Redis reads on every send. WS handles stay in process whatever the flags. The tables are kept by the hooks from start even while unread, so a flip to ON finds them warm.",
+		Reason:    "Stage 1's fallback code is not in the spec; this is the smallest store read that answers what the table answers (the newest live registration of an identity, or the master flag's holder). A WebSocket cannot live in Redis."},
+	{Rows: []RowID{RowMarconiAuditCompleteness, RowMarconiStageFlags},
+		Spec:      "002 §4.2 / Stage 4 \"XREADGROUP COUNT 1 BLOCK 0\"",
+		Departure: "The archiver reads XREADGROUP COUNT 1 (no batching, as specified) but with a finite BLOCK (500 ms default; 200 ms in the suites).",
+		Reason:    "BLOCK 0 never returns on an idle stream, so the loop could never claim stale entries of a dead consumer (XAUTOCLAIM) or stop cleanly; a finite block costs at most one extra empty read per block time."},
+	{Rows: []RowID{RowMarconiAuditCompleteness, RowMarconiLossBudget},
+		Spec:      "002 §0.2 / §4.1 Marconi Cache \"MAXLEN ~7d\"",
+		Departure: "The writer trims by time with XADD … MINID ~ (now − 7 d), in the same script as the append; the Stream writer appends in batches of up to 64 entries per script.",
+		Reason:    "MAXLEN counts entries, not time; MINID on the time-based stream id is the trim by time the spec describes. Batching the append (not the archiver) keeps one round trip per batch while the archiver stays COUNT 1."},
+	{Rows: marconiRows,
+		Spec:      "002 §2.1 5 ms p99, §6 ~1–2 s restart window, SessionStore TTL, §3.5 pending TTL",
+		Departure: "Time is scaled in the suites: session TTL 2 s (default 45 s, not set by the spec), pending TTL 10 min (not set by the spec), sweepers every 1 s (50 ms in unit tests); churn and drill lengths shrink in the smoke profile. Latency targets are shown as figures, never asserted.",
+		Reason:    "The smoke profile must stay within ~2 min on 2 cores; ratios between the clocks (TTL vs heartbeat vs sweep) are kept, and house rules forbid timed assertions."},
+}
+
+// departuresFor lists the departures that concern any of rows.
+func departuresFor(rows []RowID) []Departure {
+	var out []Departure
+	for _, d := range Departures {
+		if slices.ContainsFunc(d.Rows, func(r RowID) bool { return slices.Contains(rows, r) }) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
