@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// The one adapter from what the suites record today — each workload's own
+// operation type, fault windows in wall time — to history.History, so the
+// report can draw every fault-injecting scenario's timeline
+// (report.Bucketize, report.RenderSVG). When traffic records into history
+// itself and fault.Apply records its windows (issue 16), the suites hand
+// that history to Timeline and the converters below go.
+
+// Timeline reduces h to the report's timeline (100 ms buckets, downsampled
+// for a long scenario), for Evidence.Timeline.
+func Timeline(h history.History) *report.Timeline {
+	t := report.Bucketize(h, report.DefaultBucket)
+	return &t
+}
+
+// outcome is an operation's outcome from its recorded error kind: "" is
+// ok; a call that got no reply ("network") or that the scenario cut short
+// (traffic.ErrKindStopped) may have taken effect, so it is unknown; any
+// error reply is failed.
+func outcome(errKind string) history.Outcome {
+	switch errKind {
+	case "":
+		return history.OK
+	case "network", traffic.ErrKindStopped:
+		return history.Unknown
+	}
+	return history.Failed
+}
+
+// RoutingOps converts a routing workload's operations; series names the
+// client series they are drawn as (the backend, or a control's name). The
+// read-back after the run is not part of the timeline.
+func RoutingOps(series string, ops []check.RoutingOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		if o.Final {
+			continue
+		}
+		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
+
+// DrillOps converts a drill workload's writes (read-back excluded).
+func DrillOps(series string, ops []check.DrillOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		if o.Final {
+			continue
+		}
+		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: "set",
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
+
+// SubscriptionOps converts a subscription history: publishes as
+// operations of series+" publish", and each delivery as an operation of
+// series+" delivery" from its publish to its arrival (its latency is the
+// delivery latency); the history's fault windows are already on its clock.
+func SubscriptionOps(series string, h check.SubscriptionHistory) ([]history.Op, []history.FaultWindow) {
+	type msg struct {
+		pub int
+		seq int64
+	}
+	sent := make(map[msg]time.Duration, len(h.Publishes))
+	ops := make([]history.Op, 0, len(h.Publishes)+len(h.Deliveries))
+	for _, p := range h.Publishes {
+		sent[msg{p.Publisher, p.Seq}] = p.Sent
+		ops = append(ops, history.Op{Start: p.Sent, End: p.Done, Backend: series + " publish", Kind: "publish",
+			Outcome: outcome(p.ErrKind), ErrKind: p.ErrKind, Err: p.Err})
+	}
+	for _, d := range h.Deliveries {
+		start, ok := sent[msg{d.Publisher, d.Seq}]
+		if !ok {
+			start = d.At
+		}
+		ops = append(ops, history.Op{Start: start, End: d.At, Backend: series + " delivery", Kind: "deliver", Outcome: history.OK})
+	}
+	faults := make([]history.FaultWindow, 0, len(h.Faults))
+	for _, f := range h.Faults {
+		faults = append(faults, history.FaultWindow{Fault: f.Name, Target: f.Target, Start: f.Start, End: f.End})
+	}
+	return ops, faults
+}
+
+// Windows puts fault windows recorded in wall time on the clock that began
+// at began (traffic.Clock.Began).
+func Windows(began time.Time, ws []report.FaultWindow) []history.FaultWindow {
+	out := make([]history.FaultWindow, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, history.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start.Sub(began), End: w.End.Sub(began)})
+	}
+	return out
+}
