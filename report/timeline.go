@@ -43,6 +43,9 @@ type Timeline struct {
 	Series []TimelineSeries `json:"series"`
 	Faults []TimelineWindow `json:"faults,omitempty"`
 	Spans  []TimelineWindow `json:"spans,omitempty"`
+	// Caption says what the timeline shows when it is not the checked
+	// run itself (a negative control's counterexample).
+	Caption string `json:"caption,omitempty"`
 }
 
 // TimelineSeries is one client series' operations per bucket, counted at
@@ -157,6 +160,7 @@ const (
 	svgLatency = 52 // height of a series' latency chart
 	svgGap     = 22 // between series (holds the series' title)
 	svgLane    = 15 // one lane of fault or span labels
+	maxLanes   = 6  // fault lanes drawn before they share one
 )
 
 // faultFill and spanFill pick colours by name, stable across timelines.
@@ -184,6 +188,13 @@ func RenderSVG(t Timeline) template.HTML {
 	}
 	faultLanes := laneNames(t.Faults)
 	spanLanes := laneNames(t.Spans)
+	faultLane := func(w TimelineWindow) int { return slices.Index(faultLanes, w.Name) }
+	if len(faultLanes) > maxLanes {
+		// Many distinct faults (a slot move per slot): one lane, each
+		// window still named by its <title>.
+		faultLanes = []string{"faults"}
+		faultLane = func(TimelineWindow) int { return 0 }
+	}
 	top := 4 + svgLane*len(faultLanes)
 	seriesH := svgGap + svgThrough + 6 + svgLatency
 	plotTop := top
@@ -198,8 +209,8 @@ func RenderSVG(t Timeline) template.HTML {
 
 	// Fault windows: shaded across every chart, named in their lane.
 	for _, f := range t.Faults {
-		lane := slices.Index(faultLanes, f.Name)
-		fill := faultFills[lane%len(faultFills)]
+		lane := faultLane(f)
+		fill := faultFills[slices.Index(laneNames(t.Faults), f.Name)%len(faultFills)]
 		x0, x1 := x(f.Start), x(f.End)
 		w := math.Max(x1-x0, 1.5)
 		fmt.Fprintf(&b, `<g class="fault"><title>%s</title>`, esc(windowTitle("fault", f)))
@@ -233,7 +244,7 @@ func RenderSVG(t Timeline) template.HTML {
 		y := spansTop + svgLane*lane
 		fmt.Fprintf(&b, `<g class="span"><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" rx="2" fill="%s"/>`,
 			esc(windowTitle("span", s)), x0, y, math.Max(x1-x0, 2), svgLane-4, fill)
-		if label := spanLabel(s); x1-x0 > float64(7*len(label)) {
+		if label := spanLabel(s); x1-x0 > float64(6*len([]rune(label))+4) {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#fff" font-size="10">%s</text>`, x0+3, y+svgLane-6, esc(label))
 		}
 		b.WriteString(`</g>`)
@@ -367,9 +378,11 @@ func windowTitle(kind string, w TimelineWindow) string {
 	return fmt.Sprintf("%s: +%s → +%s (%s)", s, formatDuration(w.Start), formatDuration(w.End), formatDuration(w.End-w.Start))
 }
 
+// spanLabel is what a span's bar says when it is wide enough: its target
+// (a shard, an operation), else its length; the title has both.
 func spanLabel(s TimelineWindow) string {
 	if s.Target != "" {
-		return s.Target + " " + formatDuration(s.End-s.Start)
+		return s.Target
 	}
 	return formatDuration(s.End - s.Start)
 }

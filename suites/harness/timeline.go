@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slotgate/slotgate/check"
@@ -103,4 +106,69 @@ func Windows(began time.Time, ws []report.FaultWindow) []history.FaultWindow {
 		out = append(out, history.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start.Sub(began), End: w.End.Sub(began)})
 	}
 	return out
+}
+
+// FencingTimeline draws a fencing counterexample (check.FencingCounterexample)
+// per session: each pod's calls as bars labelled with what came back, and
+// the leases as the directory granted them (a successful acquire to the
+// matching release), one lane per owner — two owners' lease bars over the
+// same instant are two authorities at once. Times start at the session's
+// first call.
+func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
+	if len(ops) == 0 {
+		return nil
+	}
+	t0 := ops[0].Call
+	for _, o := range ops {
+		t0 = min(t0, o.Call)
+	}
+	var h history.History
+	type lease struct {
+		gen   int64
+		start time.Duration
+	}
+	held := map[string]lease{}
+	byReturn := append([]check.FencingOp(nil), ops...)
+	slices.SortStableFunc(byReturn, func(a, b check.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
+	var end time.Duration
+	for _, o := range byReturn {
+		end = max(end, o.Return-t0)
+		h.Spans = append(h.Spans, history.Span{Name: "pod " + o.Owner, Client: fencingLabel(o), Start: o.Call - t0, End: o.Return - t0})
+		if o.Unknown || !o.OK {
+			continue
+		}
+		switch o.Kind {
+		case check.OpAcquire:
+			held[o.Owner] = lease{o.Gen, o.Return - t0}
+		case check.OpRelease:
+			if l, ok := held[o.Owner]; ok && l.gen == o.Gen {
+				h.Spans = append(h.Spans, history.Span{Name: "lease " + o.Owner, Client: fmt.Sprintf("gen %d", l.gen), Start: l.start, End: o.Return - t0})
+				delete(held, o.Owner)
+			}
+		}
+	}
+	for owner, l := range held { // still held when the history ends
+		h.Spans = append(h.Spans, history.Span{Name: "lease " + owner, Client: fmt.Sprintf("gen %d", l.gen), Start: l.start, End: end})
+	}
+	slices.SortStableFunc(h.Spans, func(a, b history.Span) int { return cmp.Compare(a.Name, b.Name) })
+	t := report.Bucketize(h, report.DefaultBucket)
+	t.Caption = caption
+	return &t
+}
+
+// fencingLabel says in a few characters what a call asked and got back.
+func fencingLabel(o check.FencingOp) string {
+	switch {
+	case o.Unknown:
+		return string(o.Kind) + " ?"
+	case o.Kind == check.OpAcquire && o.OK:
+		return fmt.Sprintf("acquire → g%d", o.Gen)
+	case o.Kind == check.OpAcquire:
+		return fmt.Sprintf("acquire ✗ (g%d held)", o.HolderGen)
+	case o.Kind == check.OpValidate:
+		return fmt.Sprintf("validate g%d → %d", o.Gen, o.Verdict)
+	case o.OK:
+		return fmt.Sprintf("%s g%d ✓", o.Kind, o.Gen)
+	}
+	return fmt.Sprintf("%s g%d ✗", o.Kind, o.Gen)
 }
