@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"html"
 	"html/template"
@@ -39,7 +38,9 @@ type Timeline struct {
 	// Bucket is the width of one bucket; End is the length of the axis.
 	Bucket Duration `json:"bucket"`
 	End    Duration `json:"end"`
-	// Series are the client series, one per Op.Backend, sorted by name.
+	// Series are the client series, one per Op.Backend, in the order their
+	// first operation was recorded (a suite lists the scored client before
+	// its controls).
 	Series []TimelineSeries `json:"series"`
 	Faults []TimelineWindow `json:"faults,omitempty"`
 	Spans  []TimelineWindow `json:"spans,omitempty"`
@@ -101,6 +102,7 @@ func Bucketize(h history.History, bucket time.Duration) Timeline {
 		lats [][]time.Duration
 	}
 	by := map[string]*acc{}
+	var order []string
 	for _, o := range h.Ops {
 		name := o.Backend
 		if name == "" {
@@ -110,6 +112,7 @@ func Bucketize(h history.History, bucket time.Duration) Timeline {
 		if a == nil {
 			a = &acc{s: TimelineSeries{Name: name, OK: make([]int, n), Failed: make([]int, n), Unknown: make([]int, n)}, lats: make([][]time.Duration, n)}
 			by[name] = a
+			order = append(order, name)
 		}
 		i := min(max(int(o.End/bucket), 0), n-1)
 		switch o.Outcome {
@@ -122,7 +125,8 @@ func Bucketize(h history.History, bucket time.Duration) Timeline {
 		}
 		a.lats[i] = append(a.lats[i], max(o.End-o.Start, 0))
 	}
-	for _, a := range by {
+	for _, name := range order {
+		a := by[name]
 		a.s.P50, a.s.P99 = make([]float64, n), make([]float64, n)
 		for i, ls := range a.lats {
 			if len(ls) == 0 {
@@ -133,7 +137,6 @@ func Bucketize(h history.History, bucket time.Duration) Timeline {
 		}
 		t.Series = append(t.Series, a.s)
 	}
-	slices.SortFunc(t.Series, func(a, b TimelineSeries) int { return cmp.Compare(a.Name, b.Name) })
 	for _, f := range h.Faults {
 		t.Faults = append(t.Faults, TimelineWindow{Name: f.Fault, Target: f.Target, Start: Duration(f.Start), End: Duration(f.End)})
 	}
@@ -154,7 +157,7 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Mil
 // Geometry of the drawing, in SVG user units (px at 100% zoom).
 const (
 	svgWidth   = 960
-	svgLeft    = 100 // room for the lane and axis labels
+	svgLeft    = 124 // room for the lane and axis labels
 	svgRight   = 12
 	svgThrough = 64 // height of a series' throughput chart
 	svgLatency = 52 // height of a series' latency chart
@@ -219,7 +222,7 @@ func RenderSVG(t Timeline) template.HTML {
 		b.WriteString(`</g>`)
 	}
 	for i, name := range faultLanes {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10">%s</text>`, svgLeft-4, 4+svgLane*i+svgLane-6, esc(short(name, 17)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10">%s</text>`, svgLeft-4, 4+svgLane*i+svgLane-6, esc(short(name, 21)))
 	}
 
 	for i, s := range t.Series {
@@ -250,7 +253,7 @@ func RenderSVG(t Timeline) template.HTML {
 		b.WriteString(`</g>`)
 	}
 	for i, name := range spanLanes {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10">%s</text>`, svgLeft-4, spansTop+svgLane*i+svgLane-6, esc(short(name, 17)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10">%s</text>`, svgLeft-4, spansTop+svgLane*i+svgLane-6, esc(short(name, 21)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every text went through esc
@@ -277,17 +280,30 @@ func renderSeries(b *strings.Builder, s TimelineSeries, t Timeline, x func(Durat
 	fmt.Fprintf(b, `<text x="%d" y="%.0f" text-anchor="end" fill="#777">%s/s</text><text x="%d" y="%.0f" text-anchor="end" fill="#777">0</text>`,
 		svgLeft-4, ty+9, compact(peak), svgLeft-4, bottom)
 	yOf := func(v float64) float64 { return bottom - svgThrough*math.Min(v/peak, 1) }
-	// Stacked areas: ok at the bottom, then failed, then unknown.
-	okTop, failTop, unkTop := make([]float64, n), make([]float64, n), make([]float64, n)
+	// Ok as one step path from the baseline; failed, then unknown,
+	// stacked on it as a bar per bucket that had any (sparse: most have
+	// none), which keeps a timeline to a few KB per series.
+	var p strings.Builder
+	fmt.Fprintf(&p, "M%.1f %.1f", x(0), bottom)
 	for i := range n {
-		okTop[i] = float64(s.OK[i]) * perSec
-		failTop[i] = okTop[i] + float64(s.Failed[i])*perSec
-		unkTop[i] = failTop[i] + float64(s.Unknown[i])*perSec
+		fmt.Fprintf(&p, "V%.1fH%.1f", yOf(float64(s.OK[i])*perSec), x(Duration(i+1)*t.Bucket))
 	}
-	zero := make([]float64, n)
-	area(b, t, x, yOf, zero, okTop, "#64748b")
-	area(b, t, x, yOf, okTop, failTop, "#dc2626")
-	area(b, t, x, yOf, failTop, unkTop, "#d97706")
+	fmt.Fprintf(b, `<path d="%sV%.1fZ" fill="#64748b"/>`, p.String(), bottom)
+	for i := range n {
+		base := float64(s.OK[i]) * perSec
+		for _, e := range []struct {
+			n    int
+			fill string
+		}{{s.Failed[i], "#dc2626"}, {s.Unknown[i], "#d97706"}} {
+			if e.n == 0 {
+				continue
+			}
+			top := base + float64(e.n)*perSec
+			x0, x1 := x(Duration(i)*t.Bucket), x(Duration(i+1)*t.Bucket)
+			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x0, yOf(top), x1-x0, yOf(base)-yOf(top), e.fill)
+			base = top
+		}
+	}
 
 	// Latency, log scale from 0.1 ms to a decade over the worst p99.
 	ly := bottom + 6
@@ -312,28 +328,6 @@ func renderSeries(b *strings.Builder, s TimelineSeries, t Timeline, x func(Durat
 	}
 	line(b, t, x, lyOf, s.P50, "#2563eb")
 	line(b, t, x, lyOf, s.P99, "#ea580c")
-}
-
-// area draws the band between lo and hi, bucket by bucket, as one path.
-func area(b *strings.Builder, t Timeline, x func(Duration) float64, y func(float64) float64, lo, hi []float64, fill string) {
-	if !slices.ContainsFunc(hi, func(v float64) bool { return v > 0 }) || slices.Equal(lo, hi) {
-		return
-	}
-	var p strings.Builder
-	n := len(hi)
-	for i := range n {
-		x0, x1 := x(Duration(i)*t.Bucket), x(Duration(i+1)*t.Bucket)
-		cmd := "L"
-		if i == 0 {
-			cmd = "M"
-		}
-		fmt.Fprintf(&p, "%s%.1f %.1fL%.1f %.1f", cmd, x0, y(hi[i]), x1, y(hi[i]))
-	}
-	for i := n - 1; i >= 0; i-- {
-		x0, x1 := x(Duration(i)*t.Bucket), x(Duration(i+1)*t.Bucket)
-		fmt.Fprintf(&p, "L%.1f %.1fL%.1f %.1f", x1, y(lo[i]), x0, y(lo[i]))
-	}
-	fmt.Fprintf(b, `<path d="%sZ" fill="%s"/>`, p.String(), fill)
 }
 
 // line draws vs (0 = no operation in the bucket: a gap) as a polyline per

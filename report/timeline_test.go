@@ -148,8 +148,8 @@ func TestRenderSVG(t *testing.T) {
 	}
 	x, _ := strconv.ParseFloat(m[1], 64)
 	w, _ := strconv.ParseFloat(m[2], 64)
-	plot := 960.0 - 100 - 12
-	if wantX, wantW := 100+plot*2/6, plot/6; abs(x-wantX) > 0.2 || abs(w-wantW) > 0.2 {
+	plot := 960.0 - 124 - 12
+	if wantX, wantW := 124+plot*2/6, plot/6; abs(x-wantX) > 0.2 || abs(w-wantW) > 0.2 {
 		t.Errorf("fault shaded at x=%v w=%v, want x=%v w=%v", x, w, wantX, wantW)
 	}
 	if n := len(svg); n > 40_000 {
