@@ -191,6 +191,14 @@ func RenderSVG(t Timeline) template.HTML {
 	}
 	faultLanes := laneNames(t.Faults)
 	spanLanes := laneNames(t.Spans)
+	// Lanes whose names share their first word share a colour ("pod-1
+	// lease", "pod-1 calls").
+	var spanKeys []string
+	for _, name := range spanLanes {
+		if k := firstWord(name); !slices.Contains(spanKeys, k) {
+			spanKeys = append(spanKeys, k)
+		}
+	}
 	faultLane := func(w TimelineWindow) int { return slices.Index(faultLanes, w.Name) }
 	if len(faultLanes) > maxLanes {
 		// Many distinct faults (a slot move per slot): one lane, each
@@ -242,7 +250,7 @@ func RenderSVG(t Timeline) template.HTML {
 	// Spans: a bar per span in its name's lane.
 	for _, s := range t.Spans {
 		lane := slices.Index(spanLanes, s.Name)
-		fill := spanFills[lane%len(spanFills)]
+		fill := spanFills[slices.Index(spanKeys, firstWord(s.Name))%len(spanFills)]
 		x0, x1 := x(s.Start), x(s.End)
 		y := spansTop + svgLane*lane
 		fmt.Fprintf(&b, `<g class="span"><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" rx="2" fill="%s"/>`,
@@ -383,7 +391,7 @@ func spanLabel(s TimelineWindow) string {
 
 // tickStep picks a round step giving 5–12 ticks over end.
 func tickStep(end time.Duration) time.Duration {
-	for _, s := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute} {
+	for _, s := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute} {
 		if end/s <= 12 {
 			return s
 		}
@@ -392,6 +400,9 @@ func tickStep(end time.Duration) time.Duration {
 }
 
 func tickLabel(d, step time.Duration) string {
+	if step < 100*time.Millisecond {
+		return fmt.Sprintf("%gms", float64(d)/float64(time.Millisecond))
+	}
 	if step < time.Second {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
@@ -421,5 +432,7 @@ func short(s string, n int) string {
 	}
 	return s
 }
+
+func firstWord(s string) string { w, _, _ := strings.Cut(s, " "); return w }
 
 func esc(s string) string { return html.EscapeString(s) }

@@ -109,11 +109,12 @@ func Windows(began time.Time, ws []report.FaultWindow) []history.FaultWindow {
 }
 
 // FencingTimeline draws a fencing counterexample (check.FencingCounterexample)
-// per session: each pod's calls as bars labelled with what came back, and
-// the leases as the directory granted them (a successful acquire to the
-// matching release), one lane per owner — two owners' lease bars over the
-// same instant are two authorities at once. Times start at the session's
-// first call.
+// for one session: each pod's calls as bars labelled with what came back,
+// and each pod's lease as the pod believed it held one — from its
+// successful acquire to its release, or to the first renew or release the
+// directory refused (it learned it had lost it), or to the end — one lane
+// per pod (its calls beside it), so two pods' lease bars over the same instant are two
+// authorities at once. Times start at the session's first call.
 func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 	if len(ops) == 0 {
 		return nil
@@ -128,30 +129,38 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 		start time.Duration
 	}
 	held := map[string]lease{}
+	closeLease := func(owner string, at time.Duration) {
+		if l, ok := held[owner]; ok {
+			h.Spans = append(h.Spans, history.Span{Name: owner + " lease", Client: fmt.Sprintf("gen %d", l.gen), Start: l.start, End: at})
+			delete(held, owner)
+		}
+	}
 	byReturn := append([]check.FencingOp(nil), ops...)
 	slices.SortStableFunc(byReturn, func(a, b check.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
 	var end time.Duration
 	for _, o := range byReturn {
-		end = max(end, o.Return-t0)
-		h.Spans = append(h.Spans, history.Span{Name: "pod " + o.Owner, Client: fencingLabel(o), Start: o.Call - t0, End: o.Return - t0})
-		if o.Unknown || !o.OK {
+		at := o.Return - t0
+		end = max(end, at)
+		h.Spans = append(h.Spans, history.Span{Name: o.Owner + " calls", Client: fencingLabel(o), Start: o.Call - t0, End: at})
+		if o.Unknown {
 			continue
 		}
-		switch o.Kind {
-		case check.OpAcquire:
-			held[o.Owner] = lease{o.Gen, o.Return - t0}
-		case check.OpRelease:
-			if l, ok := held[o.Owner]; ok && l.gen == o.Gen {
-				h.Spans = append(h.Spans, history.Span{Name: "lease " + o.Owner, Client: fmt.Sprintf("gen %d", l.gen), Start: l.start, End: o.Return - t0})
-				delete(held, o.Owner)
-			}
+		l, holds := held[o.Owner]
+		switch {
+		case o.Kind == check.OpAcquire && o.OK:
+			closeLease(o.Owner, at)
+			held[o.Owner] = lease{o.Gen, at}
+		case (o.Kind == check.OpRelease || o.Kind == check.OpRenew) && holds && l.gen == o.Gen && (o.Kind == check.OpRelease || !o.OK):
+			closeLease(o.Owner, at)
 		}
 	}
-	for owner, l := range held { // still held when the history ends
-		h.Spans = append(h.Spans, history.Span{Name: "lease " + owner, Client: fmt.Sprintf("gen %d", l.gen), Start: l.start, End: end})
+	for owner := range held { // still believed held when the history ends
+		closeLease(owner, end)
 	}
 	slices.SortStableFunc(h.Spans, func(a, b history.Span) int { return cmp.Compare(a.Name, b.Name) })
-	t := report.Bucketize(h, report.DefaultBucket)
+	// No throughput to draw: buckets only set the axis, so fine ones keep
+	// a history of a few milliseconds across the whole width.
+	t := report.Bucketize(h, max(time.Microsecond*100, end/200))
 	t.Caption = caption
 	return &t
 }

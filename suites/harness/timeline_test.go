@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +25,14 @@ func TestFencingTimeline(t *testing.T) {
 	}
 	leases := map[string]report.TimelineWindow{}
 	for _, s := range tl.Spans {
-		if strings.HasPrefix(s.Name, "lease ") {
+		if strings.HasSuffix(s.Name, " lease") {
 			leases[s.Name] = s
 		}
 		if s.Start < 0 {
 			t.Errorf("span %+v before the session's first call", s)
 		}
 	}
-	p0, p1 := leases["lease p0"], leases["lease p1"]
+	p0, p1 := leases["p0 lease"], leases["p1 lease"]
 	if p0.Target != "gen 1" || p1.Target != "gen 2" || !(p1.Start < p0.End) {
 		t.Errorf("leases %+v: want gen 1 and gen 2 overlapping", leases)
 	}
@@ -45,5 +46,26 @@ func TestOutcome(t *testing.T) {
 		if got := string(outcome(kind)); got != want {
 			t.Errorf("outcome(%q) = %s, want %s", kind, got, want)
 		}
+	}
+}
+
+// TestFencingTimelineSVG writes the drawing for a look when asked
+// (SLOTGATE_TIMELINE_OUT=x.svg; rsvg-convert -o x.png x.svg).
+func TestFencingTimelineSVG(t *testing.T) {
+	out := os.Getenv("SLOTGATE_TIMELINE_OUT")
+	if out == "" {
+		t.Skip("SLOTGATE_TIMELINE_OUT not set")
+	}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	var ops []check.FencingOp
+	for i, p := range []string{"pod-0", "pod-1", "pod-2"} {
+		ops = append(ops,
+			check.FencingOp{Client: i, Session: "c:s", Kind: check.OpAcquire, Owner: p, Gen: int64(i + 1), OK: true, Call: ms(100 + 3*i), Return: ms(104 + 3*i)},
+			check.FencingOp{Client: i, Session: "c:s", Kind: check.OpRenew, Owner: p, Gen: int64(i + 1), OK: i == 2, Call: ms(120 + 2*i), Return: ms(123 + 2*i)},
+		)
+	}
+	ops = append(ops, check.FencingOp{Client: 2, Session: "c:s", Kind: check.OpRelease, Owner: "pod-2", Gen: 3, OK: true, Call: ms(140), Return: ms(142)})
+	if err := os.WriteFile(out, []byte(report.RenderSVG(*FencingTimeline("x", ops))), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
