@@ -26,9 +26,10 @@ const DefaultBucket = 100 * time.Millisecond
 
 // MaxBuckets caps a timeline's buckets; a longer scenario gets wider
 // buckets (a multiple of the one asked for). It bounds each timeline's share
-// of results.json and report.html whatever the profile: ~240 points per
-// series keeps one timeline near 10–20 KB of SVG, so even a full run with a
-// hundred timelines stays well under the report's 5 MB budget.
+// of results.json and report.html whatever the profile: a smoke timeline
+// draws in 5–30 KB, the worst case (errors in every bucket of three series,
+// a hundred fault windows) in under 128 KB (TestRenderSVGWorstCaseSize), so
+// a run's ~20 fault-injecting checks keep report.html well under 5 MB.
 const MaxBuckets = 240
 
 // Timeline is a scenario's history reduced to buckets on its clock. It
@@ -297,19 +298,28 @@ func renderSeries(b *strings.Builder, s TimelineSeries, t Timeline, x func(Durat
 		fmt.Fprintf(&p, "V%.1fH%.1f", yOf(float64(s.OK[i])*perSec), x(Duration(i+1)*t.Bucket))
 	}
 	fmt.Fprintf(b, `<path d="%sV%.1fZ" fill="#64748b"/>`, p.String(), bottom)
+	var failed, unknown strings.Builder
 	for i := range n {
 		base := float64(s.OK[i]) * perSec
+		x0, x1 := x(Duration(i)*t.Bucket), x(Duration(i+1)*t.Bucket)
 		for _, e := range []struct {
-			n    int
-			fill string
-		}{{s.Failed[i], "#dc2626"}, {s.Unknown[i], "#d97706"}} {
+			n int
+			p *strings.Builder
+		}{{s.Failed[i], &failed}, {s.Unknown[i], &unknown}} {
 			if e.n == 0 {
 				continue
 			}
 			top := base + float64(e.n)*perSec
-			x0, x1 := x(Duration(i)*t.Bucket), x(Duration(i+1)*t.Bucket)
-			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x0, yOf(top), x1-x0, yOf(base)-yOf(top), e.fill)
+			fmt.Fprintf(e.p, "M%.1f %.1fH%.1fV%.1fH%.1fZ", x0, yOf(top), x1, yOf(base), x0)
 			base = top
+		}
+	}
+	for _, e := range []struct {
+		p    *strings.Builder
+		fill string
+	}{{&failed, "#dc2626"}, {&unknown, "#d97706"}} {
+		if e.p.Len() > 0 {
+			fmt.Fprintf(b, `<path d="%s" fill="%s"/>`, e.p.String(), e.fill)
 		}
 	}
 

@@ -197,3 +197,35 @@ func abs(v float64) float64 {
 	}
 	return v
 }
+
+// The worst case a full-profile scenario can draw — 20 minutes, three
+// series with failures and unknowns in every bucket, a hundred fault
+// windows and spans — stays within the per-timeline budget that keeps
+// report.html under 5 MB (a run has ~20 fault-injecting checks; 5 MB holds
+// ~40 worst cases).
+func TestRenderSVGWorstCaseSize(t *testing.T) {
+	var h history.History
+	for _, b := range []string{"go-redis", "halt-all (control)", "naive go-redis (control)"} {
+		for t := time.Duration(0); t < 20*time.Minute; t += 50 * time.Millisecond {
+			o := history.Op{Start: t, End: t + time.Duration(t%7)*time.Millisecond, Backend: b, Outcome: history.OK}
+			switch (t / (50 * time.Millisecond)) % 5 {
+			case 1:
+				o.Outcome = history.Failed
+			case 2:
+				o.Outcome = history.Unknown
+			}
+			h.Ops = append(h.Ops, o)
+		}
+	}
+	for i := range 100 {
+		at := time.Duration(i) * 12 * time.Second
+		h.Faults = append(h.Faults, history.FaultWindow{Fault: fmt.Sprintf("slot/migrate-%d", i), Start: at, End: at + 5*time.Second})
+		h.Spans = append(h.Spans, history.Span{Name: "pool halt", Client: "shard 1", Start: at, End: at + 3*time.Second})
+	}
+	svg := report.RenderSVG(report.Bucketize(h, report.DefaultBucket))
+	if n := len(svg); n > 128<<10 {
+		t.Errorf("worst-case timeline is %d bytes, want at most 128 KB", n)
+	} else {
+		t.Logf("worst-case timeline: %d bytes", n)
+	}
+}
