@@ -181,3 +181,18 @@ func fencingLabel(o check.FencingOp) string {
 	}
 	return fmt.Sprintf("%s g%d ✗", o.Kind, o.Gen)
 }
+
+// ReplicaOps converts a replica-repair workload's operations: reads as
+// series+" reads", writes as series+" writes".
+func ReplicaOps(series string, ops []check.ReplicaOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		name, kind := series+" writes", "set"
+		if o.Read {
+			name, kind = series+" reads", "get"
+		}
+		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: name, Kind: kind,
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
