@@ -251,3 +251,19 @@ func TestSubscriptionHaltsEndAtUntil(t *testing.T) {
 		t.Errorf("halt %v (recovered %v), want 1s: the reset's silence after Until is not the drill's", got[0].Halt, got[0].Recovered)
 	}
 }
+
+// The counterexample is the one broken session's own history, not the run.
+func TestFencingCounterexample(t *testing.T) {
+	good := goodHistory()
+	if ce := check.FencingCounterexample(good, time.Second); ce != nil {
+		t.Fatalf("good history has a counterexample: %v", ce)
+	}
+	bad := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
+	for i := range bad {
+		bad[i].Session = "c:broken"
+	}
+	ce := check.FencingCounterexample(append(good, bad...), time.Second)
+	if len(ce) != 2 || ce[0].Session != "c:broken" {
+		t.Errorf("counterexample %v, want the two c:broken acquires", ce)
+	}
+}

@@ -173,6 +173,38 @@ func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
 	return fail(name, "", "history of %d operations is not linearizable against the C-phase specification", len(history))
 }
 
+// FencingCounterexample returns the operations of the first session whose
+// own history is not linearizable against the specification (sessions are
+// independent, as FencingModel partitions them): the smallest history a
+// reviewer can read as a per-session lease and generation timeline. It
+// returns nil when every session is linearizable or undecided within
+// timeout.
+func FencingCounterexample(history []FencingOp, timeout time.Duration) []FencingOp {
+	bySession := map[string][]FencingOp{}
+	var order []string
+	for _, op := range history {
+		if _, ok := bySession[op.Session]; !ok {
+			order = append(order, op.Session)
+		}
+		bySession[op.Session] = append(bySession[op.Session], op)
+	}
+	for _, s := range order {
+		ops := bySession[s]
+		in := make([]porcupine.Operation, len(ops))
+		for i, h := range ops {
+			ret := int64(h.Return)
+			if h.Unknown {
+				ret = math.MaxInt64 // may take effect any time after the call
+			}
+			in[i] = porcupine.Operation{ClientId: h.Client, Input: h, Call: int64(h.Call), Return: ret}
+		}
+		if porcupine.CheckOperationsTimeout(FencingModel.ToModel(), in, timeout) == porcupine.Illegal {
+			return ops
+		}
+	}
+	return nil
+}
+
 // SingleAuthority scans successful acquires and releases per session in
 // return order and reports two owners holding one session at once (T1,
 // spec 000 §Safety theorems). It needs no model, so its counterexample reads

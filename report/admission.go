@@ -1,13 +1,10 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Spec 000 §Client Architecture: the protocol and the client are "admitted
@@ -290,33 +287,12 @@ func admissionLabel(v AdmissionVerdict) string {
 	return "not assessed"
 }
 
-// decodeAdmission recovers an Admission from a report entry (the raw value
-// in-process, else its JSON), filling Scenario and Seed from the spec.
-func decodeAdmission(e types.ReportEntry, scenario string, seed int64) (Admission, error) {
+// decodeAdmission recovers an Admission from a report entry's JSON value,
+// filling Scenario and Seed from the spec.
+func decodeAdmission(e GinkgoEntry, scenario string, seed int64) (Admission, error) {
 	var a Admission
-	switch v := e.GetRawValue().(type) {
-	case Admission:
-		a = v
-	case *Admission:
-		if v == nil {
-			return Admission{}, ErrNoValue
-		}
-		a = *v
-	default:
-		data := e.Value.AsJSON
-		if data == "" && v != nil {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return Admission{}, fmt.Errorf("encode entry value: %w", err)
-			}
-			data = string(b)
-		}
-		if data == "" || data == "null" {
-			return Admission{}, ErrNoValue
-		}
-		if err := json.Unmarshal([]byte(data), &a); err != nil {
-			return Admission{}, fmt.Errorf("decode entry value: %w", err)
-		}
+	if err := decodeValue(e, &a); err != nil {
+		return Admission{}, err
 	}
 	if a.Scenario == "" {
 		a.Scenario = scenario

@@ -74,7 +74,7 @@ func TestFromGinkgoCollectsAdmission(t *testing.T) {
 		admissionEntry(report.Admission{Backend: "go-redis", Requirement: report.RequirementRedirects, Verdict: report.AdmittedWithWrapper, Wrapper: "impl/routing.Wrap", Evidence: "raw pool handed back 3 ASK"}))
 	interrupted := spec("failover", types.SpecStateInterrupted, []string{"failure-drills", "errors"},
 		admissionEntry(report.Admission{Backend: "valkey-go", Requirement: report.RequirementDispatchHalt, Verdict: report.Admitted}))
-	s, err := report.FromGinkgo([]types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{passed, interrupted}}}, report.Meta{Seed: 7})
+	s, err := report.FromGinkgo(decoded(t, []types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{passed, interrupted}}}), report.Meta{Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestAdmissionOnlyFromATrustedRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sp := spec("redirects", c.state, []string{"routing", "errors"}, entry(c.check),
 				admit("go-redis", report.Admitted), admit("valkey-go", report.AdmittedWithWrapper))
-			s, err := report.FromGinkgo([]types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{sp}}}, report.Meta{})
+			s, err := report.FromGinkgo(decoded(t, []types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{sp}}}), report.Meta{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func TestAdmissionOnlyFromATrustedRun(t *testing.T) {
 	unchecked := spec("alone", types.SpecStatePassed, []string{"protocol", "errors"}, lone)
 	passed := spec("pass", types.SpecStatePassed, []string{"routing", "errors"},
 		entry(report.Check{Status: report.StatusPass, Controls: []report.Control{ok}}), admit("go-redis", report.Admitted))
-	s, err := report.FromGinkgo([]types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{failed, unchecked, passed}}}, report.Meta{})
+	s, err := report.FromGinkgo(decoded(t, []types.Report{{SuiteDescription: "x", SpecReports: types.SpecReports{failed, unchecked, passed}}}), report.Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,9 @@ type Evidence struct {
 	Duration       Duration            `json:"duration,omitempty"`
 	// Faults are the fault windows injected during the scenario.
 	Faults []FaultWindow `json:"faults,omitempty"`
+	// Timeline is the scenario's history in buckets (Bucketize): what
+	// report.html draws for a scenario that injects faults.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // FaultWindow records one injected fault as data, so the report can place it

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
 )
 
 // ErrNoValue is returned when a slotgate.check report entry carries no
@@ -18,12 +16,12 @@ import (
 var ErrNoValue = errors.New("report entry has no value")
 
 // LoadGinkgoJSON reads a report written by `ginkgo --json-report`.
-func LoadGinkgoJSON(path string) ([]types.Report, error) {
+func LoadGinkgoJSON(path string) ([]GinkgoReport, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load ginkgo report: %w", err)
 	}
-	var reports []types.Report
+	var reports []GinkgoReport
 	if err := json.Unmarshal(b, &reports); err != nil {
 		return nil, fmt.Errorf("decode ginkgo report %s: %w", path, err)
 	}
@@ -49,7 +47,7 @@ func LoadGinkgoJSON(path string) ([]types.Report, error) {
 //
 // Zero StartedAt and Duration in meta are filled from the reports, and
 // Meta.Timing from the suites' and specs' run times.
-func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
+func FromGinkgo(reports []GinkgoReport, meta Meta) (*Scorecard, error) {
 	if meta.Interrupted != nil { // filled below; the caller's stays as given
 		in := *meta.Interrupted
 		meta.Interrupted = &in
@@ -74,13 +72,13 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 		}
 		for _, sr := range r.SpecReports {
 			rows, cols := rowLabels(sr.Labels())
-			if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
+			if sr.State == ginkgoSkipped || sr.State == ginkgoPending {
 				// A scenario skipped by its own Skip(reason) — the topology
 				// cannot host it — is listed; one left out by a filter
 				// (--row, --label-filter) or focus has no message.
 				// Ginkgo's own skips (an earlier spec of an ordered
 				// container failed, an interrupt) are no topology's.
-				if sr.State.Is(types.SpecStateSkipped) && strings.HasPrefix(sr.Failure.Message, topologySkip) && len(rows) == 1 {
+				if sr.State == ginkgoSkipped && strings.HasPrefix(sr.Failure.Message, topologySkip) && len(rows) == 1 {
 					targets := cols
 					if len(targets) == 0 {
 						targets = []Column{""} // the whole row
@@ -92,7 +90,7 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				}
 				continue
 			}
-			if sr.LeafNodeType == types.NodeTypeIt {
+			if sr.LeafNodeType == ginkgoIt {
 				timing.Scenarios = append(timing.Scenarios, ScenarioTime{Scenario: sr.FullText(), Rows: rows, Duration: Duration(sr.RunTime)})
 				for _, row := range rows {
 					timing.Rows[row] += Duration(sr.RunTime)
@@ -130,10 +128,10 @@ func FromGinkgo(reports []types.Report, meta Meta) (*Scorecard, error) {
 				}
 				recorded = append(recorded, c)
 			}
-			if !sr.State.Is(types.SpecStateInterrupted) { // an interrupted run judged no client
+			if sr.State != ginkgoInterrupted { // an interrupted run judged no client
 				admissions = append(admissions, TrustedAdmissions(admitted, recorded)...)
 			}
-			if sr.State.Is(types.SpecStateInterrupted) {
+			if sr.State == ginkgoInterrupted {
 				// Cut off by a signal or the suite timeout: no verdict on the
 				// implementation. What it recorded before the interrupt
 				// stands if it passed; a failure seen while the run was
@@ -221,40 +219,31 @@ func rowLabels(labels []string) (rows []RowID, cols []Column) {
 	return rows, cols
 }
 
-// decodeEntry recovers a Check from an entry: the raw value in-process
-// (AddReportEntry keeps it; AsJSON is only filled once the entry has been
-// through JSON), else the entry's JSON.
-func decodeEntry(e types.ReportEntry) (Check, error) {
-	raw := e.GetRawValue()
-	switch v := raw.(type) {
-	case Check:
-		return v, nil
-	case *Check:
-		if v != nil {
-			return *v, nil
-		}
-	}
-	data := e.Value.AsJSON
-	if data == "" && raw != nil {
-		b, err := json.Marshal(raw)
-		if err != nil {
-			return Check{}, fmt.Errorf("encode entry value: %w", err)
-		}
-		data = string(b)
-	}
-	if data == "" || data == "null" {
-		return Check{}, ErrNoValue
-	}
+// decodeEntry recovers a Check from an entry's JSON value.
+func decodeEntry(e GinkgoEntry) (Check, error) {
 	var c Check
-	if err := json.Unmarshal([]byte(data), &c); err != nil {
-		return Check{}, fmt.Errorf("decode entry value: %w", err)
+	if err := decodeValue(e, &c); err != nil {
+		return Check{}, err
 	}
 	return c, nil
 }
 
+// decodeValue decodes the JSON value of an entry into v; an entry with no
+// value is ErrNoValue.
+func decodeValue(e GinkgoEntry, v any) error {
+	data := e.Value.AsJSON
+	if data == "" || data == "null" {
+		return ErrNoValue
+	}
+	if err := json.Unmarshal([]byte(data), v); err != nil {
+		return fmt.Errorf("decode entry value: %w", err)
+	}
+	return nil
+}
+
 // crashed turns a failed spec into failing checks for the cells it was
 // meant to score, or into a run problem when it names no cell.
-func crashed(sr types.SpecReport, rows []RowID, cols []Column, recorded []Check, seed int64) ([]Check, string) {
+func crashed(sr GinkgoSpec, rows []RowID, cols []Column, recorded []Check, seed int64) ([]Check, string) {
 	type target struct {
 		row RowID
 		col Column
@@ -284,7 +273,7 @@ func crashed(sr types.SpecReport, rows []RowID, cols []Column, recorded []Check,
 	if len(targets) == 0 {
 		name := sr.FullText()
 		if name == "" {
-			name = sr.LeafNodeType.String()
+			name = sr.LeafNodeType
 		}
 		return nil, fmt.Sprintf("%s %s without a row label: %s (%s)", name, sr.State, oneLine(f.Message, 160), f.Location)
 	}
@@ -296,7 +285,7 @@ func crashed(sr types.SpecReport, rows []RowID, cols []Column, recorded []Check,
 	}
 	scenario := sr.FullText()
 	if scenario == "" {
-		scenario = sr.LeafNodeType.String()
+		scenario = sr.LeafNodeType
 	}
 	out := make([]Check, 0, len(targets))
 	for _, t := range targets {

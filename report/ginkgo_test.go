@@ -15,6 +15,21 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
+// decoded turns Ginkgo's in-process reports into what slotgate reads:
+// their JSON, as `ginkgo --json-report` writes it.
+func decoded(t *testing.T, reports []types.Report) []report.GinkgoReport {
+	t.Helper()
+	b, err := json.Marshal(reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []report.GinkgoReport
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func entry(v any) types.ReportEntry {
 	return types.ReportEntry{Name: report.EntryName, Value: types.WrapEntryValue(v)}
 }
@@ -100,8 +115,8 @@ func TestFromGinkgo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// In-process entries hold the raw Check; loaded ones only JSON.
-	for name, reports := range map[string][]types.Report{"in-process": in, "from json": loaded} {
+	// Ginkgo's own types through JSON, and the file Ginkgo would write.
+	for name, reports := range map[string][]report.GinkgoReport{"encoded": decoded(t, in), "from file": loaded} {
 		t.Run(name, func(t *testing.T) {
 			s, err := report.FromGinkgo(reports, report.Meta{Seed: 7})
 			if err != nil {
@@ -175,7 +190,7 @@ func TestFromGinkgoRejectsMalformedEntries(t *testing.T) {
 			reports := []types.Report{{SpecReports: types.SpecReports{
 				spec("x", types.SpecStatePassed, []string{"routing", "errors"}, entry(v)),
 			}}}
-			if _, err := report.FromGinkgo(reports, report.Meta{}); err == nil {
+			if _, err := report.FromGinkgo(decoded(t, reports), report.Meta{}); err == nil {
 				t.Error("no error")
 			}
 		})

@@ -86,6 +86,8 @@ type htmlCheck struct {
 	Faults  []htmlFault
 	Facts   []htmlKV
 	Replay  string
+	// TimelineSVG is the scenario's timeline drawn inline (RenderSVG).
+	TimelineSVG template.HTML
 }
 
 type htmlFault struct{ Fault, Target, Start, End, Length string }
@@ -238,6 +240,9 @@ func newHTMLCheck(s *Scorecard, c Check, id string) htmlCheck {
 			End:    offset(s.Meta.StartedAt, f.End),
 			Length: formatDuration(Duration(f.End.Sub(f.Start))),
 		})
+	}
+	if e.Timeline != nil {
+		hc.TimelineSVG = RenderSVG(*e.Timeline)
 	}
 	add := func(k, v string) {
 		if v != "" {

@@ -39,7 +39,7 @@ func TestInterruptedRunIsNoVerdict(t *testing.T) {
 		},
 	}}
 	meta := report.Meta{Rows: []report.RowID{report.RowAxioms, report.RowRegistry}, Interrupted: &report.Interruption{Cause: "SIGHUP"}}
-	card, err := report.FromGinkgo(reports, meta)
+	card, err := report.FromGinkgo(decoded(t, reports), meta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,28 +62,58 @@ type Row struct {
 	Topology string `json:"topology"`
 	// Needs lists the binaries the row needs beyond valkey-server.
 	Needs []string `json:"needs,omitempty"`
+	// Suite is the Go package that scores the row (`slotgate run` runs it);
+	// "" means the row is known but not yet implemented: it shows as
+	// not-run and is never counted as passed.
+	Suite string `json:"-"`
+	// External says whether the row runs against a target slotgate did not
+	// start (external.go); nil means not yet classified, and an
+	// unclassified row does not run there: a new row must be classified
+	// before its faults can reach someone's staging cluster.
+	External *External `json:"-"`
 }
 
-// Catalogue is every row slotgate knows, in scorecard order.
+// Catalogue is every row slotgate knows, in scorecard order: the one table
+// the CLI (which rows exist, which suite runs each, which can run against an
+// external target), the report and the suites read. Adding a row is one
+// entry here (and its RowID constant).
 var Catalogue = []Row{
-	{ID: RowAxioms, Title: "Axioms A1, A2, A4", Spec: "000 §Axioms", Topology: "cluster:3x1"},
-	{ID: RowFencingScripts, Title: "Fencing scripts", Spec: "000 §Conformance, Fencing scripts; §The Fencing Migration", Topology: "cluster:3x1"},
-	{ID: RowFencingMigration, Title: "Fencing migration", Spec: "000 §The Fencing Migration; §Deployment Gate", Topology: "standalone"},
-	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "standalone"},
-	{ID: RowPresenceMGet, Title: "Presence MGET", Spec: "000 §Conformance, Presence MGET", Topology: "cluster:3x1"},
-	{ID: RowRegistry, Title: "Registry index", Spec: "000 §Mesh Registry Discovery", Topology: "cluster:3x1"},
-	{ID: RowSubscriptions, Title: "Subscriptions", Spec: "000 §Sharded Pub/Sub Conversion; §Client Architecture", Topology: "cluster:3x1"},
-	{ID: RowRouting, Title: "Routing", Spec: "000 §Conformance, Routing", Topology: "cluster:3x1"},
-	{ID: RowFailureDrills, Title: "Failure drills", Spec: "000 §Conformance, Failure drills", Topology: "cluster:3x1"},
-	{ID: RowProtocol, Title: "Protocol choice", Spec: "000 §Conformance, Protocol choice; D3", Topology: "cluster:3x1"},
-	{ID: RowTelemetry, Title: "Telemetry", Spec: "000 §Conformance, Telemetry", Topology: "cluster:3x1"},
-	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "cluster:3x1", Needs: []string{"postgres"}},
-	{ID: RowMarconiAuditCompleteness, Title: "Marconi audit completeness", Spec: "002 §4 Audit fan-out", Topology: "cluster:3x1", Needs: []string{"postgres"}},
-	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "cluster:3x1", Needs: []string{"postgres"}},
-	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"}},
-	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"}},
-	{ID: RowMarconiMetrics, Title: "Marconi metrics", Spec: "002 §9 Counters / observability", Topology: "cluster:3x1", Needs: []string{"postgres"}},
-	{ID: RowMarconiStageFlags, Title: "Marconi stage flags", Spec: "002 §8 Migration path, fine-grain feature flags", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowAxioms, Title: "Axioms A1, A2, A4", Spec: "000 §Axioms", Topology: "cluster:3x1",
+		Suite: "./suites/axioms", External: NotOnExternal("needs topologies it starts beside the cluster: a single-shard cluster-enabled node (A2 is measured on every cluster mode)")},
+	{ID: RowFencingScripts, Title: "Fencing scripts", Spec: "000 §Conformance, Fencing scripts; §The Fencing Migration", Topology: "cluster:3x1",
+		Suite: "./suites/fencing", External: NotOnExternal("restarts a primary (fault.RestartPrimary) and needs a single-shard cluster-enabled node it starts itself")},
+	{ID: RowFencingMigration, Title: "Fencing migration", Spec: "000 §The Fencing Migration; §Deployment Gate", Topology: "standalone",
+		Suite: "./suites/migration", External: NotOnExternal("injects link faults at the per-node proxy (fault.Latency, fault.ResetPeer) and needs a single-shard node it starts itself")},
+	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "standalone",
+		Suite: "./suites/locality", External: OnExternal(NeedStandalone)},
+	{ID: RowPresenceMGet, Title: "Presence MGET", Spec: "000 §Conformance, Presence MGET", Topology: "cluster:3x1",
+		Suite: "./suites/presence", External: NotOnExternal("migrates slots under load (fault.MoveSlot: CLUSTER SETSLOT / MIGRATE)")},
+	{ID: RowRegistry, Title: "Registry index", Spec: "000 §Mesh Registry Discovery", Topology: "cluster:3x1",
+		Suite: "./suites/registry", External: NotOnExternal("fails primaries over (fault.FailoverGraceful) and injects latency at the per-node proxy")},
+	{ID: RowSubscriptions, Title: "Subscriptions", Spec: "000 §Sharded Pub/Sub Conversion; §Client Architecture", Topology: "cluster:3x1",
+		Suite: "./suites/subscriptions", External: NotOnExternal("fails over, restarts primaries, migrates slots and resets connections at the per-node proxy")},
+	{ID: RowRouting, Title: "Routing", Spec: "000 §Conformance, Routing", Topology: "cluster:3x1",
+		Suite: "./suites/routing", External: NotOnExternal("migrates slots (fault.MoveSlot) to drive MOVED/ASK")},
+	{ID: RowFailureDrills, Title: "Failure drills", Spec: "000 §Conformance, Failure drills", Topology: "cluster:3x1",
+		Suite: "./suites/failuredrills", External: NotOnExternal("kills and fails over primaries (fault.FailoverKill, fault.FailoverGraceful)")},
+	{ID: RowProtocol, Title: "Protocol choice", Spec: "000 §Conformance, Protocol choice; D3", Topology: "cluster:3x1",
+		Suite: "./suites/protocol", External: OnExternal(NeedCluster)},
+	{ID: RowTelemetry, Title: "Telemetry", Spec: "000 §Conformance, Telemetry", Topology: "cluster:3x1",
+		Suite: "./suites/telemetry", External: NotOnExternal("migrates slots (fault.MoveSlot) to attribute redirects")},
+	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconi", External: NotOnExternal("cuts the cluster's and PostgreSQL's proxies to prove a send does no I/O, and counts every command the servers ran (INFO commandstats), which a shared target's own traffic would add to")},
+	{ID: RowMarconiAuditCompleteness, Title: "Marconi audit completeness", Spec: "002 §4 Audit fan-out", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconiaudit", External: OnExternal(NeedCluster, NeedPostgres)},
+	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconiaudit", External: NotOnExternal("cuts a primary's and PostgreSQL's proxies to cause the losses it counts")},
+	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconi", External: NotOnExternal("sets notify-keyspace-events on every primary (CONFIG SET, the Stage 2 expiry hooks): a server setting slotgate does not change on a target it did not start")},
+	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconi", External: OnExternal(NeedCluster, NeedPostgres)},
+	{ID: RowMarconiMetrics, Title: "Marconi metrics", Spec: "002 §9 Counters / observability", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconi", External: NotOnExternal("sets notify-keyspace-events on every node (CONFIG SET) so the sessions it lets expire reach on_session_expired: a server setting slotgate does not change on a target it did not start")},
+	{ID: RowMarconiStageFlags, Title: "Marconi stage flags", Spec: "002 §8 Migration path, fine-grain feature flags", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconi", External: NotOnExternal("not yet tried on a target slotgate did not start: its walk runs a second SessionStore writer and flips the archiver between shadow and primary tables")},
 }
 
 // Lookup returns the catalogue entry of id.

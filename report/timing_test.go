@@ -27,7 +27,7 @@ func TestTiming(t *testing.T) {
 		{SuiteDescription: "axioms", RunTime: 5 * time.Second, SpecReports: types.SpecReports{fast, slow}},
 		{SuiteDescription: "registry", RunTime: 3 * time.Second, SpecReports: types.SpecReports{reg}},
 	}
-	card, err := report.FromGinkgo(reports, report.Meta{Duration: report.Duration(10 * time.Second), Rows: []report.RowID{report.RowAxioms}})
+	card, err := report.FromGinkgo(decoded(t, reports), report.Meta{Duration: report.Duration(10 * time.Second), Rows: []report.RowID{report.RowAxioms}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ func NewClock() *Clock { return &Clock{start: time.Now()} }
 // Now is the offset since the clock started (monotonic).
 func (c *Clock) Now() time.Duration { return time.Since(c.start) }
 
+// Began is the wall time of the clock's zero: what puts a fault window
+// recorded in wall time on the scenario clock (history.History.Began).
+func (c *Clock) Began() time.Time { return c.start }
+
 // Recorder collects a scenario's history and the loud outcome of every
 // operation. Safe for concurrent use.
 type Recorder struct {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/report"
-	"github.com/slotgate/slotgate/suites/harness"
 )
 
 // `slotgate run --provider external` (issue #8): the suites run against
@@ -58,9 +57,9 @@ const probeTimeout = 30 * time.Second
 // consent, has bad settings, or whose endpoints do not answer (all exit 2,
 // before any suite starts), and returns what the target offers and the
 // servers it found.
-func validateExternal(x *externalFlags) (harness.ExternalTarget, []string, error) {
-	var target harness.ExternalTarget
-	usage := func(format string, args ...any) (harness.ExternalTarget, []string, error) {
+func validateExternal(x *externalFlags) (report.ExternalTarget, []string, error) {
+	var target report.ExternalTarget
+	usage := func(format string, args ...any) (report.ExternalTarget, []string, error) {
 		return target, nil, fmt.Errorf("%w: --provider external: "+format, append([]any{errUsage}, args...)...)
 	}
 	if x.envErr != nil {
@@ -148,12 +147,12 @@ func externalEnv(e fixtures.External) []string {
 // gate fails on them (a row asked for and not scored is not a pass); from
 // the default selection they are dropped from the request and shown with
 // their reason, and the headline says the catalogue was not cleared.
-func splitExternalRows(rows []report.RowID, explicit bool, target harness.ExternalTarget) (requested, run []report.RowID, notRun map[report.RowID]string) {
+func splitExternalRows(rows []report.RowID, explicit bool, target report.ExternalTarget) (requested, run []report.RowID, notRun map[report.RowID]string) {
 	notRun = map[report.RowID]string{}
 	for _, id := range rows {
 		reason := ""
 		if implemented(id) {
-			reason = harness.ExternalReason(id, target)
+			reason = report.ExternalReason(id, target)
 		}
 		if reason == "" {
 			requested, run = append(requested, id), append(run, id)

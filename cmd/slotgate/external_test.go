@@ -17,7 +17,6 @@ import (
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/report"
-	"github.com/slotgate/slotgate/suites/harness"
 )
 
 // Issue #8, proved end to end: slotgate attaches to a 3×1 cluster, a
@@ -178,7 +177,7 @@ func TestRunExternalBadInput(t *testing.T) {
 // are listed with their reasons but do not fail the gate. A row named with
 // --row stays requested and fails it.
 func TestSplitExternalRows(t *testing.T) {
-	target := harness.ExternalTarget{Cluster: true}
+	target := report.ExternalTarget{Cluster: true}
 	all, err := parseRows("")
 	if err != nil {
 		t.Fatal(err)

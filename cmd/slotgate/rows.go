@@ -10,33 +10,19 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// suiteOf maps each implemented row to the suite package that scores it.
-// A catalogue row missing here is known but not yet implemented: it shows
-// as not-run and is never counted as passed.
-var suiteOf = map[report.RowID]string{
-	report.RowAxioms:           "./suites/axioms",
-	report.RowFencingScripts:   "./suites/fencing",
-	report.RowFencingMigration: "./suites/migration",
-	report.RowPresenceMGet:     "./suites/presence",
-	report.RowRegistry:         "./suites/registry",
-	report.RowSubscriptions:    "./suites/subscriptions",
-	report.RowRouting:          "./suites/routing",
-	report.RowFailureDrills:    "./suites/failuredrills",
-	report.RowProtocol:         "./suites/protocol",
-	report.RowTelemetry:        "./suites/telemetry",
-	report.RowLocality:         "./suites/locality",
-
-	// Marconi mesh (spec 002).
-	report.RowMarconiHotPath:        "./suites/marconi",
-	report.RowMarconiCacheLifecycle: "./suites/marconi",
-	report.RowMarconiRestart:        "./suites/marconi",
-	report.RowMarconiMetrics:        "./suites/marconi",
-	report.RowMarconiStageFlags:     "./suites/marconi",
-
-	// Marconi audit fan-out (spec 002 §3.6, §4).
-	report.RowMarconiAuditCompleteness: "./suites/marconiaudit",
-	report.RowMarconiLossBudget:        "./suites/marconiaudit",
-}
+// suiteOf maps each implemented row to the suite package that scores it,
+// from the catalogue (report.Row.Suite). A catalogue row missing here is
+// known but not yet implemented: it shows as not-run and is never counted
+// as passed.
+var suiteOf = func() map[report.RowID]string {
+	m := map[report.RowID]string{}
+	for _, r := range report.Catalogue {
+		if r.Suite != "" {
+			m[r.ID] = r.Suite
+		}
+	}
+	return m
+}()
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }
 

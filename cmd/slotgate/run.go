@@ -20,7 +20,7 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/report"
-	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/runenv"
 )
 
 const runHelp = `Usage: slotgate run [flags]
@@ -70,7 +70,7 @@ type runFlags struct {
 	ports      string
 	provider   string
 	external   externalFlags // --provider external (external.go)
-	haltBudget string        // --halt-budget: harness.ParseHaltBudget
+	haltBudget string        // --halt-budget: runenv.ParseHaltBudget
 	jobs       int           // --jobs: suites at a time (schedule.go)
 	shard      string        // --shard i/n (shard.go)
 }
@@ -89,8 +89,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
 	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue cell is not run in full: not run, or partial (scenarios this topology cannot host) — a CI gate before entering cluster mode should set this")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
-	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+harness.EnvValkeyImage+" and $"+harness.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
-	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+harness.DefaultHaltBudget.String()+", one fencing renew cadence; env "+harness.EnvHaltBudget+")")
+	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+runenv.EnvValkeyImage+" and $"+runenv.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
+	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+runenv.DefaultHaltBudget.String()+", one fencing renew cadence; env "+runenv.EnvHaltBudget+")")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
 	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that measures time against a bound (failure drills, registry, Marconi) always runs alone (default: one per core)")
 	fs.StringVar(&f.shard, "shard", "", "run shard `i/n` of the selected rows' suites (a deterministic split balanced by recorded wall time); merge the shards with slotgate report --merge")
@@ -116,7 +116,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 type plan struct {
 	runFlags
 	rows     []report.RowID
-	profile  harness.Profile
+	profile  runenv.Profile
 	provider fixtures.Provider
 	server   string // resolved path
 	version  string
@@ -155,20 +155,20 @@ func validate(f runFlags) (plan, error) {
 	if p.rows, err = parseRows(f.rows); err != nil {
 		return p, err
 	}
-	if p.profile, err = harness.ParseProfile(f.profile); err != nil {
+	if p.profile, err = runenv.ParseProfile(f.profile); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if err := validateMarconiEnv(os.Getenv, os.Environ()); err != nil {
 		return p, err
 	}
 	if f.haltBudget == "" {
-		f.haltBudget = os.Getenv(harness.EnvHaltBudget)
+		f.haltBudget = os.Getenv(runenv.EnvHaltBudget)
 	}
-	if _, err = harness.ParseHaltBudget(f.haltBudget); err != nil {
+	if _, err = runenv.ParseHaltBudget(f.haltBudget); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	p.haltBudget = f.haltBudget
-	if _, err = harness.ParseBackends(f.backends); err != nil {
+	if _, err = runenv.ParseBackends(f.backends); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	spec, err := fixtures.ParseSpec(f.topology)
@@ -193,7 +193,7 @@ func validate(f runFlags) (plan, error) {
 		p.rows, p.run, p.notRun = splitExternalRows(p.rows, strings.TrimSpace(f.rows) != "", target)
 	} else if p.provider == fixtures.ProviderContainers {
 		p.server = f.server
-		images = append(images, envOr(harness.EnvValkeyImage, fixtures.DefaultValkeyImage))
+		images = append(images, envOr(runenv.EnvValkeyImage, fixtures.DefaultValkeyImage))
 		p.version = "image " + images[0]
 	} else if p.server, p.version, err = serverBinary(f.server); err != nil {
 		return p, err
@@ -219,7 +219,7 @@ func validate(f runFlags) (plan, error) {
 				break // the target's --postgres, checked by validateExternal
 			}
 			if need == "postgres" && p.provider == fixtures.ProviderContainers {
-				images = appendUnique(images, envOr(harness.EnvPostgresImage, fixtures.DefaultPostgresImage))
+				images = appendUnique(images, envOr(runenv.EnvPostgresImage, fixtures.DefaultPostgresImage))
 			} else if need == "postgres" {
 				if _, err := fixtures.PostgresBinDir(); err != nil {
 					return p, fmt.Errorf("%w: row %s needs PostgreSQL: %v", errUsage, id, err)
@@ -248,7 +248,7 @@ func validate(f runFlags) (plan, error) {
 	}
 	if p.timeout == 0 {
 		p.timeout = 60 * time.Minute
-		if p.profile == harness.ProfileSmoke {
+		if p.profile == runenv.ProfileSmoke {
 			p.timeout = 15 * time.Minute
 		}
 	}
@@ -267,7 +267,7 @@ func serverBinary(name string) (path, version string, err error) {
 // checkPorts refuses a --ports range that cannot hold the run: every node
 // binds three ports (server, cluster bus, proxy).
 func checkPorts(spec string, nodes int) error {
-	lo, hi, err := harness.ParsePorts(spec)
+	lo, hi, err := runenv.ParsePorts(spec)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -396,16 +396,16 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 
 	// One ginkgo per suite package, each with its own JSON report, up to
 	// --jobs at a time (schedule.go).
-	jobs := planJobs(p.packages, p.run, p.profile == harness.ProfileFull)
+	jobs := planJobs(p.packages, p.run, p.profile == runenv.ProfileFull)
 	env := append(os.Environ(),
-		harness.EnvProfile+"="+string(p.profile),
-		harness.EnvSeed+"="+strconv.FormatInt(p.seed, 10),
-		harness.EnvServer+"="+p.server,
-		harness.EnvBackends+"="+p.backends,
-		harness.EnvTopology+"="+p.topology,
-		harness.EnvPorts+"="+p.ports,
-		harness.EnvProvider+"="+string(p.provider),
-		harness.EnvHaltBudget+"="+p.haltBudget,
+		runenv.EnvProfile+"="+string(p.profile),
+		runenv.EnvSeed+"="+strconv.FormatInt(p.seed, 10),
+		runenv.EnvServer+"="+p.server,
+		runenv.EnvBackends+"="+p.backends,
+		runenv.EnvTopology+"="+p.topology,
+		runenv.EnvPorts+"="+p.ports,
+		runenv.EnvProvider+"="+string(p.provider),
+		runenv.EnvHaltBudget+"="+p.haltBudget,
 		// The suite processes watch slotgate and tear down if it is
 		// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
 		fixtures.EnvOwner+"="+fixtures.OwnerStamp(),

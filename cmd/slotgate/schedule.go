@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -310,7 +308,7 @@ func (s stream) Write(p []byte) (int, error) {
 // loadReports reads the jobs' Ginkgo JSON reports from out. A started job
 // that wrote none (it crashed before writing) is named in missing; its rows
 // score as not run.
-func loadReports(out string, jobs []*suiteJob) (reports []types.Report, missing []*suiteJob, err error) {
+func loadReports(out string, jobs []*suiteJob) (reports []report.GinkgoReport, missing []*suiteJob, err error) {
 	for _, j := range jobs {
 		p := filepath.Join(out, j.jsonName())
 		if !fileExists(p) {

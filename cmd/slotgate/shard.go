@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/slotgate/slotgate/report"
-	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/runenv"
 )
 
 // suiteSeconds is the recorded wall time of each suite package (smoke,
@@ -114,7 +114,7 @@ func (p *plan) applyShard() error {
 			all = appendUnique(all, pkg)
 		}
 	}
-	mine := shardPackages(all, p.profile == harness.ProfileFull, sh)
+	mine := shardPackages(all, p.profile == runenv.ProfileFull, sh)
 	keep := func(rows []report.RowID) []report.RowID {
 		var out []report.RowID
 		for _, r := range rows {

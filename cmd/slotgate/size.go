@@ -18,8 +18,8 @@ import (
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/runenv"
 	"github.com/slotgate/slotgate/sizing"
-	"github.com/slotgate/slotgate/suites/harness"
 )
 
 const sizeHelp = `Usage: slotgate size [flags]
@@ -88,7 +88,7 @@ func cmdSize(args []string, stdout, stderr io.Writer) error {
 	}
 	opts.Fixtures = append(opts.Fixtures, fixtures.WithServer(path))
 	if f.ports != "" {
-		lo, hi, err := harness.ParsePorts(f.ports)
+		lo, hi, err := runenv.ParsePorts(f.ports)
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -81,6 +82,7 @@ type drillRun struct {
 	drills       []check.Drill
 	until        time.Duration
 	faults       []report.FaultWindow
+	timeline     *report.Timeline
 	// The halt-all control runs until the first killed shard is served
 	// again: haltDrills drills, measured until haltUntil.
 	haltDrills int
@@ -267,6 +269,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	scored.ReadBack(ctx, fresh)
 	swallow.ReadBack(ctx, fresh)
 	r.ops, r.haltAll, r.naivePool, r.swallow = scored.Ops(), halting.Ops(), naive.Ops(), swallow.Ops()
+	r.timeline = drillTimeline(b, r, clock)
 	runs[b] = r
 	return r
 }
@@ -278,6 +281,26 @@ type stopper struct {
 }
 
 func (s *stopper) Stop() { s.once.Do(func() { close(s.C) }) }
+
+// drillTimeline draws the run for the report: the scored pool beside the
+// halt-all and naive-topology controls, the failovers shaded, and each
+// drill's measured halts (the drilled shard's writes, the subscription
+// client) as spans.
+func drillTimeline(b client.Backend, r *drillRun, clock *traffic.Clock) *report.Timeline {
+	h := history.History{Scenario: "failure-drills/" + string(b), Seed: cfg.Seed, Began: clock.Began(), Faults: harness.Windows(clock.Began(), r.faults)}
+	h.Ops = append(harness.DrillOps(string(b), r.ops), harness.DrillOps("halt-all (control)", r.haltAll)...)
+	h.Ops = append(h.Ops, harness.DrillOps("naive go-redis (control)", r.naivePool)...)
+	for _, dh := range check.DrillHalts(r.ops, r.drills, r.until) {
+		h.Spans = append(h.Spans, history.Span{Name: "pool halt", Client: fmt.Sprintf("shard %d", dh.Drill.Shard), Start: dh.Drill.Start, End: dh.Drill.Start + dh.Dead})
+	}
+	for i, sh := range r.subHalts {
+		if i < len(r.drills) {
+			d := r.drills[i]
+			h.Spans = append(h.Spans, history.Span{Name: "subscription halt", Client: fmt.Sprintf("shard %d", d.Shard), Start: d.Start, End: d.Start + sh.Halt})
+		}
+	}
+	return harness.Timeline(h)
+}
 
 // swallowWriter is the acked-writes column's real bad variant: a writer on
 // its own keys of shard, through a connection pinned to the shard's
@@ -382,7 +405,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	r := drillsOf(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults = r.faults
+	ev.Faults, ev.Timeline = r.faults, r.timeline
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
 	budget := cfg.HaltBudget
 	result := check.All("drill-dispatch", check.DrillDispatch(halts, maxGap, maxFailPct),
@@ -491,7 +514,7 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	r := drillsOf(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults = r.faults
+	ev.Faults, ev.Timeline = r.faults, r.timeline
 	result := check.DrillAccounted(r.ops, r.drills, lossWindow, 100)
 	if inc, ok := harness.FaultResult("drill-accounted", r.faultErr); ok {
 		result = check.All(result.Checker, result, inc)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
@@ -333,6 +334,12 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		"replica_gets_before_kill": readsBefore, "replica_gets_after_restart": readsAfter, "kill_to_end_ms": float64(repaired.Milliseconds()),
 	}
 	ev.Faults = []report.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: began, End: began.Add(d.Restarted - d.Kill)}}
+	tl := history.History{Seed: cfg.Seed, Ops: harness.ReplicaOps(string(b), ops),
+		Faults: []history.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: d.Kill, End: d.Restarted}}}
+	for _, h := range returns {
+		tl.Spans = append(tl.Spans, history.Span{Name: "replica return", Client: string(b), Start: d.Restarted, End: d.Restarted + h.Halt})
+	}
+	ev.Timeline = harness.Timeline(tl)
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%s served %.0f GETs before its kill (replica reads in use) and %.0f after its restart (all clients)", replica.Name(), readsBefore, readsAfter))
 	for _, h := range returns {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: %s sent its first read to the repaired replica %v after the restart%s (budget %v)", h.What, pool.Version(), h.Halt.Round(time.Millisecond), lowerBound(h), budget))

@@ -81,7 +81,11 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 		Expect(err).NotTo(HaveOccurred())
 		ms := harness.Sessions(rng, "mutant-"+string(m), scale.MutantSessions)
 		mrec := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), ms, 2, scale.Contenders)
-		controls = append(controls, harness.Variant(string(m), mutantWhy[m], check.FencingInvariants(mrec.FencingHistory())))
+		mh := mrec.FencingHistory()
+		controls = append(controls, harness.Variant(string(m), mutantWhy[m], check.FencingInvariants(mh)))
+		if ce := check.FencingCounterexample(mh, 10*time.Second); ce != nil && ev.Timeline == nil {
+			ev.Timeline = harness.FencingTimeline(fmt.Sprintf("Not this run: the counterexample the checker caught in negative control %s (%s), session %s.", m, mutantWhy[m], ce[0].Session), ce)
+		}
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
 }

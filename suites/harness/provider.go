@@ -8,24 +8,6 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 )
 
-// Environment the CLI sets to choose where the suites' servers run (issue
-// #8); a developer running ginkgo directly may set it by hand.
-const (
-	EnvProvider      = "SLOTGATE_PROVIDER"       // local | containers | external (default local)
-	EnvValkeyImage   = "SLOTGATE_VALKEY_IMAGE"   // containers: Valkey image (default fixtures.DefaultValkeyImage)
-	EnvPostgresImage = "SLOTGATE_POSTGRES_IMAGE" // containers: PostgreSQL image (default fixtures.DefaultPostgresImage)
-)
-
-// ParseProvider parses "local", "containers" or "external"; the error
-// wraps ErrBadConfig and says what is accepted.
-func ParseProvider(s string) (fixtures.Provider, error) {
-	p, err := fixtures.ParseProvider(s)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s=%q: want local, containers or external", ErrBadConfig, EnvProvider, s)
-	}
-	return p, nil
-}
-
 // providerFromEnv reads the provider and its images.
 func (c *Config) providerFromEnv() error {
 	c.Provider = fixtures.ProviderLocal

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -167,6 +168,8 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	ops, mops := scored.Ops(), mutant.Ops()
 	ev := harness.Evidence(cfg, cluster, fresh)
 	ev.Faults = faults
+	ev.Timeline = harness.Timeline(history.History{Seed: cfg.Seed, Began: clock.Began(), Faults: harness.Windows(clock.Began(), faults),
+		Ops: append(harness.RoutingOps(string(b)+" routing.Wrap", ops), harness.RoutingOps("retry-unknown-outcome (control)", mops)...)})
 	ev.Metrics = map[string]float64{"operations": float64(len(ops)), "migrations": float64(moves), "redirects_absorbed": float64(absorbed.Load())}
 	var acked, unk, notExec int64
 	for _, t := range check.CounterTallies(ops) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -64,6 +65,7 @@ type run struct {
 	absorbed    int64
 	faults      []report.FaultWindow
 	moves       int
+	timeline    *report.Timeline
 }
 
 // keysFor returns WorkersPerSlot key sets in each moving slot.
@@ -140,6 +142,9 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	scored.ReadBack(ctx, fresh)
 	raw.ReadBack(ctx, fresh)
 	r.absorbed = absorbed.Load()
+	r.timeline = harness.Timeline(history.History{Scenario: name, Seed: cfg.Seed, Began: clock.Began(),
+		Ops:    append(harness.RoutingOps(string(b)+" routing.Wrap", scored.Ops()), harness.RoutingOps(string(b)+" raw pool", raw.Ops())...),
+		Faults: harness.Windows(clock.Began(), r.faults)})
 	return r
 }
 
@@ -197,7 +202,7 @@ func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 	r := migrated(ctx, b)
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults = r.faults
+	ev.Faults, ev.Timeline = r.faults, r.timeline
 	ops := r.scored.Ops()
 	result := check.RoutingAcknowledged(ops, 20*s.migrations())
 	if r.moves < s.migrations() {
@@ -226,7 +231,7 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	r := migrated(ctx, b)
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults = r.faults
+	ev.Faults, ev.Timeline = r.faults, r.timeline
 	ops := r.scored.Ops()
 	result := check.NoErrors(check.RoutingOutcomes(ops), 20*s.migrations())
 	if r.moves < s.migrations() {

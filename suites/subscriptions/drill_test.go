@@ -12,6 +12,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/pubsub"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -324,6 +325,10 @@ func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
 	ev := harness.Evidence(cfg, cluster, r.pool)
 	for _, w := range r.windows {
 		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+	}
+	if len(h.Faults) > 0 {
+		ops, faults := harness.SubscriptionOps(string(r.backend), h)
+		ev.Timeline = harness.Timeline(history.History{Seed: cfg.Seed, Ops: ops, Faults: faults})
 	}
 	st := check.AnalyzeSubscriptions(h)
 	for _, o := range check.SubscriptionsDelivered(h, 0).Observed {

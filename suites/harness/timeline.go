@@ -1,0 +1,198 @@
+package harness
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// The one adapter from what the suites record today — each workload's own
+// operation type, fault windows in wall time — to history.History, so the
+// report can draw every fault-injecting scenario's timeline
+// (report.Bucketize, report.RenderSVG). When traffic records into history
+// itself and fault.Apply records its windows (issue 16), the suites hand
+// that history to Timeline and the converters below go.
+
+// Timeline reduces h to the report's timeline (100 ms buckets, downsampled
+// for a long scenario), for Evidence.Timeline.
+func Timeline(h history.History) *report.Timeline {
+	t := report.Bucketize(h, report.DefaultBucket)
+	return &t
+}
+
+// outcome is an operation's outcome from its recorded error kind: "" is
+// ok; a call that got no reply ("network") or that the scenario cut short
+// (traffic.ErrKindStopped) may have taken effect, so it is unknown; any
+// error reply is failed.
+func outcome(errKind string) history.Outcome {
+	switch errKind {
+	case "":
+		return history.OK
+	case "network", traffic.ErrKindStopped:
+		return history.Unknown
+	}
+	return history.Failed
+}
+
+// RoutingOps converts a routing workload's operations; series names the
+// client series they are drawn as (the backend, or a control's name). The
+// read-back after the run is not part of the timeline.
+func RoutingOps(series string, ops []check.RoutingOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		if o.Final {
+			continue
+		}
+		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
+
+// DrillOps converts a drill workload's writes (read-back excluded).
+func DrillOps(series string, ops []check.DrillOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		if o.Final {
+			continue
+		}
+		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: "set",
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
+
+// SubscriptionOps converts a subscription history: publishes as
+// operations of series+" publish", and each delivery as an operation of
+// series+" delivery" from its publish to its arrival (its latency is the
+// delivery latency); the history's fault windows are already on its clock.
+func SubscriptionOps(series string, h check.SubscriptionHistory) ([]history.Op, []history.FaultWindow) {
+	type msg struct {
+		pub int
+		seq int64
+	}
+	sent := make(map[msg]time.Duration, len(h.Publishes))
+	ops := make([]history.Op, 0, len(h.Publishes)+len(h.Deliveries))
+	for _, p := range h.Publishes {
+		sent[msg{p.Publisher, p.Seq}] = p.Sent
+		ops = append(ops, history.Op{Start: p.Sent, End: p.Done, Backend: series + " publish", Kind: "publish",
+			Outcome: outcome(p.ErrKind), ErrKind: p.ErrKind, Err: p.Err})
+	}
+	for _, d := range h.Deliveries {
+		start, ok := sent[msg{d.Publisher, d.Seq}]
+		if !ok {
+			start = d.At
+		}
+		ops = append(ops, history.Op{Start: start, End: d.At, Backend: series + " delivery", Kind: "deliver", Outcome: history.OK})
+	}
+	faults := make([]history.FaultWindow, 0, len(h.Faults))
+	for _, f := range h.Faults {
+		faults = append(faults, history.FaultWindow{Fault: f.Name, Target: f.Target, Start: f.Start, End: f.End})
+	}
+	return ops, faults
+}
+
+// Windows puts fault windows recorded in wall time on the clock that began
+// at began (traffic.Clock.Began).
+func Windows(began time.Time, ws []report.FaultWindow) []history.FaultWindow {
+	out := make([]history.FaultWindow, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, history.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start.Sub(began), End: w.End.Sub(began)})
+	}
+	return out
+}
+
+// FencingTimeline draws a fencing counterexample (check.FencingCounterexample)
+// for one session: each pod's calls as bars labelled with what came back,
+// and each pod's lease as the pod believed it held one — from its
+// successful acquire to its release, or to the first renew or release the
+// directory refused (it learned it had lost it), or to the end — one lane
+// per pod (its calls beside it), so two pods' lease bars over the same instant are two
+// authorities at once. Times start at the session's first call.
+func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
+	if len(ops) == 0 {
+		return nil
+	}
+	t0 := ops[0].Call
+	for _, o := range ops {
+		t0 = min(t0, o.Call)
+	}
+	var h history.History
+	type lease struct {
+		gen   int64
+		start time.Duration
+	}
+	held := map[string]lease{}
+	closeLease := func(owner string, at time.Duration) {
+		if l, ok := held[owner]; ok {
+			h.Spans = append(h.Spans, history.Span{Name: owner + " lease", Client: fmt.Sprintf("gen %d", l.gen), Start: l.start, End: at})
+			delete(held, owner)
+		}
+	}
+	byReturn := append([]check.FencingOp(nil), ops...)
+	slices.SortStableFunc(byReturn, func(a, b check.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
+	var end time.Duration
+	for _, o := range byReturn {
+		at := o.Return - t0
+		end = max(end, at)
+		h.Spans = append(h.Spans, history.Span{Name: o.Owner + " calls", Client: fencingLabel(o), Start: o.Call - t0, End: at})
+		if o.Unknown {
+			continue
+		}
+		l, holds := held[o.Owner]
+		switch {
+		case o.Kind == check.OpAcquire && o.OK:
+			closeLease(o.Owner, at)
+			held[o.Owner] = lease{o.Gen, at}
+		case (o.Kind == check.OpRelease || o.Kind == check.OpRenew) && holds && l.gen == o.Gen && (o.Kind == check.OpRelease || !o.OK):
+			closeLease(o.Owner, at)
+		}
+	}
+	for owner := range held { // still believed held when the history ends
+		closeLease(owner, end)
+	}
+	slices.SortStableFunc(h.Spans, func(a, b history.Span) int { return cmp.Compare(a.Name, b.Name) })
+	// No throughput to draw: buckets only set the axis, so fine ones keep
+	// a history of a few milliseconds across the whole width.
+	t := report.Bucketize(h, max(time.Microsecond*100, end/200))
+	t.Caption = caption
+	return &t
+}
+
+// fencingLabel says in a few characters what a call asked and got back.
+func fencingLabel(o check.FencingOp) string {
+	switch {
+	case o.Unknown:
+		return string(o.Kind) + " ?"
+	case o.Kind == check.OpAcquire && o.OK:
+		return fmt.Sprintf("acquire → g%d", o.Gen)
+	case o.Kind == check.OpAcquire:
+		return fmt.Sprintf("acquire ✗ (g%d held)", o.HolderGen)
+	case o.Kind == check.OpValidate:
+		return fmt.Sprintf("validate g%d → %d", o.Gen, o.Verdict)
+	case o.OK:
+		return fmt.Sprintf("%s g%d ✓", o.Kind, o.Gen)
+	}
+	return fmt.Sprintf("%s g%d ✗", o.Kind, o.Gen)
+}
+
+// ReplicaOps converts a replica-repair workload's operations: reads as
+// series+" reads", writes as series+" writes".
+func ReplicaOps(series string, ops []check.ReplicaOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		name, kind := series+" writes", "set"
+		if o.Read {
+			name, kind = series+" reads", "get"
+		}
+		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: name, Kind: kind,
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
