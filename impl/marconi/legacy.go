@@ -46,6 +46,22 @@ const (
 	// the identity (§3.5). Nothing is routed to the dead session — only
 	// a send answered with an error tells.
 	MutantStaleRoute5xx Mutant = "stale-route-5xx"
+	// MutantSweeperNeverFires: the SLA sweeper runs but never raises a
+	// violation (§3.4 "SLA sweepers operate on the in-memory map").
+	MutantSweeperNeverFires Mutant = "sla-sweeper-never-fires"
+	// MutantSweeperEarly: the SLA sweeper raises a violation at half the
+	// SLA — an obligation acked on time is reported violated.
+	MutantSweeperEarly Mutant = "sla-sweeper-early"
+	// MutantForgetObligations: a restarted instance does not rehydrate the
+	// obligation index from the Marconi Cache stream; open obligations of
+	// the previous instance are forgotten (their acks answer 404, their
+	// SLAs are never swept).
+	MutantForgetObligations Mutant = "obligations-forgotten-on-restart"
+	// MutantDurableAtOffer: an obligation is marked durable (and counted in
+	// marconi_obligations_durable_total) when the in-memory audit queue
+	// takes its envelope, before the Redis Stream — the durable boundary
+	// (§4.1) — has it; what the queue then loses is claimed durable.
+	MutantDurableAtOffer Mutant = "durable-at-offer"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -53,7 +69,8 @@ const (
 var ErrStaleRoute = errors.New("route names a session that is no longer registered")
 
 // Mutants lists every mesh mutant.
-var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx}
+var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
+	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

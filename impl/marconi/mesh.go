@@ -77,6 +77,13 @@ type Options struct {
 	Now func() time.Time
 	// Logf receives non-fatal problems (listener errors); nil discards.
 	Logf func(format string, args ...any)
+	// OnViolation, if set, is told about every SLA violation the sweeper
+	// raises (§3.4), after it is counted. It must not block.
+	OnViolation func(Violation)
+	// ObligationTenants are tenants whose Marconi Cache stream the
+	// obligation rehydration reads at Start besides those with sessions
+	// in the SessionStore (§6).
+	ObligationTenants []string
 }
 
 // Mesh is one Marconi instance: the tables, the hot path, the hooks, the
@@ -146,7 +153,7 @@ func New(o Options) (*Mesh, error) {
 	}
 	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant}
 	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, m: m.m, ttl: m.store.TTL(),
-		noPending: o.DisablePending, now: o.Now, ids: newIDGen()}
+		noPending: o.DisablePending, now: o.Now, ids: newIDGen(), durableAtOffer: o.Mutant == MutantDurableAtOffer}
 	if o.Flags.AuditQueueWrite {
 		m.board.sink = o.Sink
 	}
@@ -169,6 +176,11 @@ type Warmup struct {
 	Masters  int           `json:"masters"`
 	Took     time.Duration `json:"took"`
 	Skipped  bool          `json:"skipped,omitempty"`
+	// Obligations is how many open obligations the index rehydrated from
+	// the Marconi Cache streams (§3.4, §6); ObligationsTook how long that
+	// took (after Took).
+	Obligations     int           `json:"obligations"`
+	ObligationsTook time.Duration `json:"obligations_took"`
 }
 
 // Start runs the §6 cold start: the tables are empty, then rehydrated
@@ -185,10 +197,15 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 			return Warmup{}, fmt.Errorf("start mesh: %w", err)
 		}
 	}
-	w, err := m.warm(ctx)
+	w, tenants, err := m.warm(ctx)
 	if err != nil {
 		return w, fmt.Errorf("start mesh: %w", err)
 	}
+	began := time.Now()
+	if w.Obligations, err = m.rehydrateObligations(ctx, append(tenants, m.opts.ObligationTenants...)); err != nil {
+		return w, fmt.Errorf("start mesh: %w", err)
+	}
+	w.ObligationsTook = time.Since(began)
 	if m.opts.Notify != nil {
 		l, err := startExpiryListener(ctx, *m.opts.Notify, m)
 		if err != nil {
@@ -201,14 +218,15 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 	return w, nil
 }
 
-func (m *Mesh) warm(ctx context.Context) (Warmup, error) {
+// warm rehydrates the tables and returns the tenants it saw.
+func (m *Mesh) warm(ctx context.Context) (Warmup, []string, error) {
 	if m.opts.Mutant == MutantSkipWarmup {
-		return Warmup{Skipped: true}, nil
+		return Warmup{Skipped: true}, nil, nil
 	}
 	began := time.Now()
 	snap, err := m.store.Load(ctx)
 	if err != nil {
-		return Warmup{}, fmt.Errorf("warm-up: %w", err)
+		return Warmup{}, nil, fmt.Errorf("warm-up: %w", err)
 	}
 	m.t.mu.Lock()
 	tenants := map[string]bool{}
@@ -231,7 +249,11 @@ func (m *Mesh) warm(ctx context.Context) (Warmup, error) {
 	w := Warmup{Sessions: len(snap.Sessions), Masters: len(snap.Masters), Took: time.Since(began)}
 	m.m.warmupSessions.Set(float64(w.Sessions))
 	m.m.warmupSeconds.Set(w.Took.Seconds())
-	return w, nil
+	names := make([]string, 0, len(tenants))
+	for t := range tenants {
+		names = append(names, t)
+	}
+	return w, names, nil
 }
 
 // sweep runs the pending-TTL and obligation SLA sweepers (§3.4, §3.5).
@@ -252,9 +274,15 @@ func (m *Mesh) sweep() {
 		if m.obligations == nil {
 			continue
 		}
-		violations, forgotten := m.obligations.sweep(now)
+		violations, forgotten := m.obligations.sweep(now, m.opts.Mutant == MutantSweeperEarly)
+		if m.opts.Mutant == MutantSweeperNeverFires {
+			violations = nil
+		}
 		for _, v := range violations {
-			m.m.slaViolations.WithLabelValues(v.tenant, v.kind, v.sla).Inc()
+			m.m.slaViolations.WithLabelValues(v.Tenant, v.Kind, v.SLA).Inc()
+			if m.opts.OnViolation != nil {
+				m.opts.OnViolation(v)
+			}
 		}
 		for _, o := range forgotten {
 			m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
@@ -429,9 +457,14 @@ func (m *Mesh) Ack(signalID string, kind AckKind) error {
 	if kind != AckReceived && kind != AckTerminal {
 		return fmt.Errorf("ack %s: %w: ack_kind %q", signalID, ErrBadRequest, kind)
 	}
-	o, found, closed := m.obligations.ack(signalID, kind, m.opts.Now())
+	o, found, closed, update := m.obligations.ack(signalID, kind, m.opts.Now())
 	if !found {
 		return fmt.Errorf("ack %s: %w", signalID, ErrUnknownSignal)
+	}
+	// The new state goes to the stream the way the signal did (§3.4: the
+	// handoff reflects the index), so a restarted instance rehydrates it.
+	if update != nil && m.board.sink != nil {
+		m.board.sink.Offer(*update)
 	}
 	m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
 	if closed {
