@@ -32,6 +32,7 @@ const (
 	RowMarconiLossBudget        RowID = "marconi-loss-budget"        // §3.6: every loss counted
 	RowMarconiCacheLifecycle    RowID = "marconi-cache-lifecycle"    // §5, Stage 2 hooks
 	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
+	RowMarconiObligations       RowID = "marconi-obligations"        // §3.4 obligation index + SLA sweepers, §9 obligation counters
 )
 
 // Column is one of the two verdict columns.
@@ -80,6 +81,7 @@ var Catalogue = []Row{
 	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiObligations, Title: "Marconi obligations", Spec: "002 §3.4 Obligation index; §9 Obligation counters", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 }
 
 // Lookup returns the catalogue entry of id.

@@ -30,6 +30,7 @@ var suiteOf = map[report.RowID]string{
 	report.RowMarconiHotPath:        "./suites/marconi",
 	report.RowMarconiCacheLifecycle: "./suites/marconi",
 	report.RowMarconiRestart:        "./suites/marconi",
+	report.RowMarconiObligations:    "./suites/marconi",
 
 	// Marconi audit fan-out (spec 002 §3.6, §4).
 	report.RowMarconiAuditCompleteness: "./suites/marconiaudit",

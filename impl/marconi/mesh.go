@@ -287,6 +287,11 @@ func (m *Mesh) sweep() {
 		for _, o := range forgotten {
 			m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
 		}
+		if m.board.sink != nil {
+			for _, e := range m.obligations.handoffs() {
+				m.board.sink.Offer(e)
+			}
+		}
 	}
 }
 

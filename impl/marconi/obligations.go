@@ -71,6 +71,10 @@ type openObligation struct {
 	ackViolated      bool
 	terminalViolated bool
 	closed           bool
+	// dirty: the audit queue lost the stream handoff of this obligation's
+	// latest state (an ack's re-offer); the sweeper offers it again, so
+	// the stream — what a restarted instance rehydrates — catches up.
+	dirty bool
 }
 
 func newObligationIndex() *obligationIndex {
@@ -127,14 +131,57 @@ func (x *obligationIndex) ack(signalID string, kind AckKind, at time.Time) (o op
 		x.open--
 	}
 	if p.ob.DurabilityStatus != DurabilityNotDurable {
-		e := p.entry
-		ob := p.ob
-		e.Envelope.Obligation = &ob
-		e.Trace = nil // the trace rows are the original entry's
-		e.ObligationUpdate = true
+		e := p.updateEntry()
 		update = &e
+		p.dirty = false
 	}
 	return *p, true, p.closed, update
+}
+
+// updateEntry is the stream handoff of p's current state.
+func (p *openObligation) updateEntry() audit.Entry {
+	e := p.entry
+	ob := p.ob
+	e.Envelope.Obligation = &ob
+	e.Trace = nil // the trace rows are the original entry's
+	e.ObligationUpdate = true
+	return e
+}
+
+// lostHandoff marks signalID's state handoff lost (see dirty).
+func (x *obligationIndex) lostHandoff(signalID string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if p, ok := x.obs[signalID]; ok && p.ob.DurabilityStatus != DurabilityNotDurable {
+		p.dirty = true
+	}
+}
+
+// handoffs takes the state handoffs to offer again.
+func (x *obligationIndex) handoffs() []audit.Entry {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []audit.Entry
+	for _, p := range x.obs {
+		if p.dirty {
+			p.dirty = false
+			out = append(out, p.updateEntry())
+		}
+	}
+	return out
+}
+
+// dirtyCount is how many state handoffs wait for the next sweep.
+func (x *obligationIndex) dirtyCount() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, p := range x.obs {
+		if p.dirty {
+			n++
+		}
+	}
+	return n
 }
 
 // sweep reports every SLA newly missed at now (each at most once per
@@ -219,12 +266,26 @@ func (m *Mesh) AuditAppended(entries []audit.Entry) {
 // accepted and lost before the writer appended it (§3.6 overwrite, max
 // age; §6 shutdown), so its obligation is degraded_not_durable.
 func (m *Mesh) AuditLost(e audit.Entry, _ audit.DropReason) {
-	if m.obligations == nil || e.Envelope.Obligation == nil || e.ObligationUpdate || m.opts.Mutant == MutantDurableAtOffer {
+	if m.obligations == nil || e.Envelope.Obligation == nil || m.opts.Mutant == MutantDurableAtOffer {
+		return
+	}
+	if e.ObligationUpdate {
+		m.obligations.lostHandoff(e.Envelope.SignalID)
 		return
 	}
 	if tenant, kind, ok := m.obligations.setStatus(e.Envelope.SignalID, DurabilityNotDurable); ok {
 		m.m.degraded.WithLabelValues(tenant, kind).Inc()
 	}
+}
+
+// PendingHandoffs is how many obligations' latest state the stream has
+// not received because the audit queue lost it; the sweeper offers them
+// again.
+func (m *Mesh) PendingHandoffs() int {
+	if m.obligations == nil {
+		return 0
+	}
+	return m.obligations.dirtyCount()
 }
 
 // ObligationStatus is signalID's durability status in this instance's
@@ -255,17 +316,24 @@ func (m *Mesh) rehydrateObligations(ctx context.Context, tenants []string) (int,
 		if err != nil {
 			return n, fmt.Errorf("rehydrate obligations: %w", err)
 		}
+		// Only an obligation whose original entry the stream holds was
+		// durable; a state handoff alone (its original was lost, so it is
+		// degraded_not_durable) does not bring it back.
 		latest := map[string]audit.Entry{}
 		var order []string
 		for _, se := range entries {
 			e := se.Entry
+			id := e.Envelope.SignalID
 			if e.Envelope.Obligation == nil {
 				continue
 			}
-			if _, seen := latest[e.Envelope.SignalID]; !seen {
-				order = append(order, e.Envelope.SignalID)
+			if _, seen := latest[id]; !seen {
+				if e.ObligationUpdate {
+					continue
+				}
+				order = append(order, id)
 			}
-			latest[e.Envelope.SignalID] = e
+			latest[id] = e
 		}
 		for _, id := range order {
 			e := latest[id]
