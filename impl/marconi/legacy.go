@@ -62,6 +62,12 @@ const (
 	// takes its envelope, before the Redis Stream — the durable boundary
 	// (§4.1) — has it; what the queue then loses is claimed durable.
 	MutantDurableAtOffer Mutant = "durable-at-offer"
+	// MutantWSSubscribe is the legacy session_stream handler kept beside
+	// the Marconi attach (§2.2, §8 Stage 5 exit: "WS handler does not
+	// subscribe to Redis pubsub when Marconi-attached"): every attached
+	// socket also SUBSCRIBEs its session channel, through
+	// Options.LegacySubscriber, until it detaches. Delivery is unchanged.
+	MutantWSSubscribe Mutant = "ws-subscribe-when-attached"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -70,7 +76,7 @@ var ErrStaleRoute = errors.New("route names a session that is no longer register
 
 // Mutants lists every mesh mutant.
 var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
-	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer}
+	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

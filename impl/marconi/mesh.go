@@ -58,6 +58,9 @@ type Options struct {
 	Mutant Mutant
 	// LegacyPG is the PostgreSQL connection of MutantSyncPGWrite.
 	LegacyPG PGExecer
+	// LegacySubscriber is the Redis subscription connection of
+	// MutantWSSubscribe (the legacy session_stream's SUBSCRIBE).
+	LegacySubscriber client.Subscriber
 	// Notify feeds on_session_expired from keyspace notifications; nil
 	// leaves expiry to the TTL backstop and the next warm-up.
 	Notify *NotifyOptions
@@ -120,6 +123,9 @@ func New(o Options) (*Mesh, error) {
 	}
 	if o.Mutant == MutantSyncPGWrite && o.LegacyPG == nil {
 		return nil, fmt.Errorf("%w: %s needs LegacyPG", ErrBadOptions, o.Mutant)
+	}
+	if o.Mutant == MutantWSSubscribe && o.LegacySubscriber == nil {
+		return nil, fmt.Errorf("%w: %s needs LegacySubscriber", ErrBadOptions, o.Mutant)
 	}
 	if o.PendingTTL <= 0 {
 		o.PendingTTL = DefaultPendingTTL
