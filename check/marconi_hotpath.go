@@ -101,3 +101,48 @@ func MarconiQueueDefaults(q QueueDefaults) Result {
 	}
 	return pass(name, "audit queue as shipped: 50,000 entries (oldest overwritten), 512 MB, max age 600 s")
 }
+
+// Engagement is what the harness saw of stamp_engagement on attached
+// receivers (spec 002 §5: stamp_heartbeat / stamp_engagement →
+// routing.update_freshness, "cheap field update; does not invalidate the
+// entire entry").
+type Engagement struct {
+	Receivers, Stamps, StampErrors int
+	// HookCalls is the on_heartbeat delta of marconi_invalidator_calls_total.
+	HookCalls int
+	// Advanced: registrations whose last_heartbeat reached the stamp's
+	// time; Attached: still attached after all stamps.
+	Advanced, Attached int
+	// Sends after the stamps, and how many of them were pushed.
+	Sends, Pushed int
+}
+
+// MarconiEngagement passes when every stamp answered, advanced its route's
+// freshness through on_heartbeat, and left the entry whole: every socket
+// still attached and every later send pushed.
+func MarconiEngagement(e Engagement) Result {
+	const name = "marconi-stamp-engagement"
+	if e.Stamps == 0 || e.Sends == 0 {
+		return unknown(name, "%d stamps, %d sends", e.Stamps, e.Sends)
+	}
+	var bad []string
+	if e.StampErrors > 0 {
+		bad = append(bad, fmt.Sprintf("%d stamps failed", e.StampErrors))
+	}
+	if e.HookCalls != e.Stamps {
+		bad = append(bad, fmt.Sprintf("on_heartbeat called %d times for %d stamps", e.HookCalls, e.Stamps))
+	}
+	if e.Advanced != e.Stamps {
+		bad = append(bad, fmt.Sprintf("%d of %d stamps advanced the route's freshness", e.Advanced, e.Stamps))
+	}
+	if e.Attached != e.Receivers {
+		bad = append(bad, fmt.Sprintf("%d of %d sockets still attached after the stamps (the entry was invalidated)", e.Attached, e.Receivers))
+	}
+	if e.Pushed != e.Sends {
+		bad = append(bad, fmt.Sprintf("%d of %d later sends pushed (the rest queued offline)", e.Pushed, e.Sends))
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(bad, "; "), "stamp_engagement: %s", bad[0])
+	}
+	return pass(name, "%d engagement stamps: freshness advanced through on_heartbeat, %d sockets still attached, %d later sends all pushed", e.Stamps, e.Attached, e.Sends)
+}

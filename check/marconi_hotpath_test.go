@@ -47,3 +47,23 @@ func TestMarconiQueueDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestMarconiEngagement(t *testing.T) {
+	ok := Engagement{Receivers: 4, Stamps: 4, HookCalls: 4, Advanced: 4, Attached: 4, Sends: 8, Pushed: 8}
+	if r := MarconiEngagement(ok); r.Status != Pass {
+		t.Fatalf("%s: %s", r.Status, r.Message)
+	}
+	bad := ok
+	bad.Attached, bad.Pushed = 0, 0
+	if r := MarconiEngagement(bad); r.Status != Fail {
+		t.Fatalf("invalidated: %s", r.Status)
+	}
+	bad = ok
+	bad.HookCalls = 0
+	if r := MarconiEngagement(bad); r.Status != Fail {
+		t.Fatalf("no hook: %s", r.Status)
+	}
+	if r := MarconiEngagement(Engagement{}); r.Status != Unknown {
+		t.Fatalf("empty: %s", r.Status)
+	}
+}

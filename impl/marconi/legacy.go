@@ -68,6 +68,12 @@ const (
 	// socket also SUBSCRIBEs its session channel, through
 	// Options.LegacySubscriber, until it detaches. Delivery is unchanged.
 	MutantWSSubscribe Mutant = "ws-subscribe-when-attached"
+	// MutantEngagementInvalidates: stamp_engagement invalidates the
+	// session's entry instead of updating its freshness (§5: "cheap field
+	// update; does not invalidate the entire entry") — the WS handle is
+	// dropped, the socket closes, and sends queue offline until the shim
+	// reconnects.
+	MutantEngagementInvalidates Mutant = "engagement-invalidates"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -76,7 +82,7 @@ var ErrStaleRoute = errors.New("route names a session that is no longer register
 
 // Mutants lists every mesh mutant.
 var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
-	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe}
+	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe, MutantEngagementInvalidates}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

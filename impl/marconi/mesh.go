@@ -406,6 +406,18 @@ func (m *Mesh) Heartbeat(ctx context.Context, tenant, project, sid string) (Hear
 	return HeartbeatResult{Routed: m.inv.OnHeartbeat(tenant, project, sid, at) == nil}, nil
 }
 
+// StampEngagement is controller_service.stamp_engagement: a receiver's
+// activity stamp. Like a heartbeat it extends the SessionStore record's
+// TTL, then on_heartbeat updates the route's freshness — a field update
+// that never invalidates the entry (§5).
+func (m *Mesh) StampEngagement(ctx context.Context, tenant, project, sid string) (HeartbeatResult, error) {
+	at := m.opts.Now()
+	if err := m.store.Heartbeat(ctx, tenant, sid, at); err != nil {
+		return HeartbeatResult{}, err
+	}
+	return HeartbeatResult{Routed: m.inv.onEngagement(tenant, project, sid, at) == nil}, nil
+}
+
 // Deregister is controller_service.deregister_session:
 // SessionStore.release, then on_deregister. A hook error (the tables did
 // not hold the session) is non-fatal and counted.

@@ -32,6 +32,11 @@ var _ = Describe("marconi-hot-path", func() {
 			Run:  func(ctx SpecContext) report.Check { return noSubscribe(ctx, b) },
 		},
 		harness.Scenario{
+			Name: "marconi-hot-path/stamp-engagement/" + string(b), Row: report.RowMarconiHotPath, Column: report.ColumnSilentlyWrong,
+			Spec: "stamp_engagement on attached receivers updates the route's freshness through on_heartbeat and leaves the entry whole: sockets stay attached, later sends are pushed (002 §5 hook table)",
+			Run:  func(ctx SpecContext) report.Check { return engagement(ctx, b) },
+		},
+		harness.Scenario{
 			Name: "marconi-hot-path/audit-queue-defaults", Row: report.RowMarconiHotPath, Column: report.ColumnSilentlyWrong,
 			Spec: "the audit queue as shipped holds 50,000 entries and overwrites the oldest, caps 512 MB, ejects entries at 600 s (002 §3.6 defaults)",
 			Run:  func(ctx SpecContext) report.Check { return queueDefaults() },
@@ -126,6 +131,63 @@ func noSubscribe(ctx SpecContext, b client.Backend) report.Check {
 	ctl := harness.Variant(string(marconi.MutantWSSubscribe), "every attached socket also SUBSCRIBEs its legacy session channel (the §2.2 forwarding loop Stage 5 removes); delivery unchanged", check.MarconiNoSubscribe(bad))
 	ctl.Observed += fmt.Sprintf(" (commands %v, subscriptions %v)", bad.Commands, bad.Subscribed)
 	return harness.Check(report.RowMarconiHotPath, report.ColumnSilentlyWrong, "", result, ev, ctl)
+}
+
+// engagementRun stamps engagement on n attached receivers of a mesh built
+// with o, then sends to each.
+func engagementRun(ctx context.Context, o marconi.Options, project string, n int) check.Engagement {
+	GinkgoHelper()
+	env := startMesh(ctx, o)
+	rec := traffic.NewMeshRecorder(traffic.NewClock(), env.api)
+	recv := traffic.NewMeshReceivers(rec, env.url)
+	DeferCleanup(recv.Close)
+	keys, sessions := registerReceivers(ctx, rec, recv, project, n, true)
+	e := check.Engagement{Receivers: n}
+	hook := func() float64 {
+		return env.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(marconi.HookHeartbeat)})
+	}
+	h0 := hook()
+	for _, s := range sessions {
+		at := time.Now()
+		_, err := env.api.StampEngagement(ctx, s.Tenant, s.Project, s.SessionID)
+		e.Stamps++
+		if err != nil {
+			e.StampErrors++
+			continue
+		}
+		if reg, ok := env.mesh.Tables().Registrations[s.SessionID]; ok && !reg.LastHeartbeat.Before(at.Truncate(time.Millisecond)) {
+			e.Advanced++
+		}
+	}
+	e.HookCalls = int(hook() - h0)
+	for _, ls := range env.mesh.Tables().Registrations {
+		if ls.Attached && ls.Project == project {
+			e.Attached++
+		}
+	}
+	n0 := len(rec.History().Sends)
+	traffic.MeshBurst{Recipients: keys, Senders: 2, PerSender: n, Kind: "engaged", Rand: cfg.Rand("marconi-hot-path/engagement/" + project)}.Run(ctx, rec)
+	for _, snd := range rec.History().Sends[n0:] {
+		e.Sends++
+		if snd.OK() && snd.Outcome == string(audit.OutcomePushed) {
+			e.Pushed++
+		}
+	}
+	return e
+}
+
+func engagement(ctx SpecContext, b client.Backend) report.Check {
+	ev := harness.Evidence(cfg, cluster, nil)
+	store := storePool(ctx, b, "marconi-engagement")
+	ev.Client = store.Version()
+	By("16 attached receivers each stamp engagement, then 32 sends")
+	e := engagementRun(ctx, marconi.Options{Pool: store, Sink: marconi.NewMemorySink(), Store: marconi.StoreOptions{Prefix: "engage"}}, "engage", 16)
+	ev.Metrics = map[string]float64{"stamps": float64(e.Stamps), "later_sends": float64(e.Sends), "pushed": float64(e.Pushed)}
+	By("negative control: stamp_engagement invalidating the entry")
+	bad := engagementRun(ctx, marconi.Options{Pool: storePool(ctx, b, "marconi-engagement-bad"), Sink: marconi.NewMemorySink(), Store: marconi.StoreOptions{Prefix: "engage-bad"},
+		Mutant: marconi.MutantEngagementInvalidates}, "engage-bad", 8)
+	return harness.Check(report.RowMarconiHotPath, report.ColumnSilentlyWrong, "", check.MarconiEngagement(e), ev,
+		harness.Variant(string(marconi.MutantEngagementInvalidates), "stamp_engagement drops the entry's WS handle instead of a freshness update", check.MarconiEngagement(bad)))
 }
 
 // measureQueue offers to a real audit queue built with def (the zero
