@@ -3,8 +3,10 @@ package marconi_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
@@ -18,6 +20,7 @@ import (
 func TestObligationDurability(t *testing.T) {
 	topo := standalone(t)
 	ctx := t.Context()
+	tenant := "ob-" + strconv.FormatInt(time.Now().UnixNano(), 36) // the server may outlive one run
 	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendGoRedis, Mode: client.ModeSingle, Addrs: topo.Addrs()})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +36,7 @@ func TestObligationDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func(sink audit.Sink) *marconi.Mesh {
-		m, err := marconi.New(marconi.Options{Pool: p, Sink: sink, Flags: marconi.ShippedFlags(), Store: marconi.StoreOptions{Prefix: "t-ob"}, ObligationTenants: []string{"acme"}})
+		m, err := marconi.New(marconi.Options{Pool: p, Sink: sink, Flags: marconi.ShippedFlags(), Store: marconi.StoreOptions{Prefix: "t-ob"}, ObligationTenants: []string{tenant}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +52,7 @@ func TestObligationDurability(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(wctx) }()
 	send := func(m *marconi.Mesh) string {
-		res, err := m.Send(ctx, marconi.SendRequest{Tenant: "acme", Project: "p1", Recipient: "x", Kind: "task",
+		res, err := m.Send(ctx, marconi.SendRequest{Tenant: tenant, Project: "p1", Recipient: "x", Kind: "task",
 			Obligation: &marconi.ObligationRequest{Kind: "review", AckSLASeconds: 60, TerminalSLASeconds: 60}})
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +65,7 @@ func TestObligationDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { // two entries and the terminal ack's handoff
-		es, err := audit.ReadStream(ctx, p, "acme")
+		es, err := audit.ReadStream(ctx, p, tenant)
 		return err == nil && len(es) == 3 && status(a, open) == marconi.DurabilityDurable && status(a, closed) == marconi.DurabilityDurable
 	})
 	stopWriter()
