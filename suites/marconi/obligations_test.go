@@ -281,11 +281,11 @@ func (r *obRun) resolved(ctx context.Context) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		st := in.queue.Stats(r.tenant)
-		lost := int64(0)
-		for _, v := range st.Dropped {
-			lost += v
-		}
-		done := st.Depth == 0 && in.env.mesh.PendingHandoffs() == 0 && int64(in.env.mesh.MetricSum(audit.MetricWriterAppended, nil))+lost >= st.Kept
+		// The lag gauge is the age of the oldest entry not yet in the
+		// stream, the held batch's included: zero when nothing is held.
+		// (The appended counter would not do: a batch whose reply was lost
+		// in the outage is skipped as already appended on the retry.)
+		done := st.Depth == 0 && in.env.mesh.PendingHandoffs() == 0 && in.env.mesh.MetricSum(audit.MetricWriterLag, nil) == 0
 		for _, op := range r.ops {
 			if st, _ := in.env.mesh.ObligationStatus(op.SignalID); op.Instance == in.name && st == marconi.DurabilityQueued {
 				done = false
@@ -298,8 +298,9 @@ func (r *obRun) resolved(ctx context.Context) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	st := in.queue.Stats(r.tenant)
-	fmt.Fprintf(GinkgoWriter, "%s/%s: not resolved after 10 s: depth %d, kept %d, appended %.0f, lost %v, handoffs pending %d, writer errors %.0f\n", r.name, in.name,
-		st.Depth, st.Kept, in.env.mesh.MetricSum(audit.MetricWriterAppended, nil), st.Dropped, in.env.mesh.PendingHandoffs(), in.env.mesh.MetricSum(audit.MetricWriterErrors, nil))
+	fmt.Fprintf(GinkgoWriter, "%s/%s: not resolved after 10 s: depth %d, kept %d, appended %.0f, lost %v, handoffs pending %d, writer lag %.3f s, writer errors %.0f\n", r.name, in.name,
+		st.Depth, st.Kept, in.env.mesh.MetricSum(audit.MetricWriterAppended, nil), st.Dropped, in.env.mesh.PendingHandoffs(),
+		in.env.mesh.MetricSum(audit.MetricWriterLag, nil), in.env.mesh.MetricSum(audit.MetricWriterErrors, nil))
 }
 
 // restart stops the current instance as a process exit would (its
