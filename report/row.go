@@ -34,6 +34,7 @@ const (
 	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
 	RowMarconiMetrics           RowID = "marconi-metrics"            // §9 every metric against an independent count
 	RowMarconiStageFlags        RowID = "marconi-stage-flags"        // §8 flags: every stage forward and back under traffic, forbidden combinations refused
+	RowMarconiObligations       RowID = "marconi-obligations"        // §3.4 obligation index + SLA sweepers, §9 obligation counters
 )
 
 // Column is one of the two verdict columns.
@@ -114,6 +115,8 @@ var Catalogue = []Row{
 		Suite: "./suites/marconi", External: NotOnExternal("sets notify-keyspace-events on every node (CONFIG SET) so the sessions it lets expire reach on_session_expired: a server setting slotgate does not change on a target it did not start")},
 	{ID: RowMarconiStageFlags, Title: "Marconi stage flags", Spec: "002 §8 Migration path, fine-grain feature flags", Topology: "cluster:3x1", Needs: []string{"postgres"},
 		Suite: "./suites/marconi", External: NotOnExternal("not yet tried on a target slotgate did not start: its walk runs a second SessionStore writer and flips the archiver between shadow and primary tables")},
+	{ID: RowMarconiObligations, Title: "Marconi obligations", Spec: "002 §3.4 Obligation index; §9 Obligation counters", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconi", External: NotOnExternal("cuts the cluster's and PostgreSQL's proxies to cause the outages its obligations must survive")},
 }
 
 // Lookup returns the catalogue entry of id.

@@ -62,8 +62,11 @@ type board struct {
 	m           *metrics
 	ttl         time.Duration // a route whose last heartbeat is older is a miss (the cache-TTL backstop)
 	noPending   bool          // offline recipients get no_subscriber instead of the pending index
-	now         func() time.Time
-	ids         *idGen
+	// durableAtOffer is MutantDurableAtOffer: an obligation is marked
+	// durable when the in-memory queue takes it.
+	durableAtOffer bool
+	now            func() time.Time
+	ids            *idGen
 }
 
 // send makes the delivery decision for req and returns it; it never
@@ -142,22 +145,38 @@ func (b *board) send(req SendRequest, f *Flags, fb *fallback) SendResult {
 	}
 
 	// Audit fan-out entry, after the delivery decision (§3.6, Stage 3):
-	// Offer is an in-memory append by the Sink's contract.
-	if b.sink != nil && f.AuditQueueWrite {
-		res.AuditKept = b.sink.Offer(audit.Entry{Envelope: *env, ArrivedAt: start, Outcome: res.Outcome,
-			Trace: []audit.TraceEvent{{SignalID: env.SignalID, Event: "accepted", At: start}, {SignalID: env.SignalID, Event: string(res.Outcome), At: b.now()}}})
-	}
-	if env.Obligation != nil && f.ObligationsMemoryPrimary {
-		ob := *env.Obligation
-		if res.AuditKept || b.m.mutant == MetricsDurableBeforeOffer {
-			ob.DurabilityStatus = DurabilityQueued
-			b.m.durable.WithLabelValues(req.Tenant, ob.Kind).Inc()
-		} else {
-			ob.DurabilityStatus = DurabilityNotDurable
-			b.m.degraded.WithLabelValues(req.Tenant, ob.Kind).Inc()
-		}
-		b.obligations.add(env.SignalID, req.Tenant, req.Kind, ob)
+	// Offer is an in-memory append by the Sink's contract. The obligation
+	// is in the index before the Offer, so news of the entry's loss or
+	// append (AuditLost, AuditAppended) can never arrive before it.
+	entry := audit.Entry{Envelope: *env, ArrivedAt: start, Outcome: res.Outcome,
+		Trace: []audit.TraceEvent{{SignalID: env.SignalID, Event: "accepted", At: start}, {SignalID: env.SignalID, Event: string(res.Outcome), At: b.now()}}}
+	var ob audit.Obligation
+	tracked := env.Obligation != nil && f.ObligationsMemoryPrimary
+	if tracked {
+		ob = *env.Obligation
+		ob.DurabilityStatus = DurabilityQueued
+		entry.Envelope.Obligation = &ob
+		b.obligations.add(env.SignalID, req.Tenant, req.Kind, ob, entry)
 		b.m.obligationsOpen.WithLabelValues(req.Tenant, ob.Kind).Inc()
+	}
+	if b.sink != nil && f.AuditQueueWrite {
+		res.AuditKept = b.sink.Offer(entry)
+	}
+	if tracked {
+		switch {
+		case !res.AuditKept:
+			if _, kind, ok := b.obligations.setStatus(env.SignalID, DurabilityNotDurable); ok {
+				b.m.degraded.WithLabelValues(req.Tenant, kind).Inc()
+			}
+		case b.m.mutant == MetricsDurableBeforeOffer:
+			// The instrument alone is wrong: it counts durable at the
+			// Offer, and again when the writer appends.
+			b.m.durable.WithLabelValues(req.Tenant, ob.Kind).Inc()
+		case b.durableAtOffer:
+			if _, kind, ok := b.obligations.setStatus(env.SignalID, DurabilityDurable); ok {
+				b.m.durable.WithLabelValues(req.Tenant, kind).Inc()
+			}
+		}
 	}
 	if b.m.mutant != MetricsDurationPushedOnly || res.Outcome == audit.OutcomePushed {
 		b.m.sendDuration.WithLabelValues(req.Tenant).Observe(b.now().Sub(start).Seconds())

@@ -27,6 +27,7 @@ func (m *Mesh) Handler() http.Handler {
 	mux.HandleFunc("POST "+PathSignal, m.serveSend)
 	mux.HandleFunc("POST "+PathSessions, m.serveRegister)
 	mux.HandleFunc("POST "+PathSessions+"/{id}/heartbeat", m.serveHeartbeat)
+	mux.HandleFunc("POST "+PathSessions+"/{id}/engagement", m.serveEngagement)
 	mux.HandleFunc("DELETE "+PathSessions+"/{id}", m.serveDeregister)
 	mux.HandleFunc("POST "+PathClaim, m.serveClaim)
 	mux.HandleFunc("POST "+PathHandoff, m.serveHandoff)
@@ -78,6 +79,19 @@ func (m *Mesh) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := m.Heartbeat(r.Context(), ref.Tenant, ref.Project, r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (m *Mesh) serveEngagement(w http.ResponseWriter, r *http.Request) {
+	var ref sessionRef
+	if !decode(w, r, &ref) {
+		return
+	}
+	res, err := m.StampEngagement(r.Context(), ref.Tenant, ref.Project, r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return

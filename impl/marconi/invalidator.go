@@ -152,6 +152,29 @@ func (v *Invalidator) OnHeartbeat(tenant, project, sid string, at time.Time) err
 	return nil
 }
 
+// onEngagement is stamp_engagement's hook: the same update_freshness as a
+// heartbeat (§5 lists them together under on_heartbeat). The
+// MutantEngagementInvalidates variant drops the entry's WS handle instead.
+func (v *Invalidator) onEngagement(tenant, project, sid string, at time.Time) error {
+	if v.mutant != MutantEngagementInvalidates {
+		return v.OnHeartbeat(tenant, project, sid, at)
+	}
+	v.call(HookHeartbeat)
+	v.t.mu.Lock()
+	defer v.t.mu.Unlock()
+	reg := v.t.regs[sid]
+	if reg == nil || reg.s.Tenant != tenant {
+		return v.fail(HookHeartbeat, reasonUnknownSession, fmt.Errorf("%s/%s/%s: %w", tenant, project, sid, ErrUnknownSession))
+	}
+	reg.s.LastHeartbeat = at
+	if reg.handle != nil {
+		h := reg.handle
+		reg.handle = nil
+		v.pending.requeue(h.route, h.close(), v.now())
+	}
+	return nil
+}
+
 // OnWSConnect: routing.attach_ws_handle, then drain the session's pending
 // signals into it, in order, before any new push can reach it (§3.5:
 // drained on WS connect). A previous handle of the session is detached.

@@ -61,6 +61,34 @@ const (
 	// SetFlags turns a flag off, the pending-signal index (§3.5) is
 	// dropped — signals accepted with 200 queued_offline are lost.
 	MutantRollbackDrops Mutant = "rollback-drops-pending"
+	// MutantSweeperNeverFires: the SLA sweeper runs but never raises a
+	// violation (§3.4 "SLA sweepers operate on the in-memory map").
+	MutantSweeperNeverFires Mutant = "sla-sweeper-never-fires"
+	// MutantSweeperEarly: the SLA sweeper raises a violation at half the
+	// SLA — an obligation acked on time is reported violated.
+	MutantSweeperEarly Mutant = "sla-sweeper-early"
+	// MutantForgetObligations: a restarted instance does not rehydrate the
+	// obligation index from the Marconi Cache stream; open obligations of
+	// the previous instance are forgotten (their acks answer 404, their
+	// SLAs are never swept).
+	MutantForgetObligations Mutant = "obligations-forgotten-on-restart"
+	// MutantDurableAtOffer: an obligation is marked durable (and counted in
+	// marconi_obligations_durable_total) when the in-memory audit queue
+	// takes its envelope, before the Redis Stream — the durable boundary
+	// (§4.1) — has it; what the queue then loses is claimed durable.
+	MutantDurableAtOffer Mutant = "durable-at-offer"
+	// MutantWSSubscribe is the legacy session_stream handler kept beside
+	// the Marconi attach (§2.2, §8 Stage 5 exit: "WS handler does not
+	// subscribe to Redis pubsub when Marconi-attached"): every attached
+	// socket also SUBSCRIBEs its session channel, through
+	// Options.LegacySubscriber, until it detaches. Delivery is unchanged.
+	MutantWSSubscribe Mutant = "ws-subscribe-when-attached"
+	// MutantEngagementInvalidates: stamp_engagement invalidates the
+	// session's entry instead of updating its freshness (§5: "cheap field
+	// update; does not invalidate the entire entry") — the WS handle is
+	// dropped, the socket closes, and sends queue offline until the shim
+	// reconnects.
+	MutantEngagementInvalidates Mutant = "engagement-invalidates"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -69,7 +97,8 @@ var ErrStaleRoute = errors.New("route names a session that is no longer register
 
 // Mutants lists every mesh mutant.
 var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
-	MutantAcceptForbidden, MutantStaleFallback, MutantRollbackDrops}
+	MutantAcceptForbidden, MutantStaleFallback, MutantRollbackDrops,
+	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe, MutantEngagementInvalidates}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

@@ -68,6 +68,9 @@ type Options struct {
 	MetricsMutant MetricsMutant
 	// LegacyPG is the PostgreSQL connection of MutantSyncPGWrite.
 	LegacyPG PGExecer
+	// LegacySubscriber is the Redis subscription connection of
+	// MutantWSSubscribe (the legacy session_stream's SUBSCRIBE).
+	LegacySubscriber client.Subscriber
 	// Notify configures the keyspace listener that feeds
 	// on_session_expired under ExpiryKeyspace (Flags.Expiry empty and
 	// Notify set means keyspace; empty and nil means the sweeper).
@@ -88,6 +91,13 @@ type Options struct {
 	Now func() time.Time
 	// Logf receives non-fatal problems (listener errors); nil discards.
 	Logf func(format string, args ...any)
+	// OnViolation, if set, is told about every SLA violation the sweeper
+	// raises (§3.4), after it is counted. It must not block.
+	OnViolation func(Violation)
+	// ObligationTenants are tenants whose Marconi Cache stream the
+	// obligation rehydration reads at Start besides those with sessions
+	// in the SessionStore (§6).
+	ObligationTenants []string
 }
 
 // Mesh is one Marconi instance: the tables, the hot path, the hooks, the
@@ -140,6 +150,9 @@ func New(o Options) (*Mesh, error) {
 	if o.Mutant == MutantSyncPGWrite && o.LegacyPG == nil {
 		return nil, fmt.Errorf("%w: %s needs LegacyPG", ErrBadOptions, o.Mutant)
 	}
+	if o.Mutant == MutantWSSubscribe && o.LegacySubscriber == nil {
+		return nil, fmt.Errorf("%w: %s needs LegacySubscriber", ErrBadOptions, o.Mutant)
+	}
 	if o.PendingTTL <= 0 {
 		o.PendingTTL = DefaultPendingTTL
 	}
@@ -177,7 +190,7 @@ func New(o Options) (*Mesh, error) {
 	m.flags.Store(&f)
 	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant}
 	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, sink: o.Sink, m: m.m, ttl: m.store.TTL(),
-		noPending: o.DisablePending, now: o.Now, ids: newIDGen()}
+		noPending: o.DisablePending, now: o.Now, ids: newIDGen(), durableAtOffer: o.Mutant == MutantDurableAtOffer}
 	m.legacy = &legacyPath{prefix: m.store.prefix, pool: o.Pool}
 	if o.Mutant == MutantSyncPGWrite {
 		m.legacy.pg = o.LegacyPG
@@ -191,6 +204,11 @@ type Warmup struct {
 	Masters  int           `json:"masters"`
 	Took     time.Duration `json:"took"`
 	Skipped  bool          `json:"skipped,omitempty"`
+	// Obligations is how many open obligations the index rehydrated from
+	// the Marconi Cache streams (§3.4, §6); ObligationsTook how long that
+	// took (after Took).
+	Obligations     int           `json:"obligations"`
+	ObligationsTook time.Duration `json:"obligations_took"`
 }
 
 // Start runs the §6 cold start: the tables are empty, then rehydrated
@@ -205,10 +223,15 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 	if err := m.legacy.prepare(ctx); err != nil {
 		return Warmup{}, fmt.Errorf("start mesh: %w", err)
 	}
-	w, err := m.warm(ctx)
+	w, tenants, err := m.warm(ctx)
 	if err != nil {
 		return w, fmt.Errorf("start mesh: %w", err)
 	}
+	began := time.Now()
+	if w.Obligations, err = m.rehydrateObligations(ctx, append(tenants, m.opts.ObligationTenants...)); err != nil {
+		return w, fmt.Errorf("start mesh: %w", err)
+	}
+	w.ObligationsTook = time.Since(began)
 	if m.expiry == ExpiryKeyspace {
 		l, err := startExpiryListener(ctx, *m.opts.Notify, m)
 		if err != nil {
@@ -221,14 +244,15 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 	return w, nil
 }
 
-func (m *Mesh) warm(ctx context.Context) (Warmup, error) {
+// warm rehydrates the tables and returns the tenants it saw.
+func (m *Mesh) warm(ctx context.Context) (Warmup, []string, error) {
 	if m.opts.Mutant == MutantSkipWarmup {
-		return Warmup{Skipped: true}, nil
+		return Warmup{Skipped: true}, nil, nil
 	}
 	began := time.Now()
 	snap, err := m.store.Load(ctx)
 	if err != nil {
-		return Warmup{}, fmt.Errorf("warm-up: %w", err)
+		return Warmup{}, nil, fmt.Errorf("warm-up: %w", err)
 	}
 	m.t.mu.Lock()
 	tenants := map[string]bool{}
@@ -251,7 +275,11 @@ func (m *Mesh) warm(ctx context.Context) (Warmup, error) {
 	w := Warmup{Sessions: len(snap.Sessions), Masters: len(snap.Masters), Took: time.Since(began)}
 	m.m.warmupSessions.Set(float64(w.Sessions))
 	m.m.warmupSeconds.Set(w.Took.Seconds())
-	return w, nil
+	names := make([]string, 0, len(tenants))
+	for t := range tenants {
+		names = append(names, t)
+	}
+	return w, names, nil
 }
 
 // sweep runs the pending-TTL and obligation SLA sweepers (§3.4, §3.5).
@@ -272,12 +300,23 @@ func (m *Mesh) sweep() {
 		if m.expiry == ExpirySweeper {
 			m.sweepExpired(now)
 		}
-		violations, forgotten := m.obligations.sweep(now)
+		violations, forgotten := m.obligations.sweep(now, m.opts.Mutant == MutantSweeperEarly)
+		if m.opts.Mutant == MutantSweeperNeverFires {
+			violations = nil
+		}
 		for _, v := range violations {
-			m.m.slaViolations.WithLabelValues(v.tenant, v.kind, v.sla).Inc()
+			m.m.slaViolations.WithLabelValues(v.Tenant, v.Kind, v.SLA).Inc()
+			if m.opts.OnViolation != nil {
+				m.opts.OnViolation(v)
+			}
 		}
 		for _, o := range forgotten {
 			m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
+		}
+		if m.board.sink != nil {
+			for _, e := range m.obligations.handoffs() {
+				m.board.sink.Offer(e)
+			}
 		}
 	}
 }
@@ -400,6 +439,18 @@ func (m *Mesh) Heartbeat(ctx context.Context, tenant, project, sid string) (Hear
 	return HeartbeatResult{Routed: m.inv.OnHeartbeat(tenant, project, sid, at) == nil}, nil
 }
 
+// StampEngagement is controller_service.stamp_engagement: a receiver's
+// activity stamp. Like a heartbeat it extends the SessionStore record's
+// TTL, then on_heartbeat updates the route's freshness — a field update
+// that never invalidates the entry (§5).
+func (m *Mesh) StampEngagement(ctx context.Context, tenant, project, sid string) (HeartbeatResult, error) {
+	at := m.opts.Now()
+	if err := m.store.Heartbeat(ctx, tenant, sid, at); err != nil {
+		return HeartbeatResult{}, err
+	}
+	return HeartbeatResult{Routed: m.inv.onEngagement(tenant, project, sid, at) == nil}, nil
+}
+
 // Deregister is controller_service.deregister_session:
 // SessionStore.release, then on_deregister. A hook error (the tables did
 // not hold the session) is non-fatal and counted.
@@ -468,12 +519,17 @@ func (m *Mesh) Ack(signalID string, kind AckKind) error {
 	if kind != AckReceived && kind != AckTerminal {
 		return fmt.Errorf("ack %s: %w: ack_kind %q", signalID, ErrBadRequest, kind)
 	}
-	o, found, closed := m.obligations.ack(signalID, kind, m.opts.Now())
+	o, found, closed, update := m.obligations.ack(signalID, kind, m.opts.Now())
 	if m.m.mutant == MetricsAckBeforeLookup {
 		m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
 	}
 	if !found {
 		return fmt.Errorf("ack %s: %w", signalID, ErrUnknownSignal)
+	}
+	// The new state goes to the stream the way the signal did (§3.4: the
+	// handoff reflects the index), so a restarted instance rehydrates it.
+	if update != nil && m.board.sink != nil && m.flags.Load().AuditQueueWrite {
+		m.board.sink.Offer(*update)
 	}
 	if m.m.mutant != MetricsAckBeforeLookup {
 		m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()

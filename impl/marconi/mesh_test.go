@@ -471,6 +471,9 @@ func TestSpec9Metrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Redis Stream writer's news (no writer here): the obligation is
+	// durable once its entry is in the stream (§4.1).
+	e.mesh.AuditAppended([]audit.Entry{{Envelope: audit.Envelope{SignalID: res.SignalID, TenantID: "acme", Obligation: &audit.Obligation{Kind: "review"}}}})
 	if err := e.api.Ack(t.Context(), res.SignalID, marconi.AckReceived); err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,13 @@ func (c *Client) Heartbeat(ctx context.Context, tenant, project, sid string) (He
 	return out, err
 }
 
+// StampEngagement stamps a session's engagement (stamp_engagement).
+func (c *Client) StampEngagement(ctx context.Context, tenant, project, sid string) (HeartbeatResult, error) {
+	var out HeartbeatResult
+	err := c.do(ctx, http.MethodPost, PathSessions+"/"+url.PathEscape(sid)+"/engagement", sessionRef{Tenant: tenant, Project: project}, &out)
+	return out, err
+}
+
 // Deregister releases a session.
 func (c *Client) Deregister(ctx context.Context, tenant, project, sid string) error {
 	q := url.Values{"tenant_id": {tenant}, "project_id": {project}}

@@ -35,6 +35,14 @@ func (m *Mesh) serveWS(w http.ResponseWriter, r *http.Request) {
 	// The connection is hijacked: its lifetime is the socket's, not the
 	// request's.
 	ctx, cancel := context.WithCancel(context.Background())
+	if m.opts.Mutant == MutantWSSubscribe {
+		// The legacy forwarding loop's subscription (§2.2), kept while
+		// attached: what Stage 5 removes.
+		ch := LegacyChannel(m.store.prefix, sid)
+		if err := m.opts.LegacySubscriber.Subscribe(ctx, ch); err == nil {
+			defer func() { _ = m.opts.LegacySubscriber.Unsubscribe(context.Background(), ch) }()
+		}
+	}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)

@@ -12,6 +12,9 @@
 //   - marconi-restart (§6): a new instance rehydrates from the
 //     SessionStore, window signals are queued and drained on reconnect,
 //     in-flight audit loss is counted.
+//   - marconi-obligations (§3.4, §9): the obligation index and its SLA
+//     sweepers through a PG outage, a Redis outage and a restart, judged
+//     against the harness's ledger, the stream and signal_obligations.
 package marconi_test
 
 import (

@@ -64,6 +64,13 @@ type Entry struct {
 	ArrivedAt time.Time    `json:"arrived_at"`
 	Outcome   Outcome      `json:"outcome"`
 	Trace     []TraceEvent `json:"trace,omitempty"`
+	// ObligationUpdate marks a re-offer of an accepted signal carrying its
+	// obligation's new state (an ack, a terminal ack): the stream handoff
+	// that "reflects" the in-memory index (spec 002 §3.4), so a restarted
+	// instance rehydrates the latest state and the archiver's signal_id
+	// UPSERT records it. It carries no trace events (they are the original
+	// entry's) and is not a new signal.
+	ObligationUpdate bool `json:"obligation_update,omitempty"`
 }
 
 // Sink is what the hot path sees of the audit fan-out. Offer is called

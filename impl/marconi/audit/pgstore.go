@@ -175,6 +175,14 @@ func queueEntry(b *pgx.Batch, t tableSet, e Entry, idempotent bool) {
 
 var upsertCache sync.Map // statement text by (table, idempotent)
 
+// setOnce are columns an UPSERT never clears: an obligation's ack times are
+// set once in the index (spec 002 §3.4), and the stream carries a signal's
+// obligation more than once (its entry, then each ack's handoff). The
+// archiver may write an older entry after a newer one — a dead consumer's
+// pending entry claimed after the live one archived the handoff — and
+// "every column from EXCLUDED" would then erase a recorded ack.
+var setOnce = map[string]bool{"ack_received_at": true, "terminal_received_at": true}
+
 // upsertSQL is INSERT … ON CONFLICT (key) DO UPDATE SET every column, or a
 // plain INSERT for the non-idempotent mutant.
 func upsertSQL(table string, cols, key []string, idempotent bool) string {
@@ -186,7 +194,11 @@ func upsertSQL(table string, cols, key []string, idempotent bool) string {
 	set := make([]string, 0, len(cols))
 	for i, c := range cols {
 		ph[i] = "$" + strconv.Itoa(i+1)
-		if !slices.Contains(key, c) {
+		switch {
+		case slices.Contains(key, c):
+		case setOnce[c]:
+			set = append(set, c+" = COALESCE(EXCLUDED."+c+", "+table+"."+c+")")
+		default:
 			set = append(set, c+" = EXCLUDED."+c)
 		}
 	}

@@ -103,6 +103,12 @@ type QueueOptions struct {
 	Mutant Mutant
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// OnLost, if set, is told about every entry the queue accepted and
+	// then lost before the writer took it (overwritten, max_bytes,
+	// max_age, shutdown): the obligation index marks its obligation
+	// degraded_not_durable (spec 002 §3.4, §9). It runs under the tenant
+	// queue's lock and must not call back into the queue.
+	OnLost func(e Entry, r DropReason)
 }
 
 // Queue is Marconi's per-tenant in-memory audit queue (spec 002 §3.6): it
@@ -177,7 +183,7 @@ func (q *Queue) Close() int {
 		tq.closed = true
 		lost := tq.items.len()
 		for tq.items.len() > 0 {
-			tq.items.popFront()
+			tq.lostLocked(tq.items.popFront().Entry, DropShutdown)
 		}
 		tq.bytes = 0
 		if lost > 0 {
@@ -465,8 +471,10 @@ func (tq *tenantQueue) offer(e Entry, size int64) bool {
 				if tq.q.opts.Mutant == MutantOldestEvictsNewest {
 					evict = tq.items.popBack
 				}
-				tq.bytes -= evict().Size
+				lost := evict()
+				tq.bytes -= lost.Size
 				tq.dropLocked(reason, 1)
+				tq.lostLocked(lost.Entry, reason)
 			}
 			tq.appendLocked(e, size)
 			tq.mu.Unlock()
@@ -529,7 +537,9 @@ func (tq *tenantQueue) expireLocked(now time.Time) {
 	cutoff := now.Add(-tq.cfg.MaxAge)
 	n := 0
 	for tq.items.len() > 0 && tq.items.at(0).Entry.ArrivedAt.Before(cutoff) {
-		tq.bytes -= tq.items.popFront().Size
+		it := tq.items.popFront()
+		tq.bytes -= it.Size
+		tq.lostLocked(it.Entry, DropMaxAge)
 		n++
 	}
 	if n == 0 {
@@ -549,6 +559,13 @@ func (tq *tenantQueue) dropLocked(r DropReason, n int) {
 	}
 	tq.dropped[r] += int64(n)
 	tq.m.drops[r].Add(float64(n))
+}
+
+// lostLocked tells QueueOptions.OnLost about one lost entry.
+func (tq *tenantQueue) lostLocked(e Entry, r DropReason) {
+	if f := tq.q.opts.OnLost; f != nil {
+		f(e, r)
+	}
 }
 
 func (tq *tenantQueue) publishLocked() {

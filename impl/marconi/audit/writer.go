@@ -48,6 +48,11 @@ type WriterOptions struct {
 	LagEvery time.Duration
 	// OnError, if set, is told about every counted error.
 	OnError func(PipelineError)
+	// OnAppended, if set, is told about the entries each append put in the
+	// stream (and those an unknown outcome turned out to have put there):
+	// the obligation index marks their obligations durable, the stream
+	// being "the durable boundary for v0.4" (spec 002 §4.1, §3.4).
+	OnAppended func(entries []Entry)
 	// Mutant selects a known-bad variant (negative controls only).
 	Mutant Mutant
 }
@@ -183,7 +188,9 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) {
 				// shows appended is not handed back — a shutdown would count
 				// it lost though the stream holds it (a phantom loss); the
 				// rest is requeued, and the offset makes a retry safe.
-				inflight = tw.settle(ctx, inflight)
+				rest := tw.settle(ctx, inflight)
+				tw.appended(inflight[:len(inflight)-len(rest)])
+				inflight = rest
 				return
 			}
 			q.SetWriterHealthy(tenant, false)
@@ -193,6 +200,7 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) {
 		}
 		q.SetWriterHealthy(tenant, true)
 		b.reset()
+		tw.appended(inflight)
 		inflight = nil
 		tw.hold(nil)
 		tw.publishLag()
@@ -257,6 +265,19 @@ func (tw *tenantWriter) settle(ctx context.Context, items []Item) []Item {
 		}
 	}
 	return rest
+}
+
+// appended tells WriterOptions.OnAppended about items now in the stream.
+func (tw *tenantWriter) appended(items []Item) {
+	f := tw.w.o.OnAppended
+	if f == nil || len(items) == 0 {
+		return
+	}
+	entries := make([]Entry, len(items))
+	for i, it := range items {
+		entries[i] = it.Entry
+	}
+	f(entries)
 }
 
 // streamEntry is the JSON an XADD carries in its "entry" field.
