@@ -30,6 +30,7 @@ const (
 	RowMarconiHotPath           RowID = "marconi-hot-path"           // SPEC-101 §2: send touches no I/O before 200
 	RowMarconiAuditCompleteness RowID = "marconi-audit-completeness" // §4: queue → stream → PG exactly once
 	RowMarconiLossBudget        RowID = "marconi-loss-budget"        // §3.6: every loss counted
+	RowMarconiStream            RowID = "marconi-stream"             // §4.1/§4.2: COUNT 1, resume, trim, lag alert, SIGKILLed archiver
 	RowMarconiCacheLifecycle    RowID = "marconi-cache-lifecycle"    // §5, Stage 2 hooks
 	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
 )
@@ -78,6 +79,7 @@ var Catalogue = []Row{
 	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiAuditCompleteness, Title: "Marconi audit completeness", Spec: "002 §4 Audit fan-out", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiLossBudget, Title: "Marconi loss budget", Spec: "002 §3.6 In-memory audit queue", Topology: "cluster:3x1", Needs: []string{"postgres"}},
+	{ID: RowMarconiStream, Title: "Marconi stream and archiver semantics", Spec: "002 §4.1 Redis Stream writer; §4.2 PG archiver; Stages 3–4", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiCacheLifecycle, Title: "Marconi cache lifecycle", Spec: "002 §5 Cache invalidation; Stage 2", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 	{ID: RowMarconiRestart, Title: "Marconi restart", Spec: "002 §6 Process-restart recovery", Topology: "cluster:3x1", Needs: []string{"postgres"}},
 }

@@ -34,6 +34,7 @@ var suiteOf = map[report.RowID]string{
 	// Marconi audit fan-out (spec 002 §3.6, §4).
 	report.RowMarconiAuditCompleteness: "./suites/marconiaudit",
 	report.RowMarconiLossBudget:        "./suites/marconiaudit",
+	report.RowMarconiStream:            "./suites/marconiaudit",
 }
 
 func implemented(id report.RowID) bool { _, ok := suiteOf[id]; return ok }

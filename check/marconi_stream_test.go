@@ -1,0 +1,114 @@
+package check
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestMarconiReadsOneAtATime(t *testing.T) {
+	one := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "BLOCK", "200", "STREAMS", "s", ">"}
+	batch := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "16", "BLOCK", "200", "STREAMS", "s", ">"}
+	good := []ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
+	if r := MarconiReadsOneAtATime(good, 2); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(good, 3); r.Status != Unknown {
+		t.Fatalf("too few: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: batch, Entries: 1}), 2); r.Status != Fail {
+		t.Fatalf("COUNT 16 with one entry: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: one, Entries: 2}), 2); r.Status != Fail {
+		t.Fatalf("two entries under COUNT 1: %+v", r)
+	}
+}
+
+func streamOf(ids ...int) []StreamEntry {
+	var out []StreamEntry
+	for i, n := range ids {
+		out = append(out, StreamEntry{ID: fmt.Sprintf("1-%d", i), SignalID: fmt.Sprintf("s%d", n), Offset: fmt.Sprintf("7:%d", n)})
+	}
+	return out
+}
+
+func TestMarconiStreamResume(t *testing.T) {
+	var offers []AuditOffer
+	for n := range 5 {
+		offers = append(offers, AuditOffer{SignalID: fmt.Sprintf("s%d", n), Kept: true})
+	}
+	restarts := []WriterRestart{{Requeued: 2}}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 3, 4), restarts, 1); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 3, 4), []WriterRestart{{Requeued: 0}}, 1); r.Status != Unknown {
+		t.Fatalf("no batch to resume past: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 4), restarts, 1); r.Status != Fail {
+		t.Fatalf("gap: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 1, 2, 3, 4), restarts, 1); r.Status != Fail {
+		t.Fatalf("duplicate: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 2, 1, 3, 4), restarts, 1); r.Status != Fail {
+		t.Fatalf("disorder: %+v", r)
+	}
+}
+
+func TestMarconiTrimKeepsUnconsumed(t *testing.T) {
+	offers := []AuditOffer{{SignalID: "a", Kept: true}, {SignalID: "b", Kept: true}}
+	h := TrimHistory{Offers: offers, Rows: map[string]int{"a": 1, "b": 1}, Added: 2, Length: 1, Down: 3 * time.Second, Retention: time.Second}
+	if r := MarconiTrimKeepsUnconsumed(h); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	short := h
+	short.Down = time.Second / 2
+	if r := MarconiTrimKeepsUnconsumed(short); r.Status != Unknown {
+		t.Fatalf("short lag: %+v", r)
+	}
+	untrimmed := h
+	untrimmed.Length = 2
+	if r := MarconiTrimKeepsUnconsumed(untrimmed); r.Status != Unknown {
+		t.Fatalf("never trimmed: %+v", r)
+	}
+	lost := h
+	lost.Rows = map[string]int{"a": 1}
+	if r := MarconiTrimKeepsUnconsumed(lost); r.Status != Fail {
+		t.Fatalf("trimmed unconsumed: %+v", r)
+	}
+	pendingTrimmed := h
+	pendingTrimmed.TrimmedPending = 1
+	if r := MarconiTrimKeepsUnconsumed(pendingTrimmed); r.Status != Fail {
+		t.Fatalf("pending trimmed: %+v", r)
+	}
+}
+
+func TestMarconiLagAlert(t *testing.T) {
+	good := []LagSample{{Gauge: 0, True: 0}, {Gauge: 0.4, True: 0.5}, {Gauge: 2.9, True: 3}, {Gauge: 0.1, True: 0}}
+	if r := MarconiLagAlert(good, 1, 0.3); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	never := []LagSample{{Gauge: 0, True: 0}, {Gauge: 0.05, True: 3}}
+	if r := MarconiLagAlert(never, 1, 0.3); r.Status != Fail {
+		t.Fatalf("never fires: %+v", r)
+	}
+	early := []LagSample{{Gauge: 1.5, True: 0.2}, {Gauge: 3, True: 3}}
+	if r := MarconiLagAlert(early, 1, 0.3); r.Status != Fail {
+		t.Fatalf("fires early: %+v", r)
+	}
+	if r := MarconiLagAlert([]LagSample{{Gauge: 0, True: 0}}, 1, 0.3); r.Status != Unknown {
+		t.Fatalf("never over: %+v", r)
+	}
+}
+
+func TestMarconiKillPremise(t *testing.T) {
+	if r := MarconiKillPremise([]ArchiverKill{{Pending: 0}, {Pending: 1}}, 2); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := MarconiKillPremise([]ArchiverKill{{Pending: 0}, {Pending: 0}}, 2); r.Status != Unknown {
+		t.Fatalf("nothing pending: %+v", r)
+	}
+	if r := MarconiKillPremise([]ArchiverKill{{Pending: 1}}, 2); r.Status != Unknown {
+		t.Fatalf("too few: %+v", r)
+	}
+}
