@@ -254,35 +254,52 @@ type LagSample struct {
 // MarconiLagAlert is spec 002 §4.2 "alert at marconi_pg_archiver_lag_seconds
 // > N": the alert (gauge > bound) fires whenever the true lag is past the
 // bound by more than tol, and not while the true lag is short of it by more
-// than tol (tol covers the gauge's update period and the sampling skew).
-// Unknown unless the true lag was both clearly under and clearly over the
-// bound at some samples.
-func MarconiLagAlert(samples []LagSample, bound, tol float64) Result {
+// than tol. tol covers the sampling skew between the two readings; grace
+// the gauge's update period — it is set per entry the archiver takes, so it
+// trails the truth by one entry's processing under load, and by one
+// XREADGROUP block once the stream is idle (the first empty read resets
+// it) — so a mismatch counts only once it has lasted grace. Unknown unless
+// the true lag was both clearly under and clearly over the bound.
+func MarconiLagAlert(samples []LagSample, bound, tol float64, grace time.Duration) Result {
 	const name = "marconi-lag-alert"
 	var missed, early []string
 	under, over, firing := 0, 0, 0
 	maxTrue, maxGauge := 0.0, 0.0
+	missedSince, earlySince := time.Duration(-1), time.Duration(-1)
 	for _, s := range samples {
 		fires := s.Gauge > bound
 		if fires {
 			firing++
 		}
 		maxTrue, maxGauge = max(maxTrue, s.True), max(maxGauge, s.Gauge)
+		isMissed, isEarly := false, false
 		switch {
 		case s.True > bound+tol:
 			over++
-			if !fires {
-				missed = append(missed, fmt.Sprintf("at %v true lag %.2fs, gauge %.2fs", s.At.Round(time.Millisecond), s.True, s.Gauge))
-			}
+			isMissed = !fires
 		case s.True < bound-tol:
 			under++
-			if fires {
-				early = append(early, fmt.Sprintf("at %v true lag %.2fs, gauge %.2fs", s.At.Round(time.Millisecond), s.True, s.Gauge))
-			}
+			isEarly = fires
+		}
+		if !isMissed {
+			missedSince = -1
+		} else if missedSince < 0 {
+			missedSince = s.At
+		}
+		if !isEarly {
+			earlySince = -1
+		} else if earlySince < 0 {
+			earlySince = s.At
+		}
+		if isMissed && s.At-missedSince >= grace {
+			missed = append(missed, fmt.Sprintf("at %v true lag %.2fs, gauge %.2fs (silent since %v)", s.At.Round(time.Millisecond), s.True, s.Gauge, missedSince.Round(time.Millisecond)))
+		}
+		if isEarly && s.At-earlySince >= grace {
+			early = append(early, fmt.Sprintf("at %v true lag %.2fs, gauge %.2fs (firing since %v)", s.At.Round(time.Millisecond), s.True, s.Gauge, earlySince.Round(time.Millisecond)))
 		}
 	}
-	observed := []string{fmt.Sprintf("%d samples: true lag under the bound at %d, over at %d; alert firing at %d; max true %.2fs, max gauge %.2fs (bound %.2fs ± %.2fs)",
-		len(samples), under, over, firing, maxTrue, maxGauge, bound, tol)}
+	observed := []string{fmt.Sprintf("%d samples: true lag under the bound at %d, over at %d; alert firing at %d; max true %.2fs, max gauge %.2fs (bound %.2fs ± %.2fs, grace %v)",
+		len(samples), under, over, firing, maxTrue, maxGauge, bound, tol, grace)}
 	if under == 0 || over == 0 {
 		r := unknown(name, "the true lag never went both under and over the bound %.2fs ± %.2fs (%d under, %d over)", bound, tol, under, over)
 		r.Observed = observed
@@ -290,17 +307,17 @@ func MarconiLagAlert(samples []LagSample, bound, tol float64) Result {
 	}
 	var why []string
 	if len(missed) > 0 {
-		why = append(why, fmt.Sprintf("alert silent at %d of %d samples past the bound: %s", len(missed), over, auditSample(missed, 3)))
+		why = append(why, fmt.Sprintf("alert silent for longer than %v past the bound (%d samples): %s", grace, len(missed), auditSample(missed, 3)))
 	}
 	if len(early) > 0 {
-		why = append(why, fmt.Sprintf("alert firing at %d of %d samples under the bound: %s", len(early), under, auditSample(early, 3)))
+		why = append(why, fmt.Sprintf("alert firing for longer than %v under the bound (%d samples): %s", grace, len(early), auditSample(early, 3)))
 	}
 	if len(why) > 0 {
 		r := fail(name, strings.Join(why, "\n"), "%s", why[0])
 		r.Observed = observed
 		return r
 	}
-	r := pass(name, "alert fired at all %d samples past the bound and at none of %d under it", over, under)
+	r := pass(name, "alert firing at every sample past the bound and at none under it (%d over, %d under), within %v", over, under, grace)
 	r.Observed = observed
 	return r
 }

@@ -83,20 +83,31 @@ func TestMarconiTrimKeepsUnconsumed(t *testing.T) {
 	}
 }
 
+func lagSamples(pairs ...float64) []LagSample {
+	var out []LagSample
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, LagSample{At: time.Duration(i/2) * 100 * time.Millisecond, Gauge: pairs[i], True: pairs[i+1]})
+	}
+	return out
+}
+
 func TestMarconiLagAlert(t *testing.T) {
-	good := []LagSample{{Gauge: 0, True: 0}, {Gauge: 0.4, True: 0.5}, {Gauge: 2.9, True: 3}, {Gauge: 0.1, True: 0}}
-	if r := MarconiLagAlert(good, 1, 0.3); r.Status != Pass {
+	const grace = 250 * time.Millisecond
+	// gauge, true: under, ramp, over; the gauge trails the drop by one
+	// sample (within grace).
+	good := lagSamples(0, 0, 0.4, 0.5, 2.9, 3, 3.1, 3.2, 3.2, 0, 0, 0, 0, 0)
+	if r := MarconiLagAlert(good, 1, 0.3, grace); r.Status != Pass {
 		t.Fatalf("good: %+v", r)
 	}
-	never := []LagSample{{Gauge: 0, True: 0}, {Gauge: 0.05, True: 3}}
-	if r := MarconiLagAlert(never, 1, 0.3); r.Status != Fail {
+	never := lagSamples(0, 0, 0.05, 3, 0.05, 3.1, 0.05, 3.2, 0.05, 3.3)
+	if r := MarconiLagAlert(never, 1, 0.3, grace); r.Status != Fail {
 		t.Fatalf("never fires: %+v", r)
 	}
-	early := []LagSample{{Gauge: 1.5, True: 0.2}, {Gauge: 3, True: 3}}
-	if r := MarconiLagAlert(early, 1, 0.3); r.Status != Fail {
+	early := lagSamples(1.5, 0.2, 1.5, 0.2, 1.5, 0.2, 1.5, 0.2, 3, 3)
+	if r := MarconiLagAlert(early, 1, 0.3, grace); r.Status != Fail {
 		t.Fatalf("fires early: %+v", r)
 	}
-	if r := MarconiLagAlert([]LagSample{{Gauge: 0, True: 0}}, 1, 0.3); r.Status != Unknown {
+	if r := MarconiLagAlert(lagSamples(0, 0, 0, 0), 1, 0.3, grace); r.Status != Unknown {
 		t.Fatalf("never over: %+v", r)
 	}
 }

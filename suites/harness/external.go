@@ -46,6 +46,8 @@ var externalNotRun = map[report.RowID]string{
 	report.RowMarconiCacheLifecycle: "sets notify-keyspace-events on every primary (CONFIG SET, the Stage 2 expiry hooks): " +
 		"a server setting slotgate does not change on a target it did not start",
 	report.RowMarconiLossBudget: "cuts a primary's and PostgreSQL's proxies to cause the losses it counts",
+	report.RowMarconiStream: "injects latency at PostgreSQL's proxy to make the archiver lag, and runs the archiver " +
+		"as a child process of the suite that it SIGKILLs",
 }
 
 // ExternalNotRunReason says why row cannot run against an external target,

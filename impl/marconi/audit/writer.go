@@ -54,12 +54,12 @@ type WriterOptions struct {
 	Group string
 	// MaxLen is the count MutantTrimByCount trims to (ignored otherwise).
 	MaxLen int
-	// Crash, if set, is asked after every successful append, before the
-	// appended batch is released; true makes the writer die there (Run
+	// Crash, if set, is asked after every successful append (with the
+	// batch's size), before the appended batch is released; true makes the writer die there (Run
 	// returns ErrCrashed) with the batch handed back to the queue
 	// unsettled, as a writer task restarted by its supervisor would leave
 	// it (§4.1 Restart: its successor must resume from the Redis offset).
-	Crash func(tenant string) bool
+	Crash func(tenant string, appended int) bool
 	// Batch is the most entries one append script carries (default
 	// DefaultWriterBatch).
 	Batch int
@@ -233,7 +233,7 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) (crashed bool) {
 		}
 		q.SetWriterHealthy(tenant, true)
 		b.reset()
-		if w.o.Crash != nil && w.o.Crash(tenant) {
+		if w.o.Crash != nil && w.o.Crash(tenant, len(inflight)) {
 			return true // inflight goes back to the queue unsettled
 		}
 		inflight = nil
