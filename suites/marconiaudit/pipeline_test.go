@@ -69,6 +69,8 @@ type pipelineSpec struct {
 	// Retention and MaxLen are the writer's (0: its defaults).
 	Retention time.Duration
 	MaxLen    int
+	// ClaimMinIdle overrides the archiver's claimMinIdle.
+	ClaimMinIdle time.Duration
 	// WriterCrash, when set, is the writer's crash hook; a crashed writer
 	// is restarted after writerRestartDelay, as a supervisor would.
 	WriterCrash func(tenant string, appended int) bool
@@ -93,6 +95,8 @@ type pipeline struct {
 
 	mu             sync.Mutex
 	writerRestarts []check.WriterRestart
+	// crashes are the archiver kills of supervisors already stopped.
+	crashes []traffic.AuditCrash
 }
 
 // restarts returns the writer restarts so far.
@@ -164,7 +168,7 @@ func startPipeline(ctx context.Context, b client.Backend, pool client.Pool, cloc
 	}()
 
 	if !s.NoArchiver {
-		p.startArchiver(ctx, clock, s.Name+"-archiver")
+		p.startArchiver(ctx, clock, s.Name+"-archiver", s.Plan)
 	}
 
 	p.load = &traffic.AuditLoad{Sink: p.queue, Tenants: s.Tenants, Rate: s.Rate, Max: s.Max, Clock: clock,
@@ -183,13 +187,17 @@ func startPipeline(ctx context.Context, b client.Backend, pool client.Pool, cloc
 // startArchiver starts an archiver supervisor whose incarnations are named
 // name-1, name-2… (a restarted archiver takes a new name, so what its
 // predecessor left pending is claimed, not re-read as its own).
-func (p *pipeline) startArchiver(ctx context.Context, clock *traffic.Clock, name string) {
+func (p *pipeline) startArchiver(ctx context.Context, clock *traffic.Clock, name string, plan []traffic.CrashPlan) {
 	s := p.spec
-	p.sup = &traffic.ArchiverSupervisor{Name: name, Plan: s.Plan, Clock: clock,
+	claimIdle := claimMinIdle
+	if s.ClaimMinIdle > 0 {
+		claimIdle = s.ClaimMinIdle
+	}
+	p.sup = &traffic.ArchiverSupervisor{Name: name, Plan: plan, Clock: clock,
 		New: func(consumer string, crash func(audit.CrashPoint, string, string) bool) (*audit.Archiver, error) {
 			return audit.NewArchiver(audit.ArchiverOptions{
 				Dial: dialArchiver(p.backend, s.WrapPool), PostgresDSN: pg.DSN(), Schema: s.Schema, Tenants: s.Tenants, Consumer: consumer,
-				Targets: s.Targets, Block: archiverBlock, ClaimMinIdle: claimMinIdle, ClaimEvery: claimEvery,
+				Targets: s.Targets, Block: archiverBlock, ClaimMinIdle: claimIdle, ClaimEvery: claimEvery,
 				RetryMax: archiverRetryMax, Metrics: p.metrics, OnError: p.errs.Record,
 				Mutant: mutantFor(s.Mutant, "archiver"), Crash: crash,
 			})
@@ -202,6 +210,7 @@ func (p *pipeline) startArchiver(ctx context.Context, clock *traffic.Clock, name
 func (p *pipeline) stopArchiver() {
 	if p.sup != nil {
 		_ = p.sup.Stop()
+		p.crashes = append(p.crashes, p.sup.Crashes()...)
 		p.sup = nil
 	}
 }
