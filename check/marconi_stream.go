@@ -221,7 +221,7 @@ func MarconiTrimKeepsUnconsumed(h TrimHistory) Result {
 	}
 	var why []string
 	if len(missing) > 0 {
-		why = append(why, fmt.Sprintf("%d accepted signals trimmed before the archiver consumed them (missing from PG): %s", len(missing), auditSample(missing, 5)))
+		why = append(why, fmt.Sprintf("%d accepted signals missing from PG after the archiver caught up (trimmed before it consumed them, or lost by it): %s", len(missing), auditSample(missing, 5)))
 	}
 	if h.TrimmedPending > 0 {
 		why = append(why, fmt.Sprintf("the archiver found %.0f pending entries trimmed", h.TrimmedPending))
