@@ -268,13 +268,14 @@ func runWriterResume(ctx context.Context, b client.Backend) report.Check {
 	tag := streamTag(b)
 	node := cluster.Primaries()[0]
 
-	// crashEvery restarts the writer each time it has appended another
-	// share of the load.
+	// crashEvery kills the writer at its first append after each
+	// (n+1)-th of the load's duration: on the load's clock, not on what
+	// the writer appended, which a gap-leaving variant never catches up on.
+	loadTime := time.Duration(float64(s.ResumeSignals) / s.ResumeRate * float64(time.Second))
 	crashEvery := func() func(string, int) bool {
-		var total, next int
-		return func(_ string, appended int) bool {
-			total += appended
-			if next >= s.WriterRestarts || total < (next+1)*s.ResumeSignals/(s.WriterRestarts+1) {
+		start, next := time.Now(), 0
+		return func(string, int) bool {
+			if next >= s.WriterRestarts || time.Since(start) < time.Duration(next+1)*loadTime/time.Duration(s.WriterRestarts+1) {
 				return false
 			}
 			next++
@@ -334,7 +335,7 @@ func runTrim(ctx context.Context, b client.Backend) report.Check {
 	node := cluster.Primaries()[0]
 	// The first archiver dies between commit and XACK halfway through its
 	// run; its successor reads on past the entry it left pending and goes
-	// away before claiming it (ClaimMinIdle is longer than that), so the
+	// away before claiming it (ClaimMinIdle is the absence), so the
 	// group holds a pending entry older than its last-delivered id: the
 	// trim must respect both. After the absence the entry is idle long
 	// enough to be claimed at once.
@@ -342,7 +343,7 @@ func runTrim(ctx context.Context, b client.Backend) report.Check {
 	spec := func(name string, m audit.Mutant) pipelineSpec {
 		return pipelineSpec{Name: name, Schema: "ms_trim_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-"+name, node)}, Mutant: m,
 			Targets: audit.Targets{Primary: true}, Retention: s.Retention, MaxLen: s.TrimMaxLen, Rate: s.TrimRate,
-			Plan: plan, ClaimMinIdle: s.Retention + 500*time.Millisecond}
+			Plan: plan, ClaimMinIdle: s.TrimOff}
 	}
 	By(fmt.Sprintf("retention %v (7 d scaled); %.0f signals/s; the archiver consumes for %v, then is away for %v", s.Retention, s.TrimRate, s.TrimBefore, s.TrimOff))
 	ref := startPipeline(ctx, b, pool, clock, spec("trim", audit.MutantNone))
@@ -351,6 +352,14 @@ func runTrim(ctx context.Context, b client.Backend) report.Check {
 	all := []*pipeline{ref, ignores, byCount}
 	DeferCleanup(func() { stopAll(all...) })
 	sleepFor(ctx, s.TrimBefore)
+	waitUntil(ctx, "every first archiver killed and its successor 50 entries further", 60*time.Second, func() bool {
+		for _, p := range all {
+			if len(p.sup.Crashes()) < len(plan) || p.sum(audit.MetricArchiverArchived, nil) < float64(plan[0].After+50) {
+				return false
+			}
+		}
+		return true
+	})
 	for _, p := range all {
 		p.stopArchiver()
 	}
