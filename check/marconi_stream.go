@@ -25,15 +25,29 @@ func readOption(cmd []string, name string) string {
 	return ""
 }
 
+// WireReads is the server's side of the archiver's reads, independent of
+// the client seam: the XREADGROUP calls the node owning the stream served
+// (INFO commandstats cmdstat_xreadgroup delta over the run, the node
+// serving no other archiver) and the entries that reached PostgreSQL.
+type WireReads struct {
+	Known          bool
+	Calls, Entries int64
+}
+
 // MarconiReadsOneAtATime is spec 002 §4.2 "XREADGROUP COUNT 1 BLOCK 0 …
 // No batching" judged on the wire: every XREADGROUP the archiver sent
-// carries COUNT 1 and no reply held more than one entry. Unknown when the
-// reads delivered fewer than minEntries entries in all. The BLOCK values
-// seen are reported (Observed): a finite block is impl's documented
+// carries COUNT 1 and no reply held more than one entry (as recorded at
+// the client seam), and the server ran at least one XREADGROUP per entry
+// archived (commandstats: a reader that batches needs fewer). Unknown when
+// the reads delivered fewer than minEntries entries in all. The BLOCK
+// values seen are reported (Observed): a finite block is impl's documented
 // departure from BLOCK 0 (ArchiverOptions.Block), not judged here.
-func MarconiReadsOneAtATime(reads []ArchiverRead, minEntries int) Result {
+func MarconiReadsOneAtATime(reads []ArchiverRead, wire WireReads, minEntries int) Result {
 	const name = "marconi-reads-one-at-a-time"
 	var bad []string
+	if wire.Known && wire.Calls < wire.Entries {
+		bad = append(bad, fmt.Sprintf("the server ran %d XREADGROUPs for %d entries archived: some read carried several", wire.Calls, wire.Entries))
+	}
 	entries := 0
 	blocks := map[string]int{}
 	for _, r := range reads {
@@ -50,6 +64,9 @@ func MarconiReadsOneAtATime(reads []ArchiverRead, minEntries int) Result {
 		}
 	}
 	var observed []string
+	if wire.Known {
+		observed = append(observed, fmt.Sprintf("server side (commandstats): %d XREADGROUP calls for %d entries archived; %d recorded at the client seam", wire.Calls, wire.Entries, len(reads)))
+	}
 	for _, b := range auditSortedKeys(blocks) {
 		observed = append(observed, fmt.Sprintf("XREADGROUP BLOCK %s ms × %d", b, blocks[b]))
 	}
@@ -59,7 +76,7 @@ func MarconiReadsOneAtATime(reads []ArchiverRead, minEntries int) Result {
 		return r
 	}
 	if len(bad) > 0 {
-		r := fail(name, auditSample(bad, 3), "%d of %d XREADGROUPs batch (%d entries read)", len(bad), len(reads), entries)
+		r := fail(name, auditSample(bad, 3), "%d findings over %d XREADGROUPs (%d entries read): %s", len(bad), len(reads), entries, bad[0])
 		r.Observed = observed
 		return r
 	}

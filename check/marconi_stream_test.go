@@ -10,17 +10,20 @@ func TestMarconiReadsOneAtATime(t *testing.T) {
 	one := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "BLOCK", "200", "STREAMS", "s", ">"}
 	batch := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "16", "BLOCK", "200", "STREAMS", "s", ">"}
 	good := []ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
-	if r := MarconiReadsOneAtATime(good, 2); r.Status != Pass {
+	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 3, Entries: 2}, 2); r.Status != Pass {
 		t.Fatalf("good: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(good, 3); r.Status != Unknown {
+	if r := MarconiReadsOneAtATime(good, WireReads{}, 3); r.Status != Unknown {
 		t.Fatalf("too few: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: batch, Entries: 1}), 2); r.Status != Fail {
+	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: batch, Entries: 1}), WireReads{}, 2); r.Status != Fail {
 		t.Fatalf("COUNT 16 with one entry: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: one, Entries: 2}), 2); r.Status != Fail {
+	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: one, Entries: 2}), WireReads{}, 2); r.Status != Fail {
 		t.Fatalf("two entries under COUNT 1: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 1, Entries: 2}, 2); r.Status != Fail {
+		t.Fatalf("fewer server reads than entries: %+v", r)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -13,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
@@ -191,17 +194,25 @@ func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Ch
 	pool := harness.Pool(ctx, b, cluster)
 	clock := traffic.NewClock()
 	tag := streamTag(b)
-	node := cluster.Primaries()[0]
+	// Each archiver's stream on its own primary, so that node's
+	// commandstats count that archiver's XREADGROUPs alone.
+	prim := cluster.Primaries()
+	refNode, batchNode, sinceNode := prim[0], prim[0], prim[0]
+	wireKnown := len(prim) >= 3
+	if wireKnown {
+		refNode, batchNode, sinceNode = prim[1], prim[0], prim[2]
+	}
 	primary := audit.Targets{Primary: true}
 	signals := int(s.LagRate * (s.LagWarm + s.LagLoad).Seconds())
+	refBefore, batchBefore := xreadgroupCalls(ctx, refNode), xreadgroupCalls(ctx, batchNode)
 
 	By(fmt.Sprintf("%d signals at %.0f/s into the reference archiver and two controls; PostgreSQL %d ms late after %v", signals, s.LagRate, s.PGLatencyMs, s.LagWarm))
 	refLog, batchLog := &traffic.ReadLog{}, &traffic.ReadLog{}
-	ref := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "lag", Schema: "ms_lag_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-lag", node)},
+	ref := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "lag", Schema: "ms_lag_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-lag", refNode)},
 		Targets: primary, WrapPool: refLog.Wrap, Rate: s.LagRate, Max: signals})
-	batched := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "batched", Schema: "ms_batched_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-batched", node)},
+	batched := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "batched", Schema: "ms_batched_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-batched", batchNode)},
 		Targets: primary, Mutant: audit.MutantBatchedRead, WrapPool: batchLog.Wrap, Rate: s.LagRate, Max: signals})
-	sinceRead := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "lag-since-read", Schema: "ms_sinceread_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-sinceread", node)},
+	sinceRead := startPipeline(ctx, b, pool, clock, pipelineSpec{Name: "lag-since-read", Schema: "ms_sinceread_" + tag, Tenants: []string{tenantOn(ctx, "ms-"+tag+"-sinceread", sinceNode)},
 		Targets: primary, Mutant: audit.MutantLagSinceRead, Rate: s.LagRate, Max: signals})
 	all := []*pipeline{ref, batched, sinceRead}
 	DeferCleanup(func() { stopAll(all...) })
@@ -228,10 +239,12 @@ func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Ch
 	ev.Timings = map[string]report.Duration{"run": report.Duration(time.Since(began))}
 	ev.Observed = append(ev.Observed, fmt.Sprintf(departureBlock, archiverBlock))
 
-	readsRes := check.MarconiReadsOneAtATime(refLog.Reads(), signals/2)
+	refWire := check.WireReads{Known: wireKnown, Calls: xreadgroupCalls(ctx, refNode) - refBefore, Entries: int64(rowCount(ctx, ref))}
+	batchWire := check.WireReads{Known: wireKnown, Calls: xreadgroupCalls(ctx, batchNode) - batchBefore, Entries: int64(rowCount(ctx, batched))}
+	readsRes := check.MarconiReadsOneAtATime(refLog.Reads(), refWire, signals/2)
 	readsCtl := harness.Variant(string(audit.MutantBatchedRead),
 		"XREADGROUP COUNT 16: under the backlog one read returns many entries — the v0.3 batching §4.2 replaced",
-		check.MarconiReadsOneAtATime(batchLog.Reads(), signals/2))
+		check.MarconiReadsOneAtATime(batchLog.Reads(), batchWire, signals/2))
 	reads = harness.Check(report.RowMarconiStream, report.ColumnSilentlyWrong, "", readsRes, ev, readsCtl)
 
 	refSamples := sampler.of(ref)
@@ -511,6 +524,21 @@ func driveProcKills(ctx context.Context, p *pipeline, pool client.Pool, clock *t
 	waitDrained(ctx, pool, time.Hour, 60*time.Second, p) // pending must reach 0: nothing in-process reports progress
 	c.Stop(5 * time.Second)
 	return kills
+}
+
+// xreadgroupCalls is node's INFO commandstats count of XREADGROUP calls.
+func xreadgroupCalls(ctx context.Context, node *fixtures.Node) int64 {
+	GinkgoHelper()
+	info, err := node.Info(ctx, "commandstats")
+	Expect(err).NotTo(HaveOccurred())
+	for _, kv := range strings.Split(info["cmdstat_xreadgroup"], ",") {
+		if v, ok := strings.CutPrefix(kv, "calls="); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+	}
+	return 0
 }
 
 // rowCount is how many signal_queue rows p's schema holds.
