@@ -30,6 +30,7 @@ const (
 	RowMarconiHotPath           RowID = "marconi-hot-path"           // SPEC-101 §2: send touches no I/O before 200
 	RowMarconiAuditCompleteness RowID = "marconi-audit-completeness" // §4: queue → stream → PG exactly once
 	RowMarconiLossBudget        RowID = "marconi-loss-budget"        // §3.6: every loss counted
+	RowMarconiStream            RowID = "marconi-stream"             // §4.1/§4.2: COUNT 1, resume, trim, lag alert, SIGKILLed archiver
 	RowMarconiCacheLifecycle    RowID = "marconi-cache-lifecycle"    // §5, Stage 2 hooks
 	RowMarconiRestart           RowID = "marconi-restart"            // §6 process-restart recovery
 	RowMarconiMetrics           RowID = "marconi-metrics"            // §9 every metric against an independent count
@@ -117,6 +118,8 @@ var Catalogue = []Row{
 		Suite: "./suites/marconi", External: NotOnExternal("not yet tried on a target slotgate did not start: its walk runs a second SessionStore writer and flips the archiver between shadow and primary tables")},
 	{ID: RowMarconiObligations, Title: "Marconi obligations", Spec: "002 §3.4 Obligation index; §9 Obligation counters", Topology: "cluster:3x1", Needs: []string{"postgres"},
 		Suite: "./suites/marconi", External: NotOnExternal("cuts the cluster's and PostgreSQL's proxies to cause the outages its obligations must survive")},
+	{ID: RowMarconiStream, Title: "Marconi stream and archiver semantics", Spec: "002 §4.1 Redis Stream writer; §4.2 PG archiver; Stages 3–4", Topology: "cluster:3x1", Needs: []string{"postgres"},
+		Suite: "./suites/marconiaudit", External: NotOnExternal("slows PostgreSQL at its proxy to raise the archiver-lag alert and SIGKILLs an archiver process it starts")},
 }
 
 // Lookup returns the catalogue entry of id.

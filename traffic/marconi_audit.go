@@ -463,6 +463,19 @@ func ReadAuditGroup(ctx context.Context, pool client.Pool, tenant, group string)
 		if lag, ok := fields["lag"]; ok && lag != nil {
 			g.Undelivered, _ = client.AsInt64(lag)
 		}
+		// The server's lag is entries-added minus the entries the group
+		// read: entries trimmed before the group read them stay in it
+		// forever. Nothing after last-delivered-id means nothing is
+		// undelivered, whatever the counter says.
+		if last, err := client.AsString(fields["last-delivered-id"]); err == nil && g.Undelivered > 0 {
+			v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, "("+last, "+", "COUNT", "1"))
+			if err != nil {
+				return g, fmt.Errorf("xrange %s: %w", keys.Stream, err)
+			}
+			if entries, _ := v.([]any); len(entries) == 0 {
+				g.Undelivered = 0
+			}
+		}
 	}
 	return g, nil
 }

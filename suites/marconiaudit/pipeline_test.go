@@ -2,6 +2,7 @@ package marconiaudit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -60,7 +61,25 @@ type pipelineSpec struct {
 	// Rate and Max drive the load (per tenant).
 	Rate float64
 	Max  int
+
+	// NoArchiver: the scenario runs the archiver itself (as a process).
+	NoArchiver bool
+	// WrapPool, when set, wraps every archiver pool (a ReadLog).
+	WrapPool func(client.Pool) client.Pool
+	// Retention and MaxLen are the writer's (0: its defaults).
+	Retention time.Duration
+	MaxLen    int
+	// ClaimMinIdle overrides the archiver's claimMinIdle.
+	ClaimMinIdle time.Duration
+	// WriterCrash, when set, is the writer's crash hook; a crashed writer
+	// is restarted after writerRestartDelay, as a supervisor would.
+	WriterCrash func(tenant string, appended int) bool
 }
+
+// writerRestartDelay is how long a crashed writer stays down: a supervisor's
+// restart backoff, during which the load keeps queueing — so a successor
+// that skipped the queue instead of resuming at its offset leaves a gap.
+const writerRestartDelay = 100 * time.Millisecond
 
 type pipeline struct {
 	spec    pipelineSpec
@@ -73,6 +92,18 @@ type pipeline struct {
 
 	stopWriter context.CancelFunc
 	writerDone chan struct{}
+
+	mu             sync.Mutex
+	writerRestarts []check.WriterRestart
+	// crashes are the archiver kills of supervisors already stopped.
+	crashes []traffic.AuditCrash
+}
+
+// restarts returns the writer restarts so far.
+func (p *pipeline) restarts() []check.WriterRestart {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]check.WriterRestart(nil), p.writerRestarts...)
 }
 
 func mutantFor(m audit.Mutant, component string) audit.Mutant {
@@ -83,9 +114,13 @@ func mutantFor(m audit.Mutant, component string) audit.Mutant {
 }
 
 // dialArchiver opens one archiver tenant loop's own pool.
-func dialArchiver(b client.Backend) func(ctx context.Context) (client.Pool, error) {
+func dialArchiver(b client.Backend, wrap func(client.Pool) client.Pool) func(ctx context.Context) (client.Pool, error) {
 	return func(ctx context.Context) (client.Pool, error) {
-		return client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "marconi-archiver"}))
+		p, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "marconi-archiver"}))
+		if err != nil || wrap == nil {
+			return p, err
+		}
+		return wrap(p), nil
 	}
 }
 
@@ -93,32 +128,48 @@ func dialArchiver(b client.Backend) func(ctx context.Context) (client.Pool, erro
 // supervisor and the load, all on clock.
 func startPipeline(ctx context.Context, b client.Backend, pool client.Pool, clock *traffic.Clock, s pipelineSpec) *pipeline {
 	GinkgoHelper()
-	Expect(audit.Migrate(ctx, pg.DSN(), audit.MigrateOptions{Schema: s.Schema, Mutant: mutantFor(s.Mutant, "archiver")})).To(Succeed())
+	Expect(audit.Migrate(ctx, pg.DSN(), audit.MigrateOptions{Schema: s.Schema, Mutant: mutantFor(s.Mutant, "archiver"), Primary: s.Targets.Primary && !s.Direct})).To(Succeed())
 	p := &pipeline{spec: s, backend: b, metrics: audit.NewMetrics(nil), errs: &traffic.AuditErrors{Clock: clock}}
 	qo := s.Queue
 	qo.Metrics, qo.Mutant = p.metrics, mutantFor(s.Mutant, "queue")
 	var err error
 	p.queue, err = audit.NewQueue(qo)
 	Expect(err).NotTo(HaveOccurred())
-	w, err := audit.NewWriter(audit.WriterOptions{Pool: pool, Queue: p.queue, OnError: p.errs.Record, Mutant: mutantFor(s.Mutant, "writer"), RetryMax: archiverRetryMax})
-	Expect(err).NotTo(HaveOccurred())
+	wo := audit.WriterOptions{Pool: pool, Queue: p.queue, OnError: p.errs.Record, Mutant: mutantFor(s.Mutant, "writer"), RetryMax: archiverRetryMax,
+		Retention: s.Retention, MaxLen: s.MaxLen}
+	if s.WriterCrash != nil {
+		wo.Crash = func(tenant string, appended int) bool {
+			if !s.WriterCrash(tenant, appended) {
+				return false
+			}
+			p.mu.Lock()
+			p.writerRestarts = append(p.writerRestarts, check.WriterRestart{At: clock.Now(), Requeued: appended})
+			p.mu.Unlock()
+			return true
+		}
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	p.stopWriter, p.writerDone = cancel, make(chan struct{})
 	go func() {
 		defer close(p.writerDone)
-		_ = w.Run(wctx)
+		for wctx.Err() == nil {
+			w, err := audit.NewWriter(wo)
+			if err != nil {
+				return
+			}
+			if err := w.Run(wctx); !errors.Is(err, audit.ErrWriterCrashed) {
+				return
+			}
+			select { // a supervisor's restart backoff
+			case <-wctx.Done():
+			case <-time.After(writerRestartDelay):
+			}
+		}
 	}()
 
-	p.sup = &traffic.ArchiverSupervisor{Name: s.Name + "-archiver", Plan: s.Plan, Clock: clock,
-		New: func(consumer string, crash func(audit.CrashPoint, string, string) bool) (*audit.Archiver, error) {
-			return audit.NewArchiver(audit.ArchiverOptions{
-				Dial: dialArchiver(b), PostgresDSN: pg.DSN(), Schema: s.Schema, Tenants: s.Tenants, Consumer: consumer,
-				Targets: s.Targets, Block: archiverBlock, ClaimMinIdle: claimMinIdle, ClaimEvery: claimEvery,
-				RetryMax: archiverRetryMax, Metrics: p.metrics, OnError: p.errs.Record,
-				Mutant: mutantFor(s.Mutant, "archiver"), Crash: crash,
-			})
-		}}
-	p.sup.Start(ctx)
+	if !s.NoArchiver {
+		p.startArchiver(ctx, clock, s.Name+"-archiver", s.Plan)
+	}
 
 	p.load = &traffic.AuditLoad{Sink: p.queue, Tenants: s.Tenants, Rate: s.Rate, Max: s.Max, Clock: clock,
 		Rand: func(tenant string) *rand.Rand {
@@ -131,6 +182,37 @@ func startPipeline(ctx context.Context, b client.Backend, pool client.Pool, cloc
 	}
 	p.load.Start(ctx)
 	return p
+}
+
+// startArchiver starts an archiver supervisor whose incarnations are named
+// name-1, name-2… (a restarted archiver takes a new name, so what its
+// predecessor left pending is claimed, not re-read as its own).
+func (p *pipeline) startArchiver(ctx context.Context, clock *traffic.Clock, name string, plan []traffic.CrashPlan) {
+	s := p.spec
+	claimIdle := claimMinIdle
+	if s.ClaimMinIdle > 0 {
+		claimIdle = s.ClaimMinIdle
+	}
+	p.sup = &traffic.ArchiverSupervisor{Name: name, Plan: plan, Clock: clock,
+		New: func(consumer string, crash func(audit.CrashPoint, string, string) bool) (*audit.Archiver, error) {
+			return audit.NewArchiver(audit.ArchiverOptions{
+				Dial: dialArchiver(p.backend, s.WrapPool), PostgresDSN: pg.DSN(), Schema: s.Schema, Tenants: s.Tenants, Consumer: consumer,
+				Targets: s.Targets, Block: archiverBlock, ClaimMinIdle: claimIdle, ClaimEvery: claimEvery,
+				RetryMax: archiverRetryMax, Metrics: p.metrics, OnError: p.errs.Record,
+				Mutant: mutantFor(s.Mutant, "archiver"), Crash: crash,
+			})
+		}}
+	p.sup.Start(ctx)
+}
+
+// stopArchiver stops the running archiver supervisor (the archiver goes
+// away; the group keeps its state in Redis).
+func (p *pipeline) stopArchiver() {
+	if p.sup != nil {
+		_ = p.sup.Stop()
+		p.crashes = append(p.crashes, p.sup.Crashes()...)
+		p.sup = nil
+	}
 }
 
 // stop ends the load, the writer and the archivers (idempotent enough for

@@ -38,4 +38,33 @@ const (
 	// MutantNoRecovery is an archiver that never claims a dead consumer's
 	// pending entries: they stay pending and never reach PostgreSQL.
 	MutantNoRecovery Mutant = "archiver/no-pending-recovery"
+	// MutantBatchedRead is an archiver that reads the stream in batches
+	// (XREADGROUP COUNT 16) instead of one entry at a time: the v0.3
+	// batching §4.2 explicitly replaced ("No batching"). PostgreSQL still
+	// gets every entry; only the wire shows it.
+	MutantBatchedRead Mutant = "archiver/batched-read"
+	// MutantLagSinceRead is an archiver whose lag gauge measures how long
+	// the current entry has been in its hands (since its read) instead of
+	// its age in the stream: a backlog that ages for minutes shows as
+	// milliseconds, so the §4.2 alert (marconi_pg_archiver_lag_seconds > N)
+	// never fires.
+	MutantLagSinceRead Mutant = "archiver/lag-since-read"
+	// MutantResumeFromTail is a writer that restarts "from $": on resume it
+	// skips everything queued instead of what its Redis offset covers, so
+	// the entries queued at the restart never reach the stream (§4.1
+	// Restart: a gap).
+	MutantResumeFromTail Mutant = "writer/resume-from-tail"
+	// MutantIgnoreOffset is a writer that ignores its Redis offset on
+	// restart (and whose append does not skip covered offsets): the batch
+	// it had appended but not released is appended again (§4.1 Restart: a
+	// duplicate).
+	MutantIgnoreOffset Mutant = "writer/ignore-offset"
+	// MutantTrimIgnoresGroup trims the stream by time alone (MINID ~
+	// now-retention), ignoring the archiver group: entries the archiver
+	// has not consumed are trimmed once it lags past the retention.
+	MutantTrimIgnoresGroup Mutant = "writer/trim-ignores-group"
+	// MutantTrimByCount trims the stream by count (MAXLEN ~ WriterOptions.
+	// MaxLen), the naive reading of "MAXLEN ~7d": a burst trims entries
+	// the archiver has not consumed, however young.
+	MutantTrimByCount Mutant = "writer/trim-by-count"
 )

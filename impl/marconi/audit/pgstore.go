@@ -48,6 +48,10 @@ type MigrateOptions struct {
 	// double-insert silently; the canonical tables keep theirs for the
 	// legacy direct write's UPSERT.
 	Mutant Mutant
+	// Primary: the archiver runs in primary mode without the legacy direct
+	// write (Stage 4 after the flip), so MutantPlainInsert drops the
+	// canonical tables' unique keys as well.
+	Primary bool
 }
 
 // Migrate applies the embedded migrations (migrations/NNN_*.sql) that the
@@ -108,7 +112,11 @@ func Migrate(ctx context.Context, dsn string, o MigrateOptions) error {
 		}
 	}
 	if o.Mutant == MutantPlainInsert {
-		for _, t := range []string{TableQueueShadow, TableTraceEventsShadow, TableObligationsShadow} {
+		tables := []string{TableQueueShadow, TableTraceEventsShadow, TableObligationsShadow}
+		if o.Primary {
+			tables = append(tables, TableQueue, TableTraceEvents, TableObligations)
+		}
+		for _, t := range tables {
 			q := fmt.Sprintf("ALTER TABLE %s.%s DROP CONSTRAINT IF EXISTS %s", ident, pgx.Identifier{t}.Sanitize(), pgx.Identifier{t + "_pkey"}.Sanitize())
 			if _, err := conn.Exec(ctx, q); err != nil {
 				return fmt.Errorf("migrate: drop unique key of %s: %w", t, err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -36,8 +38,28 @@ type WriterOptions struct {
 	// Metrics defaults to the queue's.
 	Metrics *Metrics
 	// Retention is the stream's time window (default DefaultRetention);
-	// tests shrink it to watch the trim.
+	// tests shrink it to watch the trim. The trim by time never passes
+	// what Group has not consumed (its last-delivered id and its lowest
+	// pending id) — a departure from §4.2 Recoverability, which accepts
+	// "the trimmed window is the audit gap" once the archiver lags past
+	// 7 d: entries trimmed before the group read them vanish without a
+	// trace (XREADGROUP ">" skips them; only pending ones come back as
+	// deleted from XAUTOCLAIM), so the gap would not be the "operator-
+	// visible" one the spec promises. Kept, they cost Redis memory while
+	// the archiver is down, which marconi_pg_archiver_lag_seconds alerts
+	// on.
 	Retention time.Duration
+	// Group is the archiver's consumer group the trim respects (default
+	// DefaultGroup).
+	Group string
+	// MaxLen is the count MutantTrimByCount trims to (ignored otherwise).
+	MaxLen int
+	// Crash, if set, is asked after every successful append (with the
+	// batch's size), before the appended batch is released; true makes the writer die there (Run
+	// returns ErrCrashed) with the batch handed back to the queue
+	// unsettled, as a writer task restarted by its supervisor would leave
+	// it (§4.1 Restart: its successor must resume from the Redis offset).
+	Crash func(tenant string, appended int) bool
 	// Batch is the most entries one append script carries (default
 	// DefaultWriterBatch).
 	Batch int
@@ -80,6 +102,9 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.Batch <= 0 {
 		o.Batch = DefaultWriterBatch
 	}
+	if o.Group == "" {
+		o.Group = DefaultGroup
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
@@ -98,21 +123,34 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 // Script is the append script, for reports (EVALSHA fallbacks).
 func (w *Writer) Script() *client.Script { return w.script }
 
+// ErrWriterCrashed is returned by Writer.Run when its crash hook fired.
+var ErrWriterCrashed = errors.New("writer crashed")
+
 // Run drains every tenant's queue until ctx ends, then hands whatever a
-// tenant loop held back to the queue and returns.
+// tenant loop held back to the queue and returns (nil), or until the crash
+// hook fires (ErrWriterCrashed).
 func (w *Writer) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	var wg sync.WaitGroup
 	running := map[string]bool{}
 	for {
 		for _, t := range w.o.Queue.Tenants() {
 			if !running[t] {
 				running[t] = true
-				wg.Go(func() { w.runTenant(ctx, t) })
+				wg.Go(func() {
+					if w.runTenant(ctx, t) {
+						cancel(ErrWriterCrashed)
+					}
+				})
 			}
 		}
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			if errors.Is(context.Cause(ctx), ErrWriterCrashed) {
+				return ErrWriterCrashed
+			}
 			return nil
 		case <-w.o.Queue.NewTenants():
 		}
@@ -134,10 +172,12 @@ type tenantWriter struct {
 	held time.Time
 }
 
-func (w *Writer) runTenant(ctx context.Context, tenant string) {
+// runTenant drains tenant's queue until ctx ends; it reports whether the
+// crash hook fired.
+func (w *Writer) runTenant(ctx context.Context, tenant string) (crashed bool) {
 	keys, err := KeysFor(tenant)
 	if err != nil { // the queue only creates valid tenants
-		return
+		return false
 	}
 	tw := &tenantWriter{
 		w: w, tenant: tenant, keys: keys,
@@ -191,7 +231,7 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) {
 				rest := tw.settle(ctx, inflight)
 				tw.appended(inflight[:len(inflight)-len(rest)])
 				inflight = rest
-				return
+				return false
 			}
 			q.SetWriterHealthy(tenant, false)
 			tw.report("append", err)
@@ -200,11 +240,18 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) {
 		}
 		q.SetWriterHealthy(tenant, true)
 		b.reset()
+		if w.o.Crash != nil && w.o.Crash(tenant, len(inflight)) {
+			// inflight goes back to the queue unsettled and unannounced,
+			// as a dead writer leaves it; its retry dedupes by offset and
+			// announces it then.
+			return true
+		}
 		tw.appended(inflight)
 		inflight = nil
 		tw.hold(nil)
 		tw.publishLag()
 	}
+	return false
 }
 
 func (tw *tenantWriter) hold(items []Item) {
@@ -222,6 +269,13 @@ func (tw *tenantWriter) hold(items []Item) {
 // generation; what its predecessor held in memory is the §6 loss). Best
 // effort: the append script skips them anyway.
 func (tw *tenantWriter) resume(ctx context.Context) {
+	switch tw.w.o.Mutant {
+	case MutantIgnoreOffset:
+		return
+	case MutantResumeFromTail:
+		tw.w.o.Queue.DiscardThrough(tw.tenant, Offset{Gen: tw.w.o.Queue.Generation(), Seq: math.MaxUint64})
+		return
+	}
 	cctx, cancel := context.WithTimeout(ctx, tw.w.o.Timeout)
 	defer cancel()
 	v, err := tw.w.o.Pool.Do(cctx, client.NewCmd("GET", []string{tw.keys.Offset}))
@@ -287,8 +341,18 @@ func encodeEntry(e Entry) (string, error) {
 }
 
 func (tw *tenantWriter) append(ctx context.Context, items []Item) error {
-	args := make([]string, 0, 2+4*len(items))
-	args = append(args, strconv.FormatInt(tw.w.o.Retention.Milliseconds(), 10), tw.w.o.Queue.Generation())
+	o := tw.w.o
+	trim, dedupe := "group", "1"
+	switch o.Mutant {
+	case MutantTrimIgnoresGroup:
+		trim = "time"
+	case MutantTrimByCount:
+		trim = "count:" + strconv.Itoa(max(o.MaxLen, 1))
+	case MutantIgnoreOffset:
+		dedupe = "0"
+	}
+	args := make([]string, 0, 5+4*len(items))
+	args = append(args, strconv.FormatInt(o.Retention.Milliseconds(), 10), o.Queue.Generation(), o.Group, trim, dedupe)
 	for _, it := range items {
 		js, err := encodeEntry(it.Entry)
 		if err != nil {

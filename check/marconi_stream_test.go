@@ -1,0 +1,128 @@
+package check
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestMarconiReadsOneAtATime(t *testing.T) {
+	one := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "BLOCK", "200", "STREAMS", "s", ">"}
+	batch := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "16", "BLOCK", "200", "STREAMS", "s", ">"}
+	good := []ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
+	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 3, Entries: 2}, 2); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(good, WireReads{}, 3); r.Status != Unknown {
+		t.Fatalf("too few: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: batch, Entries: 1}), WireReads{}, 2); r.Status != Fail {
+		t.Fatalf("COUNT 16 with one entry: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: one, Entries: 2}), WireReads{}, 2); r.Status != Fail {
+		t.Fatalf("two entries under COUNT 1: %+v", r)
+	}
+	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 1, Entries: 2}, 2); r.Status != Fail {
+		t.Fatalf("fewer server reads than entries: %+v", r)
+	}
+}
+
+func streamOf(ids ...int) []StreamEntry {
+	var out []StreamEntry
+	for i, n := range ids {
+		out = append(out, StreamEntry{ID: fmt.Sprintf("1-%d", i), SignalID: fmt.Sprintf("s%d", n), Offset: fmt.Sprintf("7:%d", n)})
+	}
+	return out
+}
+
+func TestMarconiStreamResume(t *testing.T) {
+	var offers []AuditOffer
+	for n := range 5 {
+		offers = append(offers, AuditOffer{SignalID: fmt.Sprintf("s%d", n), Kept: true})
+	}
+	restarts := []WriterRestart{{Requeued: 2}}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 3, 4), restarts, 1); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 3, 4), []WriterRestart{{Requeued: 0}}, 1); r.Status != Unknown {
+		t.Fatalf("no batch to resume past: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 4), restarts, 1); r.Status != Fail {
+		t.Fatalf("gap: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 1, 2, 3, 4), restarts, 1); r.Status != Fail {
+		t.Fatalf("duplicate: %+v", r)
+	}
+	if r := MarconiStreamResume(offers, streamOf(0, 2, 1, 3, 4), restarts, 1); r.Status != Fail {
+		t.Fatalf("disorder: %+v", r)
+	}
+}
+
+func TestMarconiTrimKeepsUnconsumed(t *testing.T) {
+	offers := []AuditOffer{{SignalID: "a", Kept: true}, {SignalID: "b", Kept: true}}
+	h := TrimHistory{Offers: offers, Rows: map[string]int{"a": 1, "b": 1}, Added: 2, Length: 1, Down: 3 * time.Second, Retention: time.Second}
+	if r := MarconiTrimKeepsUnconsumed(h); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	short := h
+	short.Down = time.Second / 2
+	if r := MarconiTrimKeepsUnconsumed(short); r.Status != Unknown {
+		t.Fatalf("short lag: %+v", r)
+	}
+	untrimmed := h
+	untrimmed.Length = 2
+	if r := MarconiTrimKeepsUnconsumed(untrimmed); r.Status != Unknown {
+		t.Fatalf("never trimmed: %+v", r)
+	}
+	lost := h
+	lost.Rows = map[string]int{"a": 1}
+	if r := MarconiTrimKeepsUnconsumed(lost); r.Status != Fail {
+		t.Fatalf("trimmed unconsumed: %+v", r)
+	}
+	pendingTrimmed := h
+	pendingTrimmed.TrimmedPending = 1
+	if r := MarconiTrimKeepsUnconsumed(pendingTrimmed); r.Status != Fail {
+		t.Fatalf("pending trimmed: %+v", r)
+	}
+}
+
+func lagSamples(pairs ...float64) []LagSample {
+	var out []LagSample
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, LagSample{At: time.Duration(i/2) * 100 * time.Millisecond, Gauge: pairs[i], True: pairs[i+1]})
+	}
+	return out
+}
+
+func TestMarconiLagAlert(t *testing.T) {
+	const grace = 250 * time.Millisecond
+	// gauge, true: under, ramp, over; the gauge trails the drop by one
+	// sample (within grace).
+	good := lagSamples(0, 0, 0.4, 0.5, 2.9, 3, 3.1, 3.2, 3.2, 0, 0, 0, 0, 0)
+	if r := MarconiLagAlert(good, 1, 0.3, grace); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	never := lagSamples(0, 0, 0.05, 3, 0.05, 3.1, 0.05, 3.2, 0.05, 3.3)
+	if r := MarconiLagAlert(never, 1, 0.3, grace); r.Status != Fail {
+		t.Fatalf("never fires: %+v", r)
+	}
+	early := lagSamples(1.5, 0.2, 1.5, 0.2, 1.5, 0.2, 1.5, 0.2, 3, 3)
+	if r := MarconiLagAlert(early, 1, 0.3, grace); r.Status != Fail {
+		t.Fatalf("fires early: %+v", r)
+	}
+	if r := MarconiLagAlert(lagSamples(0, 0, 0, 0), 1, 0.3, grace); r.Status != Unknown {
+		t.Fatalf("never over: %+v", r)
+	}
+}
+
+func TestMarconiKillPremise(t *testing.T) {
+	if r := MarconiKillPremise([]ArchiverKill{{Pending: 0}, {Pending: 1}}, 2); r.Status != Pass {
+		t.Fatalf("good: %+v", r)
+	}
+	if r := MarconiKillPremise([]ArchiverKill{{Pending: 0}, {Pending: 0}}, 2); r.Status != Unknown {
+		t.Fatalf("nothing pending: %+v", r)
+	}
+	if r := MarconiKillPremise([]ArchiverKill{{Pending: 1}}, 2); r.Status != Unknown {
+		t.Fatalf("too few: %+v", r)
+	}
+}

@@ -1,0 +1,176 @@
+package traffic
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/marconi/audit"
+)
+
+// ReadLog records the XREADGROUPs sent through the pools it wraps, with
+// how many entries each reply held: what the PG archiver put on the wire
+// (spec 002 §4.2 COUNT 1), seen at the client seam below the archiver's
+// own code.
+type ReadLog struct {
+	mu    sync.Mutex
+	reads []check.ArchiverRead
+}
+
+// Wrap returns p recording into l.
+func (l *ReadLog) Wrap(p client.Pool) client.Pool { return &recordingPool{Pool: p, log: l} }
+
+// Reads returns what was recorded.
+func (l *ReadLog) Reads() []check.ArchiverRead {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]check.ArchiverRead(nil), l.reads...)
+}
+
+type recordingPool struct {
+	client.Pool
+	log *ReadLog
+}
+
+func (p *recordingPool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
+	reply, err := p.Pool.Do(ctx, cmd)
+	if len(cmd.Prefix) > 0 && strings.EqualFold(cmd.Prefix[0], "XREADGROUP") && err == nil {
+		words := append(append(append([]string(nil), cmd.Prefix...), cmd.Keys...), cmd.Args...)
+		p.log.mu.Lock()
+		p.log.reads = append(p.log.reads, check.ArchiverRead{Cmd: words, Entries: readEntries(reply)})
+		p.log.mu.Unlock()
+	}
+	return reply, err
+}
+
+// readEntries counts the entries of an XREADGROUP reply (RESP2
+// [[stream, entries]…], RESP3 {stream: entries}).
+func readEntries(reply any) int {
+	n := 0
+	switch t := reply.(type) {
+	case map[string]any:
+		for _, entries := range t {
+			e, _ := entries.([]any)
+			n += len(e)
+		}
+	case []any:
+		for _, raw := range t {
+			if pair, ok := raw.([]any); ok && len(pair) == 2 {
+				e, _ := pair[1].([]any)
+				n += len(e)
+			}
+		}
+	}
+	return n
+}
+
+// ReadStreamEntries reads tenant's stream in order (XRANGE in pages).
+func ReadStreamEntries(ctx context.Context, pool client.Pool, tenant string) ([]check.StreamEntry, error) {
+	keys, err := audit.KeysFor(tenant)
+	if err != nil {
+		return nil, err
+	}
+	var out []check.StreamEntry
+	start := "-"
+	for {
+		v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, start, "+", "COUNT", "1000"))
+		if err != nil {
+			return nil, fmt.Errorf("xrange %s: %w", keys.Stream, err)
+		}
+		entries, _ := v.([]any)
+		for _, raw := range entries {
+			pair, _ := raw.([]any)
+			if len(pair) != 2 {
+				return nil, fmt.Errorf("xrange %s: entry %v: %w", keys.Stream, raw, client.ErrUnexpectedReply)
+			}
+			id, _ := client.AsString(pair[0])
+			start = "(" + id
+			f := fieldsOf(pair[1])
+			sid, _ := client.AsString(f["signal_id"])
+			off, _ := client.AsString(f["offset"])
+			out = append(out, check.StreamEntry{ID: id, SignalID: sid, Offset: off})
+		}
+		if len(entries) < 1000 {
+			return out, nil
+		}
+	}
+}
+
+// StreamInfo is XINFO STREAM's entries-added and length: their difference
+// is what the trim removed.
+func StreamInfo(ctx context.Context, pool client.Pool, tenant string) (added, length int64, err error) {
+	keys, err := audit.KeysFor(tenant)
+	if err != nil {
+		return 0, 0, err
+	}
+	v, err := pool.Do(ctx, client.Cmd{Prefix: []string{"XINFO", "STREAM"}, Keys: []string{keys.Stream}})
+	if err != nil {
+		return 0, 0, fmt.Errorf("xinfo stream %s: %w", keys.Stream, err)
+	}
+	f := fieldsOf(v)
+	added, _ = client.AsInt64(f["entries-added"])
+	length, _ = client.AsInt64(f["length"])
+	return added, length, nil
+}
+
+// TrueArchiverLag is the archiver's lag as Redis sees it, outside the
+// instrument: the age (by stream ID, on this host's clock — the servers are
+// local) of the oldest entry group has not acknowledged — its lowest
+// pending entry, or the first entry after its last-delivered id — and 0
+// when there is none.
+func TrueArchiverLag(ctx context.Context, pool client.Pool, tenant, group string) (float64, error) {
+	keys, err := audit.KeysFor(tenant)
+	if err != nil {
+		return 0, err
+	}
+	v, err := pool.Do(ctx, client.Cmd{Prefix: []string{"XINFO", "GROUPS"}, Keys: []string{keys.Stream}})
+	if err != nil {
+		return 0, fmt.Errorf("xinfo groups %s: %w", keys.Stream, err)
+	}
+	groups, _ := v.([]any)
+	last, pending := "", int64(0)
+	for _, raw := range groups {
+		f := fieldsOf(raw)
+		if name, _ := client.AsString(f["name"]); name == group {
+			last, _ = client.AsString(f["last-delivered-id"])
+			pending, _ = client.AsInt64(f["pending"])
+		}
+	}
+	if last == "" {
+		return 0, fmt.Errorf("stream %s has no group %s", keys.Stream, group)
+	}
+	oldest := ""
+	if pending > 0 {
+		v, err := pool.Do(ctx, client.NewCmd("XPENDING", []string{keys.Stream}, group))
+		if err != nil {
+			return 0, fmt.Errorf("xpending %s: %w", keys.Stream, err)
+		}
+		if s, _ := v.([]any); len(s) >= 2 {
+			oldest, _ = client.AsString(s[1])
+		}
+	}
+	if oldest == "" {
+		v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, "("+last, "+", "COUNT", "1"))
+		if err != nil {
+			return 0, fmt.Errorf("xrange %s: %w", keys.Stream, err)
+		}
+		if entries, _ := v.([]any); len(entries) > 0 {
+			if pair, _ := entries[0].([]any); len(pair) == 2 {
+				oldest, _ = client.AsString(pair[0])
+			}
+		}
+	}
+	if oldest == "" {
+		return 0, nil
+	}
+	ms, _, _ := strings.Cut(oldest, "-")
+	var n int64
+	if _, err := fmt.Sscan(ms, &n); err != nil {
+		return 0, fmt.Errorf("stream id %q: %w", oldest, err)
+	}
+	return max(0, time.Since(time.UnixMilli(n)).Seconds()), nil
+}
