@@ -1,8 +1,10 @@
 package gomut
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -23,5 +25,22 @@ func TestCountAll(t *testing.T) {
 			per[m.Func]++
 		}
 		t.Logf("%v", per)
+	}
+}
+
+func TestListDefault(t *testing.T) {
+	if os.Getenv("GOMUT_LIST") == "" {
+		t.Skip()
+	}
+	root, _ := filepath.Abs("../..")
+	ms, _ := Generate(root, DefaultTargets, 0, 1)
+	for _, m := range ms {
+		var ch []string
+		for _, l := range strings.Split(m.Diff, "\n") {
+			if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+				ch = append(ch, strings.TrimSpace(l[1:]))
+			}
+		}
+		fmt.Printf("%s L%d | %s\n", m.ID, m.Line, strings.Join(ch, " ⏎ "))
 	}
 }

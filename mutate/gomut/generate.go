@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,7 +230,7 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 				continue
 			}
 			found[name] = true
-			sites := findSites(c.fset, f.src, fd, info)
+			sites := findSites(c.fset, f.src, fd, info, t.Controls)
 			seq := map[string]int{}
 			for _, s := range sites {
 				seq[s.op]++
@@ -333,7 +334,7 @@ func applyEdits(src []byte, edits []edit) ([]byte, error) {
 
 // findSites walks one function (and the closures in it) for every operator's
 // sites, in source order.
-func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.Info) []site {
+func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.Info, controls []string) []site {
 	tf := fset.File(fd.Pos())
 	off := func(p token.Pos) int { return tf.Offset(p) }
 	text := func(n ast.Node) string { return string(src[off(n.Pos()):off(n.End())]) }
@@ -350,6 +351,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 	inCompound := map[ast.Node]bool{}
 	returned := map[ast.Node]bool{} // a comparison returned as the function's verdict
 	selectSends := map[ast.Node]bool{}
+	controlled := map[ast.Node]bool{} // leaves that only decide while a control is on
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.ForStmt:
@@ -368,6 +370,12 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			if x.Op == token.LAND || x.Op == token.LOR {
 				inCompound[unparen(x.X)] = true
 				inCompound[unparen(x.Y)] = true
+				// `Mutant == M && leaf`: the leaf only decides while the
+				// control is on (likewise `Mutant != M || leaf`), so a
+				// mutant of it is a mutant of the control.
+				if _, seen := controlled[x]; !seen && gatedByControl(x, controls) {
+					ast.Inspect(x, func(m ast.Node) bool { controlled[m] = true; return true })
+				}
 			}
 		case *ast.CommClause:
 			if x.Comm != nil {
@@ -377,10 +385,15 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 		return true
 	})
 
+	mentionsMutant := func(e ast.Node) bool { return selectsControl(e, controls) }
 	negate := func(e ast.Expr) string {
 		e = unparen(e)
 		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.NOT {
 			return text(u.X)
+		}
+		switch e.(type) {
+		case *ast.Ident, *ast.CallExpr, *ast.SelectorExpr, *ast.IndexExpr:
+			return "!" + text(e)
 		}
 		return "!(" + text(e) + ")"
 	}
@@ -409,7 +422,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 				}
 			}
 		case *ast.BinaryExpr:
-			if forConds[x] || mentionsMutant(x) {
+			if forConds[x] || controlled[x] || mentionsMutant(x) {
 				break
 			}
 			opEnd := off(x.OpPos) + len(x.Op.String())
@@ -598,18 +611,45 @@ func returns(b *ast.BlockStmt) bool {
 	return ok
 }
 
-// mentionsMutant reports a condition that selects a known-bad variant (the
-// rows' negative controls switch on Options.Mutant): mutating it tests the
-// controls, not the implementation.
-func mentionsMutant(e ast.Node) bool {
+// selectsControl reports a condition that selects a known-bad variant (the
+// rows' negative controls switch on Options.Mutant, or on the names in
+// Target.Controls): mutating it tests the controls, not the implementation.
+func selectsControl(e ast.Node, controls []string) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && strings.Contains(strings.ToLower(id.Name), "mutant") {
-			found = true
+		if id, ok := n.(*ast.Ident); ok {
+			found = strings.Contains(strings.ToLower(id.Name), "mutant") || slices.Contains(controls, id.Name)
 		}
 		return !found
 	})
 	return found
+}
+
+// gatedByControl reports an && chain with an operand `control == …` or an
+// || chain with `control != …`: in the correct run that operand
+// short-circuits the chain, so its other operands decide nothing.
+func gatedByControl(chain *ast.BinaryExpr, controls []string) bool {
+	var ops []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := unparen(e).(*ast.BinaryExpr); ok && b.Op == chain.Op {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		ops = append(ops, unparen(e))
+	}
+	flatten(chain)
+	want := token.EQL
+	if chain.Op == token.LOR {
+		want = token.NEQ
+	}
+	for _, o := range ops {
+		if b, ok := o.(*ast.BinaryExpr); ok && b.Op == want && selectsControl(b, controls) {
+			return true
+		}
+	}
+	return false
 }
 
 func isDuration(t types.Type) bool {

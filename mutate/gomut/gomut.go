@@ -28,6 +28,10 @@ type Target struct {
 	// Rows are the rows whose suites exercise the package: a mutant is run
 	// against these rows only.
 	Rows []report.RowID
+	// Controls names identifiers that select a negative control in this
+	// package besides Options.Mutant (presence's naive ReadModes): a
+	// condition on one is not mutated.
+	Controls []string
 }
 
 // Mutant is one generated mutant: a whole mutated file that type-checks.

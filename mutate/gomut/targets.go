@@ -29,6 +29,8 @@ var DefaultTargets = []Target{
 		Funcs: []string{"Gate.Advance", "Gate.Rollback", "Gate.EnterCompatible", "Gate.Enable",
 			"Gate.RecordBackfill", "Gate.RecordReverseMerge", "fleetAt", "fleetRefusal"},
 		Rows: []report.RowID{report.RowFencingMigration},
+		// DrainTimer (and its clock, now) is the known-bad timer C-gate.
+		Controls: []string{"drainTimer", "now"},
 	},
 	{
 		// Spec 000 §Mesh Registry Discovery: the live-score range, the
@@ -40,9 +42,10 @@ var DefaultTargets = []Target{
 	{
 		// Spec 000 §Conformance, Presence MGET: the per-slot split, the
 		// scatter back to positions, the TRYAGAIN retry budget.
-		Package: "impl/presence",
-		Funcs:   []string{"Read", "readPart", "values", "bySlot"},
-		Rows:    []report.RowID{report.RowPresenceMGet},
+		Package:  "impl/presence",
+		Funcs:    []string{"Read", "readPart", "values", "bySlot"},
+		Rows:     []report.RowID{report.RowPresenceMGet},
+		Controls: []string{"ReadSingleMGet", "ReadNilOnFailure", "ReadConcatenated", "ReadNoRetry"},
 	},
 	{
 		// Spec 000 §Client Architecture (subscriptions): routing a message
@@ -51,6 +54,8 @@ var DefaultTargets = []Target{
 		Funcs: []string{"Relay.deliver", "Relay.routeLocked", "Relay.recover", "Relay.current",
 			"Relay.dropped", "Relay.resubscribed", "Relay.updateHealthLocked"},
 		Rows: []report.RowID{report.RowSubscriptions},
+		// Naive is the no-resubscribe control.
+		Controls: []string{"Naive"},
 	},
 	{
 		// Spec 002 §3.6 and §4: the audit queue's caps, eviction, age
