@@ -44,8 +44,11 @@ type Stats struct {
 
 // Generate returns the mutants of targets under the module at root that
 // type-check, in a deterministic order (targets, files by name, source
-// position, operator). With max > 0 it returns a sample of max of them
-// drawn with seed, still in that order.
+// position, operator), KnownEquivalent ones with their reason. With
+// 0 < max < count it returns a sample of at most max non-equivalent mutants
+// drawn with seed, still in that order, stratified by target: the targets
+// share max as evenly as their mutant counts allow, so a small smoke sample
+// still reaches every package.
 func Generate(root string, targets []Target, max int, seed int64) ([]Mutant, error) {
 	ms, _, err := GenerateStats(root, targets, max, seed)
 	return ms, err
@@ -59,12 +62,20 @@ func GenerateStats(root string, targets []Target, max int, seed int64) ([]Mutant
 		return nil, st, err
 	}
 	var all []Mutant
+	var per [][]int // indexes into all, per target
 	for _, t := range targets {
 		ms, err := generatePackage(root, modPath, t, &st)
 		if err != nil {
 			return nil, st, fmt.Errorf("mutate %s: %w", t.Package, err)
 		}
-		all = append(all, ms...)
+		var idx []int
+		for _, m := range ms {
+			if m.Equivalent == "" {
+				idx = append(idx, len(all))
+			}
+			all = append(all, m)
+		}
+		per = append(per, idx)
 	}
 	st.Compiled = len(all)
 	st.Discarded = st.Candidates - st.Compiled
@@ -74,18 +85,43 @@ func GenerateStats(root string, targets []Target, max int, seed int64) ([]Mutant
 			st.Equivalent++
 		}
 	}
-	if max > 0 && len(all) > max {
-		r := rand.New(rand.NewPCG(uint64(seed), 0x736c6f74)) // "slot"
-		idx := r.Perm(len(all))[:max]
-		sort.Ints(idx)
-		sample := make([]Mutant, max)
-		for i, j := range idx {
-			sample[i] = all[j]
-		}
-		all = sample
+	if max > 0 && max < len(all) {
+		all = sample(all, per, max, seed)
 	}
 	st.Sampled = len(all)
 	return all, st, nil
+}
+
+// sample draws max of the indexes in per (one list per target), spread
+// round-robin over the targets, each target's picks drawn with seed.
+func sample(all []Mutant, per [][]int, max int, seed int64) []Mutant {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x736c6f74)) // "slot"
+	pools := make([][]int, len(per))
+	for i, idx := range per {
+		pools[i] = append([]int(nil), idx...)
+		r.Shuffle(len(pools[i]), func(a, b int) { pools[i][a], pools[i][b] = pools[i][b], pools[i][a] })
+	}
+	var picked []int
+	for len(picked) < max {
+		progress := false
+		for i := range pools {
+			if len(pools[i]) == 0 || len(picked) == max {
+				continue
+			}
+			picked = append(picked, pools[i][0])
+			pools[i] = pools[i][1:]
+			progress = true
+		}
+		if !progress {
+			break
+		}
+	}
+	sort.Ints(picked)
+	out := make([]Mutant, len(picked))
+	for i, j := range picked {
+		out[i] = all[j]
+	}
+	return out
 }
 
 // modulePath reads the module path from root/go.mod.

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,4 +174,28 @@ func TestDefaultTargetsGenerate(t *testing.T) {
 		}
 	}
 	t.Logf("%+v per package %v", st, per)
+}
+
+func TestSampleStratified(t *testing.T) {
+	var all []Mutant
+	var per [][]int
+	for tg, n := range []int{10, 2, 30} {
+		var idx []int
+		for i := 0; i < n; i++ {
+			idx = append(idx, len(all))
+			all = append(all, Mutant{ID: strconv.Itoa(tg) + "/" + strconv.Itoa(i), File: strconv.Itoa(tg)})
+		}
+		per = append(per, idx)
+	}
+	got := sample(all, per, 7, 3)
+	count := map[string]int{}
+	for _, m := range got {
+		count[m.File]++
+	}
+	if len(got) != 7 || count["0"] != 3 || count["1"] != 2 || count["2"] != 2 {
+		t.Errorf("sample of 7 over targets of 10, 2, 30: %v", count)
+	}
+	if !reflect.DeepEqual(got, sample(all, per, 7, 3)) {
+		t.Error("same seed, different sample")
+	}
 }
