@@ -3,6 +3,8 @@ package gomut
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/report"
 )
 
 // TestCopyNeverWritesTheTree: the copy is hard links, and writing the
@@ -131,14 +135,18 @@ func TestRunMeasure(t *testing.T) {
 }
 
 // failedChecks reads a results.json for the checks whose own verdict is
-// fail (a blind control is not a kill). The mutate package's Killed is the
-// real reader; this is the measurement test's.
+// fail (a blind control is not a kill), and for requested rows none of
+// whose cells ran: the suite process died (a mutant's panic in a
+// goroutine kills the Ginkgo process before it writes its report), which
+// is a kill by crash. The mutate package's Killed is the real reader; this
+// is the measurement test's.
 func failedChecks(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var r struct {
+		Meta  struct{ Rows []string }
 		Cells []struct {
 			Row, Column, Status string
 			Checks              []struct {
@@ -150,6 +158,17 @@ func failedChecks(path string) ([]string, error) {
 		return nil, err
 	}
 	var out []string
+	ran := map[string]bool{}
+	for _, c := range r.Cells {
+		if c.Status != "not-run" {
+			ran[c.Row] = true
+		}
+	}
+	for _, row := range r.Meta.Rows {
+		if !ran[row] {
+			out = append(out, row+"/-/crash: no cell of the row ran (the suite process died)")
+		}
+	}
 	for _, c := range r.Cells {
 		for _, k := range c.Checks {
 			if k.Status == "fail" {
@@ -162,4 +181,49 @@ func failedChecks(path string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// TestRunExitCodes drives Run with a stand-in CLI (a shell script, not a
+// server: what is tested is Run's contract, not a row): exit 1 is a verdict,
+// exit 2 an error; the script sees the mutated file in its working
+// directory, the tree never does, and the copy is gone afterwards.
+func TestRunExitCodes(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "impl/x"), 0o755)
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/x\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "impl/x/x.go"), []byte("package x\n"), 0o644)
+	sum := sha256.Sum256([]byte(root))
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), "slotgate-mutant-"+hex.EncodeToString(sum[:6]))) })
+	m := Mutant{ID: "impl/x/x.go:F:negate-cond#1", File: "impl/x/x.go", Content: []byte("package x // mutant\n"), Rows: []report.RowID{report.RowRegistry}}
+	for _, tc := range []struct {
+		exit    int
+		wantErr bool
+	}{{0, false}, {1, false}, {2, true}} {
+		bin := filepath.Join(t.TempDir(), "slotgate")
+		// Args: run --profile P --row R --out DIR …; it records its cwd and
+		// what it saw of the mutated file.
+		script := fmt.Sprintf("#!/bin/sh\nout=$7\nmkdir -p \"$out\"\necho '{}' > \"$out/results.json\"\npwd > \"$out/cwd\"\ncat impl/x/x.go > \"$out/seen\"\necho \"$@\" > \"$out/args\"\nexit %d\n", tc.exit)
+		os.WriteFile(bin, []byte(script), 0o755)
+		out := filepath.Join(t.TempDir(), "out")
+		res, err := Run(context.Background(), root, m, RunArgs{OutDir: out, Slotgate: bin, ExtraArgs: []string{"--seed", "7"}})
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("exit %d: err = %v", tc.exit, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(out, "seen")); string(b) != "package x // mutant\n" {
+			t.Errorf("exit %d: the run saw %q", tc.exit, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(out, "args")); string(b) != "run --profile smoke --row registry --out "+out+" --seed 7\n" {
+			t.Errorf("exit %d: args %q", tc.exit, b)
+		}
+		cwd, _ := os.ReadFile(filepath.Join(out, "cwd"))
+		if _, err := os.Stat(strings.TrimSpace(string(cwd))); !os.IsNotExist(err) {
+			t.Errorf("exit %d: copy %s left behind", tc.exit, cwd)
+		}
+		if !tc.wantErr && res != filepath.Join(out, "results.json") {
+			t.Errorf("exit %d: results %q", tc.exit, res)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "impl/x/x.go")); string(b) != "package x\n" {
+		t.Fatalf("working tree written: %q", b)
+	}
 }
