@@ -402,6 +402,10 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			}
 		case *ast.IfStmt:
 			wholeCond[unparen(x.Cond)] = true
+			// `if Mutant == M { … }`: the body runs only under the control.
+			if onlyUnderControl(x.Cond, controls) {
+				ast.Inspect(x.Body, func(m ast.Node) bool { controlled[m] = true; return true })
+			}
 		case *ast.BinaryExpr:
 			if x.Op == token.LAND || x.Op == token.LOR {
 				inCompound[unparen(x.X)] = true
@@ -436,6 +440,9 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 
 	var tagless []*ast.SwitchStmt
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if controlled[n] {
+			return true // code only a negative control runs
+		}
 		switch x := n.(type) {
 		case *ast.IfStmt:
 			if errCheck(x.Cond, info) == nil && !mentionsMutant(x.Cond) {
@@ -659,6 +666,21 @@ func selectsControl(e ast.Node, controls []string) bool {
 		return !found
 	})
 	return found
+}
+
+// onlyUnderControl reports a condition true only while a control is on:
+// `control == …`, or an && chain with such an operand.
+func onlyUnderControl(cond ast.Expr, controls []string) bool {
+	switch b := unparen(cond).(type) {
+	case *ast.BinaryExpr:
+		if b.Op == token.EQL && selectsControl(b, controls) {
+			return true
+		}
+		if b.Op == token.LAND {
+			return gatedByControl(b, controls)
+		}
+	}
+	return false
 }
 
 // gatedByControl reports an && chain with an operand `control == …` or an

@@ -19,7 +19,7 @@ func Admit(n, limit int, name string) bool {
 		return true
 	}
 	if Mutant == "open" {
-		return true
+		return n <= limit // only the control runs this: not mutated
 	}
 	return false
 }
