@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -225,5 +226,38 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "impl/x/x.go")); string(b) != "package x\n" {
 		t.Fatalf("working tree written: %q", b)
+	}
+}
+
+// TestRunCancelled: a cancelled context interrupts the run (slotgate tears
+// its servers down on SIGINT), Run reports the cancellation, and the copy
+// is removed.
+func TestRunCancelled(t *testing.T) {
+	root := t.TempDir()
+	sum := sha256.Sum256([]byte(root))
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), "slotgate-mutant-"+hex.EncodeToString(sum[:6]))) })
+	os.MkdirAll(filepath.Join(root, "impl/x"), 0o755)
+	os.WriteFile(filepath.Join(root, "impl/x/x.go"), []byte("package x\n"), 0o644)
+	bin := filepath.Join(t.TempDir(), "slotgate")
+	marker := filepath.Join(t.TempDir(), "cwd")
+	os.WriteFile(bin, []byte("#!/bin/sh\npwd > "+marker+"\nexec sleep 60\n"), 0o755)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	m := Mutant{ID: "x", File: "impl/x/x.go", Content: []byte("package x\n"), Rows: []report.RowID{report.RowRegistry}}
+	_, err := Run(ctx, root, m, RunArgs{OutDir: t.TempDir(), Slotgate: bin})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrRun) {
+		t.Fatalf("err = %v, want ErrRun wrapping context.Canceled", err)
+	}
+	cwd, _ := os.ReadFile(marker)
+	if _, err := os.Stat(strings.TrimSpace(string(cwd))); !os.IsNotExist(err) {
+		t.Errorf("copy %s left behind", cwd)
 	}
 }

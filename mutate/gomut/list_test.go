@@ -1,9 +1,14 @@
 package gomut
 
+// Listing helpers for measurements (skipped unless their variable is set):
+// GOMUT_COUNT=1 counts DefaultTargets per package, GOMUT_LIST=1 prints every
+// mutant with its change, GOMUT_SAMPLE=N GOMUT_SEED=S prints a sample's IDs.
+
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,5 +47,18 @@ func TestListDefault(t *testing.T) {
 			}
 		}
 		fmt.Printf("%s L%d | %s\n", m.ID, m.Line, strings.Join(ch, " ⏎ "))
+	}
+}
+
+func TestListSample(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("GOMUT_SAMPLE"))
+	if n == 0 {
+		t.Skip()
+	}
+	seed, _ := strconv.ParseInt(os.Getenv("GOMUT_SEED"), 10, 64)
+	root, _ := filepath.Abs("../..")
+	ms, _ := Generate(root, DefaultTargets, n, seed)
+	for _, m := range ms {
+		fmt.Println(m.ID)
 	}
 }
