@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,10 +48,36 @@ type RunArgs struct {
 // (bad input) or is interrupted.
 var ErrRun = errors.New("run mutant")
 
+// ErrBuild is a mutant whose suites did not compile in the copy: Generate's
+// type check should make it impossible, so it means the copy was not what
+// was generated against (the tree changed since), never a kill.
+var ErrBuild = errors.New("suite did not compile")
+
+// suiteBuildFailure reads a results.json for a suite that failed to
+// compile. slotgate records that only as a run problem whose text is
+// Ginkgo's "Failed to compile <suite>", so this matches that text: the one
+// place the harness leaves no typed signal.
+func suiteBuildFailure(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read results: %w", err)
+	}
+	var r struct{ Problems []string }
+	if err := json.Unmarshal(b, &r); err != nil {
+		return "", fmt.Errorf("read results %s: %w", path, err)
+	}
+	for _, p := range r.Problems {
+		if strings.Contains(p, "Failed to compile") {
+			return strings.Join(strings.Fields(p), " "), nil
+		}
+	}
+	return "", nil
+}
+
 // Run runs the rows of a.Rows (default m.Rows) against mutant m: it copies
-// the module at root to a temporary directory (hard links; .git, bin and
-// report directories skipped; the working tree is never written), writes
-// the mutated file, and runs `slotgate run --profile P --row … --out OutDir`
+// the module at root to a temporary directory (.git, bin and report
+// directories skipped; the working tree is never written), writes the
+// mutated file, and runs `slotgate run --profile P --row … --out OutDir`
 // from inside the copy, so the suites are compiled from the mutated source.
 // It returns the path of the copy run's results.json. Exit 1 (the gate
 // failed) is not an error: it is how a mutant gets killed. The copy is
@@ -131,6 +158,11 @@ func Run(ctx context.Context, root string, m Mutant, a RunArgs) (string, error) 
 	if _, err := os.Stat(res); err != nil {
 		return "", fmt.Errorf("%w %s: no results: %w", ErrRun, m.ID, err)
 	}
+	if why, err := suiteBuildFailure(res); err != nil {
+		return "", fmt.Errorf("%w %s: %w", ErrRun, m.ID, err)
+	} else if why != "" {
+		return "", fmt.Errorf("%w %s: %w: %s", ErrRun, m.ID, ErrBuild, why)
+	}
 	return res, nil
 }
 
@@ -157,9 +189,8 @@ func goBuild(ctx context.Context, dir, bin string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// writeMutant replaces the mutated file in the copy. The copy's file is a
-// hard link to the working tree's: it is unlinked first, never written
-// through.
+// writeMutant replaces the mutated file in the copy: unlinked first, so
+// even a copy that shares inodes with the tree is never written through.
 func writeMutant(dir string, m Mutant) error {
 	p := filepath.Join(dir, filepath.FromSlash(m.File))
 	if err := os.Remove(p); err != nil {
@@ -219,8 +250,10 @@ func skipDir(rel, name, out string, abs string) bool {
 	return abs == out
 }
 
-// copyTree mirrors root into dst with hard links (a copy when linking
-// fails, e.g. across file systems).
+// copyTree copies root into dst. A real copy, not hard links: the module's
+// sources are a few MB, and a hard-linked copy shares its files with the
+// working tree — an editor that rewrites a file in place during a run
+// would change the copy (and the run) under it.
 func copyTree(root, dst, out string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -245,9 +278,6 @@ func copyTree(root, dst, out string) error {
 			return os.Symlink(l, target)
 		case !d.Type().IsRegular():
 			return nil // sockets, fifos: nothing to build from
-		}
-		if err := os.Link(p, target); err == nil {
-			return nil
 		}
 		return copyFile(p, target)
 	})

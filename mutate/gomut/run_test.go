@@ -18,8 +18,8 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// TestCopyNeverWritesTheTree: the copy is hard links, and writing the
-// mutant must unlink, not write through, or the working tree is mutated.
+// TestCopyNeverWritesTheTree: writing the mutant never reaches the working
+// tree, and an edit of the tree during a run never reaches the copy.
 func TestCopyNeverWritesTheTree(t *testing.T) {
 	root := t.TempDir()
 	for p, s := range map[string]string{
@@ -59,6 +59,12 @@ func TestCopyNeverWritesTheTree(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a/a.go")); string(b) != "package a // mutated\n" {
 		t.Fatalf("copy not mutated: %q", b)
+	}
+	f, _ := os.OpenFile(filepath.Join(root, "go.mod"), os.O_WRONLY|os.O_TRUNC, 0) // an in-place edit
+	f.WriteString("module example.com/edited\n")
+	f.Close()
+	if b, _ := os.ReadFile(filepath.Join(dir, "go.mod")); string(b) != "module example.com/x\n" {
+		t.Fatalf("an in-place edit of the tree reached the copy: %q", b)
 	}
 	release()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -259,5 +265,21 @@ func TestRunCancelled(t *testing.T) {
 	cwd, _ := os.ReadFile(marker)
 	if _, err := os.Stat(strings.TrimSpace(string(cwd))); !os.IsNotExist(err) {
 		t.Errorf("copy %s left behind", cwd)
+	}
+}
+
+func TestSuiteBuildFailure(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]bool{
+		`{"problems":["suite \"\": Failed to compile registry:\n\n# x\nvet: bad\nFAIL\n"]}`: true,
+		`{"problems":["suite \"x\": spec panicked"]}`:                                       false,
+		`{"cells":[]}`: false,
+	} {
+		p := filepath.Join(dir, "results.json")
+		os.WriteFile(p, []byte(body), 0o644)
+		why, err := suiteBuildFailure(p)
+		if err != nil || (why != "") != want {
+			t.Errorf("%s: why %q err %v, want failure %v", body, why, err, want)
+		}
 	}
 }
