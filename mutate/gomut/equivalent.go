@@ -12,6 +12,14 @@ var KnownEquivalent = map[string]string{
 	// score; a dead score's record is gone and fetch counts it Missing.
 	"impl/registry/registry.go:Registry.Discover:drop-bound#1": "a dead index score names a record that has expired too (Heartbeat sets PX ttl on the server after computing the score now+ttl, so the record outlives its score by at most the SET's latency): fetch skips it as Missing and only Candidates grows; the spec's contract (live runtimes found, nothing unattested returned) cannot tell — the bound only saves the MGET of ids the prune right after removes (survived a smoke run, seed 4242, both backends)",
 
+	// Discover's dropped read-index error: the reply is nil on an error, so
+	// the next statement's AsStrings(nil) fails and Discover returns an
+	// error all the same — still loud, never a silently wrong discovery;
+	// only the wrapped cause becomes client.ErrUnexpectedReply. The rows
+	// judge loudness (errors column) and answers (silently-wrong), not the
+	// cause. (Survived a smoke run, seed 4242, go-redis.)
+	"impl/registry/registry.go:Registry.Discover:drop-err-return#1": "the dropped error is re-detected: Pool.Do's reply is nil on an error, AsStrings(nil) fails with ErrUnexpectedReply and Discover returns that error — still loud, only the wrapped cause differs, which no row's column judges",
+
 	// The audit queue's ring: capacity policy only. resize copies every
 	// live entry in order, so when it happens cannot change what is queued.
 	"impl/marconi/audit/ring.go:ring.pushFront:swap-cmp#1": "grows the ring when it is exactly full instead of only when it overflows: resize keeps every entry in order, only the capacity differs",

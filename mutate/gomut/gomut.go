@@ -9,21 +9,22 @@
 // Generation is pure (go/parser, go/types; no server): Generate. Running a
 // mutant builds and runs the real harness in a throw-away copy: Run.
 //
-// Cost (measured on the shared 2-core machine, load ~20): generation of
-// DefaultTargets is ~15 s (one `go list -export` per package, then go/types
-// per mutant in memory). One Run is the build of the mutated package, its
-// dependents and the row's Ginkgo suite binary (~50 s; the first Run in a
-// fresh copy slot compiles the whole module once, ~2.5 min) plus the smoke
-// run of the covering rows (registry ~35–60 s, presence ~40 s, fencing
-// scripts ~40 s, subscriptions ~2 min, the audit rows ~3 min, migration
-// ~2.5 min): 1.5–4 min a mutant. The ~30 min smoke budget of issue 14 is
-// therefore a stratified sample (Generate's max, ~10 mutants, every
-// package represented), not all of DefaultTargets (~180 non-equivalent
-// mutants, ~8 h). Cheaper per mutant: RunArgs.Slotgate (one CLI binary for
-// all mutants), ExtraArgs "--backend go-redis" (impl's guards do not depend
-// on the client backend; halves the per-backend scenarios) and a
-// "--timeout" a few times the row's smoke time (a mutant that hangs is
-// killed by the timeout instead of burning 15 minutes).
+// Cost (measured 2026-12-01 on the shared 2-core machine, load ~20):
+// generating DefaultTargets takes ~15–25 s (one `go list -export` per
+// package, then go/types per mutant in memory): 191 mutants, all of which
+// type-check, 13 of them KnownEquivalent. One Run is the build of the
+// mutated package, its dependents and the rows' Ginkgo suite binaries
+// (~50 s; the first Run in a fresh copy slot compiles the whole module
+// once, +2.5 min) plus the smoke run of the covering rows: 46 s – 7.5 min a
+// mutant, ~3 min typical (15 mutants end to end: 65 min); a mutant that
+// hangs costs the --timeout. The ~30 min smoke budget of issue 14 is
+// therefore a stratified sample (Generate's max ≈ 10, every package
+// represented), not all of DefaultTargets (~178 runs, ~9 h). Cheaper per
+// mutant: RunArgs.Slotgate (one CLI binary for every mutant), ExtraArgs
+// "--backend go-redis" (impl's guards do not depend on the client backend;
+// halves the per-backend scenarios) and "--timeout" about three times the
+// rows' smoke time (a deadlocked mutant is killed by the timeout instead of
+// burning 15 minutes).
 //
 // Reading a result: a check with status fail kills the mutant; a requested
 // row none of whose cells ran also kills it (the mutant panicked in a
