@@ -18,12 +18,15 @@ func op(kind check.FencingOpKind, owner string, gen int64, ok bool, call, ret in
 	return check.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}
 }
 
+// held sets the holder's owner a refused acquire reports.
+func held(o check.FencingOp, owner string) check.FencingOp { o.HolderOwner = owner; return o }
+
 // goodHistory: two pods race, p0 wins gen 1, p1's foreign renew/release are
 // refused, p0 releases, p1 wins gen 2.
 func goodHistory() []check.FencingOp {
 	return []check.FencingOp{
 		acq(0, "p0", true, 1, 0, 0, 2),
-		acq(1, "p1", false, 0, 1, 1, 3),
+		held(acq(1, "p1", false, 0, 1, 1, 3), "p0"),
 		op(check.OpRenew, "p1", 1, false, 4, 5),
 		op(check.OpRelease, "p1", 1, false, 4, 5),
 		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 1, Call: ms(4), Return: ms(5)},
@@ -79,12 +82,26 @@ func TestFencingCheckersCatchMutants(t *testing.T) {
 	}
 }
 
+// A refused acquire must name the live holder: generation and owner (the
+// acquire script's {0, holder_generation, holder_owner}).
+func TestRefusedAcquireNamesTheHolder(t *testing.T) {
+	h := goodHistory()
+	h[1].HolderOwner = ""
+	if r := check.FencingLinearizable(h, time.Second); r.Status != check.Fail {
+		t.Errorf("refused acquire without the holder's owner: %s %s", r.Status, r.Message)
+	}
+	h[1].HolderOwner = "p1"
+	if r := check.FencingLinearizable(h, time.Second); r.Status != check.Fail {
+		t.Errorf("refused acquire naming the wrong owner: %s %s", r.Status, r.Message)
+	}
+}
+
 func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
 	// An acquire whose reply was lost may or may not have taken effect: both
 	// continuations are linearizable.
 	lost := acq(0, "p0", false, 0, 0, 0, 1)
 	lost.Unknown = true
-	for _, next := range []check.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), acq(1, "p1", false, 0, 1, 5, 6)} {
+	for _, next := range []check.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), held(acq(1, "p1", false, 0, 1, 5, 6), "p0")} {
 		if r := check.FencingLinearizable([]check.FencingOp{lost, next}, time.Second); r.Status != check.Pass {
 			t.Errorf("unknown acquire then %v: %s %s", next, r.Status, r.Message)
 		}

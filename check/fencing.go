@@ -32,9 +32,12 @@ type FencingOp struct {
 	Gen int64
 	// OK: acquired / renewed / released; for validate, Verdict holds the answer.
 	OK bool
-	// HolderGen is the holder's generation reported by a refused acquire.
-	HolderGen int64
-	Verdict   int
+	// HolderGen and HolderOwner are the holder reported by a refused
+	// acquire (the acquire script's {0, holder_generation, holder_owner}:
+	// the lease a pod redirects the frame to).
+	HolderGen   int64
+	HolderOwner string
+	Verdict     int
 	// Unknown marks an operation whose outcome was not observed (timeout,
 	// dropped connection): it may or may not have taken effect.
 	Unknown bool
@@ -49,7 +52,7 @@ func (o FencingOp) String() string {
 	case o.Kind == OpAcquire && o.OK:
 		return fmt.Sprintf("[%s] acquire owner=%s → gen %d @%v", o.Session, o.Owner, o.Gen, o.Return)
 	case o.Kind == OpAcquire:
-		return fmt.Sprintf("[%s] acquire owner=%s → held at gen %d @%v", o.Session, o.Owner, o.HolderGen, o.Return)
+		return fmt.Sprintf("[%s] acquire owner=%s → held by %q at gen %d @%v", o.Session, o.Owner, o.HolderOwner, o.HolderGen, o.Return)
 	case o.Kind == OpValidate:
 		return fmt.Sprintf("[%s] validate owner=%s gen=%d → %d @%v", o.Session, o.Owner, o.Gen, o.Verdict, o.Return)
 	}
@@ -80,7 +83,7 @@ func fencingStep(s fencingState, op FencingOp) []fencingState {
 			after = fencingState{owner: op.Owner, gen: s.counter + 1, counter: s.counter + 1}
 			legal = op.OK && op.Gen == s.counter+1
 		} else {
-			legal = !op.OK && op.HolderGen == s.gen
+			legal = !op.OK && op.HolderGen == s.gen && op.HolderOwner == s.owner
 		}
 	case OpRenew:
 		after, legal = s, op.OK == match

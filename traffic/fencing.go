@@ -104,7 +104,7 @@ func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Rec
 	res, err := dir.Acquire(ctx, s, op.Owner)
 	op.Return = clock.Now()
 	op.Unknown = err != nil
-	op.OK, op.HolderGen = res.OK, res.Holder.Generation
+	op.OK, op.HolderGen, op.HolderOwner = res.OK, res.Holder.Generation, res.Holder.Owner
 	if res.OK {
 		op.Gen = res.Generation
 	}

@@ -452,7 +452,7 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			}
 			op := f.call(p, lane, check.OpAcquire, s, owner, 0, func(d *fencing.Directory) (check.FencingOp, error) {
 				res, err := d.Acquire(ctx, s, owner)
-				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation}, err
+				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
 			})
 			if op.OK {
 				held[s] = op.Gen

@@ -122,7 +122,7 @@ func (f *Fleet) Thaw(name, label string, opts ResumeOptions) error {
 		if reacquired {
 			f.deliver(p, p.dir.Load(), b.lane, check.OpAcquire, b.session, name, 0, func(d *fencing.Directory) (check.FencingOp, error) {
 				res, err := d.Acquire(ctx, b.session, name)
-				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation}, err
+				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
 			})
 		}
 		f.staleRenew(ctx, p, held, b)

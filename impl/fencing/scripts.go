@@ -60,10 +60,12 @@ const (
 	MutantRenewUnguarded Mutant = "renew-unguarded"
 	// MutantReleaseUnguarded: release without the owner+generation guard.
 	MutantReleaseUnguarded Mutant = "release-unguarded"
+	// MutantAcquireHidesHolder: a refused acquire omits the holder's owner.
+	MutantAcquireHidesHolder Mutant = "acquire-hides-holder"
 )
 
 // Mutants lists every script mutant.
-var Mutants = []Mutant{MutantAcquireIgnoresLease, MutantAcquireReusesGeneration, MutantRenewUnguarded, MutantReleaseUnguarded}
+var Mutants = []Mutant{MutantAcquireIgnoresLease, MutantAcquireReusesGeneration, MutantRenewUnguarded, MutantReleaseUnguarded, MutantAcquireHidesHolder}
 
 // WithMutant returns the C scripts with one operation replaced by m.
 func WithMutant(m Mutant) (Scripts, error) {
@@ -78,6 +80,8 @@ func WithMutant(m Mutant) (Scripts, error) {
 		s.Renew = mustScript("mutants/renew_unguarded.lua")
 	case MutantReleaseUnguarded:
 		s.Release = mustScript("mutants/release_unguarded.lua")
+	case MutantAcquireHidesHolder:
+		s.Acquire = mustScript("mutants/acquire_hides_holder.lua")
 	default:
 		return Scripts{}, fmt.Errorf("unknown fencing mutant %q", m)
 	}

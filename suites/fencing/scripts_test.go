@@ -95,6 +95,7 @@ var mutantWhy = map[fencing.Mutant]string{
 	fencing.MutantAcquireReusesGeneration: "acquire never advances the counter: a generation issued twice, stale frames pass the fence (M3/M5 class)",
 	fencing.MutantRenewUnguarded:          "renew without owner+generation guard: a stale holder keeps another owner's lease alive",
 	fencing.MutantReleaseUnguarded:        "release without owner+generation guard: a stale holder frees the current owner's session",
+	fencing.MutantAcquireHidesHolder:      "a refused acquire reports the holder's generation but not its owner: the pod cannot redirect to the holder (a gomut survivor, Directory.Acquire:negate-cond#3)",
 }
 
 // shardSpread says how many sessions each primary owns, so the evidence

@@ -24,6 +24,13 @@ const (
 	// gauge: marconi_audit_queue_depth rises with every offer and never
 	// comes down as the writer drains (§9).
 	MutantStaleDepth Mutant = "queue/depth-not-decremented"
+	// MutantBytesCapExclusive is a queue that reads max_bytes as an
+	// exclusive bound: an entry that would fill the queue to exactly
+	// max_bytes does not fit, so the queue holds one entry fewer than its
+	// configuration allows and loses (counts) one more (§3.6 max_bytes).
+	// Every loss is still counted, so the ledger balances; found by
+	// slotgate mutate (gomut's fitsLocked:swap-cmp#2 survived the rows).
+	MutantBytesCapExclusive Mutant = "queue/bytes-cap-exclusive"
 	// MutantSilentWriter is a Redis Stream writer that swallows its errors:
 	// no error counter, no error report (§4.1, §9: the operator alerts on
 	// writer errors and lag; this one only ever shows lag).

@@ -520,6 +520,9 @@ func (tq *tenantQueue) offer(e Entry, size int64) bool {
 }
 
 func (tq *tenantQueue) fitsLocked(size int64) bool {
+	if tq.q.opts.Mutant == MutantBytesCapExclusive {
+		return tq.items.len() < tq.cfg.MaxEntries && tq.bytes+size < tq.cfg.MaxBytes
+	}
 	return tq.items.len() < tq.cfg.MaxEntries && tq.bytes+size <= tq.cfg.MaxBytes
 }
 
