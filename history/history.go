@@ -62,4 +62,11 @@ type History struct {
 	Ops      []Op          `json:"ops"`
 	Faults   []FaultWindow `json:"faults"`
 	Spans    []Span        `json:"spans,omitempty"`
+	Samples  []Sample      `json:"samples,omitempty"`
+	// Judgements say which pure checker judged each scored check and on
+	// what input, for `slotgate check --from`.
+	Judgements []Judgement `json:"judgements,omitempty"`
+	// Dropped counts the ok operations Cap left out to keep the file under
+	// its size cap (never a fault window, never a non-ok operation).
+	Dropped int `json:"dropped,omitempty"`
 }
