@@ -4,8 +4,11 @@
 package check
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Status is a checker's verdict.
@@ -34,6 +37,10 @@ type Result struct {
 	Counterexample string
 	// Observed lists facts the checker relied on, for the report.
 	Observed []string
+	// Call is how the result was reached when it came through Judge (or
+	// All over judged parts): the registered checker and its input, which
+	// the harness persists for `slotgate check --from`. Nil otherwise.
+	Call *history.Call `json:"-"`
 }
 
 func pass(name, format string, args ...any) Result {
@@ -117,5 +124,23 @@ func All(name string, results ...Result) Result {
 	}
 	out.Message = strings.Join(msgs, "; ")
 	out.Counterexample = strings.Join(cex, "\n")
+	out.Call = allCall(name, results)
 	return out
+}
+
+// allCall is All's call when every part was judged, else nil: a combined
+// result is replayable only as a whole.
+func allCall(name string, results []Result) *history.Call {
+	b, err := json.Marshal(name)
+	if err != nil {
+		return nil
+	}
+	c := &history.Call{Checker: allChecker, Input: []json.RawMessage{b}}
+	for _, r := range results {
+		if r.Call == nil {
+			return nil
+		}
+		c.Parts = append(c.Parts, *r.Call)
+	}
+	return c
 }

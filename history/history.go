@@ -43,6 +43,9 @@ type FaultWindow struct {
 	Target string        `json:"target"`
 	Start  time.Duration `json:"start"`
 	End    time.Duration `json:"end"`
+	// Unhealthy says why the topology was not serving once the fault was
+	// over (fault.Apply's health check), or why the injection failed.
+	Unhealthy string `json:"unhealthy,omitempty"`
 }
 
 // Span is a named interval a scenario measured (a dispatch halt, an outage
