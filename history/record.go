@@ -55,7 +55,10 @@ type Judgement struct {
 	// ObservedAt is where the result's Observed lines start in the stored
 	// evidence (lines before it are the suite's own).
 	ObservedAt int `json:"observedAt"`
-	// CounterexampleFromResult: the stored counterexample is the result's.
+	// ObservedLen is how many lines the result contributed.
+	ObservedLen int `json:"observedLen"`
+	// CounterexampleFromResult: the suite set no counterexample of its own,
+	// so the stored one is the result's.
 	CounterexampleFromResult bool               `json:"cexFromResult,omitempty"`
 	Controls                 []ControlJudgement `json:"controls,omitempty"`
 }
@@ -67,9 +70,10 @@ type ControlJudgement struct {
 	Kind string `json:"kind"`
 	Why  string `json:"why"`
 	Call *Call  `json:"call,omitempty"`
-	// NotExercised is the reason a suite marked the control not exercised
-	// (harness.NotExercised / Premise), a live fact no checker recomputes.
-	NotExercised string `json:"notExercised,omitempty"`
+	// NotExercised are the reasons, in order, a suite marked the control
+	// not exercised (harness.NotExercised / Premise): live facts no checker
+	// recomputes.
+	NotExercised []string `json:"notExercised,omitempty"`
 }
 
 // Recorder collects one scenario's history. Safe for concurrent use; a nil

@@ -386,6 +386,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		harness.EnvPorts+"="+p.ports,
 		harness.EnvProvider+"="+string(p.provider),
 		harness.EnvHaltBudget+"="+p.haltBudget,
+		harness.EnvOut+"="+out,
 		// The suite processes watch slotgate and tear down if it is
 		// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
 		fixtures.EnvOwner+"="+fixtures.OwnerStamp(),

@@ -37,6 +37,9 @@ const (
 	EnvBackends = "SLOTGATE_BACKENDS" // comma list of go-redis,valkey-go (default both)
 	EnvTopology = "SLOTGATE_TOPOLOGY" // multi-shard topology for cluster rows (default cluster:3x1)
 	EnvPorts    = "SLOTGATE_PORTS"    // LO-HI: confine every port the fixtures bind (default: allocate freely)
+	// EnvOut is the run's out directory: each scenario writes its history
+	// under <out>/histories (unset: histories are not stored).
+	EnvOut = "SLOTGATE_OUT"
 	// EnvHaltBudget is the dispatch-halt budget (ParseHaltBudget): one
 	// duration for every client role, or role=duration pairs (default
 	// DefaultHaltBudget).

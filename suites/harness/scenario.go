@@ -1,7 +1,10 @@
 package harness
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,6 +12,8 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
+	"github.com/slotgate/slotgate/recheck"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -31,12 +36,74 @@ func Emit(scenarios ...Scenario) {
 	for _, s := range scenarios {
 		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), func(ctx SpecContext) {
 			began := time.Now()
-			c := run(ctx, s)
+			rec := history.NewRecorder(s.Name, 0, nil)
+			c := run(withRecorder(ctx, rec), s)
 			c.Row, c.Column, c.Scenario = s.Row, s.Column, s.Name
 			c.Evidence.Duration = report.Duration(time.Since(began))
+			keep(rec, &c)
 			Record(c)
 		})
 	}
+}
+
+// keep joins the scenario's history and its check: the fault windows
+// fault.Apply recorded become the check's evidence (a suite that reuses a
+// run another scenario recorded passes that run's windows, which join this
+// history), the judgement behind the check is recorded, and the history is
+// written into the run's out directory (EnvOut) for the report and
+// `slotgate check --from`.
+func keep(rec *history.Recorder, c *report.Check) {
+	began := rec.Clock().Began()
+	if len(c.Evidence.Faults) == 0 {
+		for _, w := range rec.Faults() {
+			c.Evidence.Faults = append(c.Evidence.Faults, report.FaultWindowOf(w, began))
+		}
+	} else if len(rec.Faults()) == 0 {
+		for _, w := range c.Evidence.Faults {
+			rec.Fault(w.On(began))
+		}
+	}
+	rec.Judgement(recheck.Judgement(*c))
+	dir := os.Getenv(EnvOut)
+	if dir == "" {
+		return
+	}
+	h := rec.Snapshot()
+	h.Seed = c.Evidence.Seed
+	if _, err := history.Write(filepath.Join(dir, recheck.HistoriesDir), h); err != nil {
+		// The check stands; a reviewer is told its history is missing
+		// (check --from then lists it as not persisted).
+		c.Evidence.Observed = append(c.Evidence.Observed, "history not stored: "+err.Error())
+	}
+}
+
+// specContext is the spec's context carrying the scenario's recorder, so
+// fault.Apply and traffic record into it (history.From).
+type specContext struct {
+	SpecContext
+	values context.Context // the spec context plus the recorder
+}
+
+func (c specContext) Value(key any) any { return c.values.Value(key) }
+
+func withRecorder(ctx SpecContext, rec *history.Recorder) SpecContext {
+	return specContext{SpecContext: ctx, values: history.With(ctx, rec)}
+}
+
+// Recorder is the scenario's history recorder that ctx carries (nil
+// outside an Emit'ted scenario, which records nothing).
+func Recorder(ctx context.Context) *history.Recorder { return history.From(ctx) }
+
+// Faults are the fault windows recorded so far in the scenario ctx runs
+// under, in wall time: what a suite that shares one run among several
+// scenarios keeps for the others.
+func Faults(ctx context.Context) []report.FaultWindow {
+	rec := history.From(ctx)
+	var out []report.FaultWindow
+	for _, w := range rec.Faults() {
+		out = append(out, report.FaultWindowOf(w, rec.Clock().Began()))
+	}
+	return out
 }
 
 // run runs the scenario; a fault MustConfirm found unconfirmed ends it
