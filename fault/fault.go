@@ -107,6 +107,16 @@ func (w Window) On(c *history.Clock) history.FaultWindow {
 	return history.FaultWindow{Fault: w.Fault, Target: w.Target, Start: c.Offset(w.Start), End: c.Offset(w.End)}
 }
 
+// Healed records that w, a fault that stays in effect after Apply returned
+// (a latency toxic), was healed now: its window in ctx's history ends here.
+func Healed(ctx context.Context, w Window) Window {
+	rec := history.From(ctx)
+	end := time.Now()
+	rec.Extend(w.On(rec.Clock()), rec.Clock().Offset(end))
+	w.End = end
+	return w
+}
+
 // serving waits up to wait until every running node of t answers and, on a
 // cluster, reports cluster_state:ok. Nodes a fault stopped on purpose (a
 // killed or paused primary) are not running and not asked. This is

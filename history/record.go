@@ -74,6 +74,9 @@ type ControlJudgement struct {
 	// not exercised (harness.NotExercised / Premise): live facts no checker
 	// recomputes.
 	NotExercised []string `json:"notExercised,omitempty"`
+	// Remark is what the suite appended to the control's observed line
+	// after its checker judged it (error kinds seen, a count).
+	Remark string `json:"remark,omitempty"`
 }
 
 // Recorder collects one scenario's history. Safe for concurrent use; a nil
@@ -120,6 +123,26 @@ func (r *Recorder) Fault(w FaultWindow) {
 	r.mu.Lock()
 	r.h.Faults = append(r.h.Faults, w)
 	r.mu.Unlock()
+}
+
+// Extend sets the end of the recorded window matching w (fault, target and
+// start) to end: a fault that stayed in effect after its injection returned
+// (a latency toxic) ends when it was healed.
+func (r *Recorder) Extend(w FaultWindow, end time.Duration) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.h.Faults {
+		f := &r.h.Faults[i]
+		if f.Fault == w.Fault && f.Target == w.Target && f.Start == w.Start {
+			f.End = end
+			return
+		}
+	}
+	w.End = end
+	r.h.Faults = append(r.h.Faults, w)
 }
 
 // Span records one measured interval.

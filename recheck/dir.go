@@ -54,6 +54,7 @@ func Rebuild(stored report.Check, j history.Judgement) (report.Check, error) {
 		for _, why := range cj.NotExercised {
 			c = NotExercised(c, why)
 		}
+		c.Observed += cj.Remark
 		controls[i] = c
 	}
 	out := Check(stored.Row, stored.Column, stored.Scenario, r, ev, controls...)
@@ -70,6 +71,7 @@ type Outcome struct {
 	Differ       []string // "scenario: what differs"
 	Cells        int
 	CellsSame    int      // cells byte-identical with every check replayed
+	CellsEmpty   int      // cells no check scored (identical, nothing to replay)
 	CellsStored  int      // cells identical but holding a not-persisted check
 	CellsDiffer  []string // "row/column: stored … · replayed …"
 }
@@ -151,6 +153,8 @@ func FromDir(dir string) (Outcome, *report.Scorecard, error) {
 			var was report.Cell
 			_ = json.Unmarshal(file.Cells[i], &was)
 			o.CellsDiffer = append(o.CellsDiffer, fmt.Sprintf("%s/%s: stored %s (%s) · replayed %s (%s)", cell.Row, cell.Column, was.Status, was.Summary, cell.Status, cell.Summary))
+		case len(cell.Checks) == 0:
+			o.CellsEmpty++
 		case storedCell[[2]string{string(cell.Row), string(cell.Column)}]:
 			o.CellsStored++
 		default:
@@ -189,7 +193,7 @@ func whyNot(j history.Judgement) string {
 // nothing does, field by field as results.json has them).
 func diffCheck(a, b report.Check) string {
 	if a.Status != b.Status {
-		return fmt.Sprintf("status %s, replayed %s", a.Status, b.Status)
+		return fmt.Sprintf("status %s, replayed %s: %s", a.Status, b.Status, b.Message)
 	}
 	if a.Message != b.Message {
 		return fmt.Sprintf("message %q, replayed %q", a.Message, b.Message)

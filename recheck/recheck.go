@@ -7,6 +7,7 @@ package recheck
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/history"
@@ -53,6 +54,7 @@ func Control(kind report.ControlKind, name, why string, r check.Result) report.C
 	if !exercised {
 		c.Observed = fmt.Sprintf("not exercised (%s): %s", r.Status, r.Message)
 	}
+	c.ObservedBase = c.Observed
 	return c
 }
 
@@ -62,6 +64,7 @@ func Control(kind report.ControlKind, name, why string, r check.Result) report.C
 func NotExercised(c report.Control, why string) report.Control {
 	c.Exercised, c.Caught = false, false
 	c.Observed = "not exercised: " + why + "; " + c.Observed
+	c.ObservedBase = "not exercised: " + why + "; " + c.ObservedBase
 	c.NotExercisedWhy = append(append([]string(nil), c.NotExercisedWhy...), why)
 	return c
 }
@@ -72,7 +75,13 @@ func Judgement(c report.Check) history.Judgement {
 	j := history.Judgement{Row: string(c.Row), Column: string(c.Column), Scenario: c.Scenario, Call: c.Call,
 		ObservedAt: c.ObservedAt, ObservedLen: c.ObservedLen, CounterexampleFromResult: c.CexFromResult}
 	for _, ctl := range c.Controls {
-		j.Controls = append(j.Controls, history.ControlJudgement{Name: ctl.Name, Kind: string(ctl.Kind), Why: ctl.Why, Call: ctl.Call, NotExercised: ctl.NotExercisedWhy})
+		cj := history.ControlJudgement{Name: ctl.Name, Kind: string(ctl.Kind), Why: ctl.Why, Call: ctl.Call, NotExercised: ctl.NotExercisedWhy}
+		if remark, ok := strings.CutPrefix(ctl.Observed, ctl.ObservedBase); ok {
+			cj.Remark = remark
+		} else {
+			cj.Call = nil // the suite rewrote what the checker said
+		}
+		j.Controls = append(j.Controls, cj)
 	}
 	return j
 }

@@ -97,6 +97,9 @@ type Control struct {
 	// suite found unmet (harness.NotExercised), which no checker recomputes.
 	Call            *history.Call `json:"-"`
 	NotExercisedWhy []string      `json:"-"`
+	// ObservedBase is Observed as the result made it; what a suite added
+	// after it is persisted as the control's own remark.
+	ObservedBase string `json:"-"`
 }
 
 // ControlKind classifies a negative control (issue 12 §2). The empty kind

@@ -75,7 +75,7 @@ func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 }
 
 // offset places t on the scenario clock.
-func (s *Subscriptions) offset(t time.Time) time.Duration { return t.Sub(s.clock.start) }
+func (s *Subscriptions) offset(t time.Time) time.Duration { return s.clock.Offset(t) }
 
 func (s *Subscriptions) consume() {
 	defer close(s.consumed)

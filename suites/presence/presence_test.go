@@ -102,8 +102,8 @@ func shardSpread(ctx context.Context, keys []string) ([]string, bool) {
 
 // moveWhileReading moves slot s to the next shard (holding it MIGRATING for
 // hold) while every reader keeps reading samples that include must, and
-// returns the fault window on clock.
-func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand, keys, must []string, size int, hold time.Duration, readers ...*traffic.PresenceReader) (report.FaultWindow, check.Span) {
+// returns the span of the move on clock (fault.Apply records its window).
+func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand, keys, must []string, size int, hold time.Duration, readers ...*traffic.PresenceReader) check.Span {
 	GinkgoHelper()
 	By(fmt.Sprintf("fault: slot %d moves to the next shard, held MIGRATING for %v, while %d readers read", slot.Of(must[0]), hold, len(readers)))
 	samples := make([][]string, 64)
@@ -125,12 +125,12 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 		})
 	}
 	start := clock.Now()
-	w, err := fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(must[0]), To: -1, Hold: hold})
+	_, err := fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(must[0]), To: -1, Hold: hold})
 	span := check.Span{Start: start, End: clock.Now()}
 	close(done)
 	wg.Wait()
 	harness.MustConfirm(err, cfg.Seed)
-	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}, span
+	return span
 }
 
 func during(reads []check.PresenceRead, w check.Span) int {
@@ -148,7 +148,7 @@ func positional(ctx SpecContext, b client.Backend) report.Check {
 	rng := cfg.Rand("presence-mget/positional/" + string(b))
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	store := presence.New(pool, presence.Options{TTL: s.TTL})
 	p, _, pinned := setup(ctx, store, rng, s, "pos-"+string(b))
 	spread, every := shardSpread(ctx, p.Keys)
@@ -168,8 +168,7 @@ func positional(ctx SpecContext, b client.Backend) report.Check {
 		concat.Read(ctx, k)
 	}
 	nilOnFailure := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNilOnFailure}}), Clock: clock}
-	fw, span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, nilOnFailure)
-	ev.Faults = append(ev.Faults, fw)
+	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, nilOnFailure)
 	By("after the move: one more full read")
 	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 
@@ -208,7 +207,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	rng := cfg.Rand("presence-mget/bulk-ops/" + string(b))
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	var retries, redirects atomic.Int64
 	store := presence.New(pool, presence.Options{TTL: s.TTL, Read: presence.ReadOptions{Retries: &retries, Redirects: &redirects}})
 	p, _, pinned := setup(ctx, store, rng, s, "ops-"+string(b))
@@ -218,8 +217,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 		reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 	}
 	noRetry := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNoRetry}}), Clock: clock}
-	fw, span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, noRetry)
-	ev.Faults = append(ev.Faults, fw)
+	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, noRetry)
 	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 
 	By("negative control: one MGET of keys in many slots")
