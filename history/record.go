@@ -14,6 +14,9 @@ type Clock struct{ start time.Time }
 // NewClock starts a clock now.
 func NewClock() *Clock { return &Clock{start: time.Now()} }
 
+// ClockAt is a clock whose zero was start.
+func ClockAt(start time.Time) *Clock { return &Clock{start: start} }
+
 // Now is the offset since the clock started (monotonic).
 func (c *Clock) Now() time.Duration { return time.Since(c.start) }
 

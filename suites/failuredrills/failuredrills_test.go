@@ -80,7 +80,7 @@ type drillRun struct {
 	ops, haltAll []check.DrillOp
 	drills       []check.Drill
 	until        time.Duration
-	faults       []report.FaultWindow
+	faults       []fault.Window
 	// The halt-all control runs until the first killed shard is served
 	// again: haltDrills drills, measured until haltUntil.
 	haltDrills int
@@ -190,7 +190,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		// the shard's vote quarantine, while the shard is still served.
 		d.Start = d.End - time.Since(w.Start)
 		r.drills = append(r.drills, d)
-		r.faults = append(r.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		r.faults = append(r.faults, w)
 		// Each role's halt is measured to its end, or until it is over
 		// its budget (then it fails however long it would have lasted).
 		limit := max(s.Recover, min(max(budget.Pool, budget.Subscription), maxControlWait)+250*time.Millisecond)
@@ -382,7 +382,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	r := drillsOf(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults = r.faults
+	ev.Faults = harness.Windows(r.faults...)
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
 	budget := cfg.HaltBudget
 	result := check.All("drill-dispatch", check.DrillDispatch(halts, maxGap, maxFailPct),
@@ -491,7 +491,7 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	r := drillsOf(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults = r.faults
+	ev.Faults = harness.Windows(r.faults...)
 	result := check.DrillAccounted(r.ops, r.drills, lossWindow, 100)
 	if inc, ok := harness.FaultResult("drill-accounted", r.faultErr); ok {
 		result = check.All(result.Checker, result, inc)

@@ -101,7 +101,7 @@ type partitionOutcome struct {
 	// connections to the partitioned shard through the swallow-redirects
 	// call path.
 	swallow  map[client.Backend][]check.PartitionRun
-	faults   []report.FaultWindow
+	faults   []fault.Window
 	versions map[client.Backend]string
 }
 
@@ -148,7 +148,7 @@ func partitionsOf(ctx context.Context) *partitionOutcome {
 			out.frozen[b] = append(out.frozen[b], frozen[b])
 			out.swallow[b] = append(out.swallow[b], swallow[b])
 		}
-		out.faults = append(out.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		out.faults = append(out.faults, w)
 	}
 	partitions = out
 	return out
@@ -541,7 +541,7 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 	runs := out.scored[b]
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Client = out.versions[b]
-	ev.Faults = out.faults
+	ev.Faults = harness.Windows(out.faults...)
 	ev.Metrics = map[string]float64{"partitions": float64(len(runs))}
 	halts := make([]check.PartitionHalt, len(runs))
 	for i, r := range runs {
@@ -576,7 +576,7 @@ func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {
 	runs := out.scored[b]
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Client = out.versions[b]
-	ev.Faults = out.faults
+	ev.Faults = harness.Windows(out.faults...)
 	ev.Metrics = map[string]float64{"partitions": float64(len(runs))}
 	for i, r := range runs {
 		for _, o := range r.Writes {

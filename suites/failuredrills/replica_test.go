@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -273,6 +274,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	Expect(err).NotTo(HaveOccurred())
 	d := check.ReplicaDrill{Shard: shard, Kill: clock.Now()}
 	began := time.Now()
+	killed := fault.HoldSince(ctx, "node/kill-replica", replica.Name(), began)
 	Expect(replica.Kill()).To(Succeed())
 	time.Sleep(s.Down)
 	// NOTE: restarted only once the cluster has marked it FAIL (as a
@@ -292,6 +294,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	By("restart it; the load goes on")
 	Expect(replica.Restart(ctx)).To(Succeed())
 	d.Restarted = clock.Now()
+	killedW := killed.EndAt(began.Add(d.Restarted - d.Kill))
 	// Reads must come back to the repaired replica within the budget:
 	// watched per client (CLIENT LIST on the replica), until both the
 	// scored pool and the stale-topology control read from it, or the
@@ -332,7 +335,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		"drilled_writes": float64(writes.Ops), "drilled_writes_failed": float64(writes.Failed), "drilled_write_gap_ms": float64(writes.LongestGap.Milliseconds()),
 		"replica_gets_before_kill": readsBefore, "replica_gets_after_restart": readsAfter, "kill_to_end_ms": float64(repaired.Milliseconds()),
 	}
-	ev.Faults = []report.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: began, End: began.Add(d.Restarted - d.Kill)}}
+	ev.Faults = harness.Windows(killedW)
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%s served %.0f GETs before its kill (replica reads in use) and %.0f after its restart (all clients)", replica.Name(), readsBefore, readsAfter))
 	for _, h := range returns {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: %s sent its first read to the repaired replica %v after the restart%s (budget %v)", h.What, pool.Version(), h.Halt.Round(time.Millisecond), lowerBound(h), budget))

@@ -106,6 +106,18 @@ func Faults(ctx context.Context) []report.FaultWindow {
 	return out
 }
 
+// Windows are fault windows (fault.Apply's, fault.Held's) in the report's
+// form, for a suite that keeps a shared run's windows beside its own data;
+// the conversion is report.FaultWindowOf's, the one place it is written.
+func Windows(ws ...fault.Window) []report.FaultWindow {
+	var out []report.FaultWindow
+	for _, w := range ws {
+		c := history.ClockAt(w.Start)
+		out = append(out, report.FaultWindowOf(w.On(c), c.Began()))
+	}
+	return out
+}
+
 // run runs the scenario; a fault MustConfirm found unconfirmed ends it
 // with an inconclusive check naming the fault (issue 13: never a verdict on
 // the implementation). Every other panic — Ginkgo's own failures — passes.

@@ -237,7 +237,7 @@ func stagedDeploy(ctx SpecContext) report.Check {
 	ev.Observed = append(ev.Observed, summary(r)...)
 	ev.Observed = append(ev.Observed, "C-gate: "+drain.Message, "into O: "+newDrain.Message)
 	ev.Metrics = metrics(r)
-	ev.Faults = r.faults
+	ev.Faults = harness.Windows(r.faults...)
 
 	var controls []report.Control
 	By("negative control: a \"wait one TTL\" drain at full-A with live renewers")
@@ -374,7 +374,7 @@ func errorsColumn(ctx SpecContext) report.Check {
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Metrics = metrics(r)
 	result := check.MigrationErrorsAround(r.history, r.spans, settle, 100)
-	ev.Faults = r.faults
+	ev.Faults = harness.Windows(r.faults...)
 	if r.obsErrs > 0 {
 		result = check.All("fencing-migration-errors", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("%d observer scripts failed", r.obsErrs)})
 	}

@@ -322,9 +322,7 @@ func voteQuarantine(shard int) {
 // issue asks for per backend.
 func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
 	ev := harness.Evidence(cfg, cluster, r.pool)
-	for _, w := range r.windows {
-		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
-	}
+	ev.Faults = harness.Windows(r.windows...)
 	st := check.AnalyzeSubscriptions(h)
 	for _, o := range check.SubscriptionsDelivered(h, 0).Observed {
 		fmt.Fprintln(GinkgoWriter, "  ", o)
