@@ -60,30 +60,67 @@ func funcName(v reflect.Value) string {
 
 // Judge runs the registered pure checker fn on args and returns its result
 // with the call that reached it (Result.Call), so the harness can persist
-// it and `slotgate check --from` can run it again. The checker runs on the
-// arguments as they read back from JSON — exactly what the offline re-check
-// will see — so the live and the replayed verdicts cannot drift apart. An
-// unregistered checker or an argument that does not encode is an Unknown
-// result naming it (never a pass).
+// it and `slotgate check --from` can run it again. The checker also runs
+// on the arguments as they read back from JSON — exactly what the offline
+// re-check will see — and the call is kept only when both verdicts are
+// identical: an input JSON cannot carry (a NaN, a field it drops) leaves
+// the result as the direct call's, with no call (listed "not persisted"
+// offline), never a different verdict.
 func Judge(fn any, args ...any) Result {
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func {
 		return unknown("judge", "Judge(%T): not a checker function", fn)
 	}
+	direct, err := callDirect(v, args)
+	if err != nil {
+		return unknown(funcName(v), "%v", err)
+	}
 	name := funcName(v)
+	if _, ok := registry[name]; !ok {
+		return direct
+	}
 	call := history.Call{Checker: name, Input: make([]json.RawMessage, len(args))}
 	for i, a := range args {
 		b, err := json.Marshal(a)
 		if err != nil {
-			return unknown(name, "checker %s: argument %d does not encode: %v", name, i, err)
+			return direct
 		}
 		call.Input[i] = b
 	}
-	r, err := Replay(call)
-	if err != nil {
-		return unknown(name, "%v", err)
+	replayed, err := Replay(call)
+	if err != nil || !sameResult(direct, replayed) {
+		return direct
 	}
-	return r
+	return replayed
+}
+
+// callDirect calls fn with args as given.
+func callDirect(fn reflect.Value, args []any) (Result, error) {
+	t := fn.Type()
+	if t.NumOut() != 1 || t.Out(0) != reflect.TypeOf(Result{}) || t.IsVariadic() || t.NumIn() != len(args) {
+		return Result{}, fmt.Errorf("Judge(%s): not a checker taking %d arguments", funcName(fn), len(args))
+	}
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		if a == nil {
+			in[i] = reflect.Zero(t.In(i))
+			continue
+		}
+		av := reflect.ValueOf(a)
+		if !av.Type().AssignableTo(t.In(i)) {
+			if !av.Type().ConvertibleTo(t.In(i)) {
+				return Result{}, fmt.Errorf("Judge(%s): argument %d is %s, want %s", funcName(fn), i, av.Type(), t.In(i))
+			}
+			av = av.Convert(t.In(i))
+		}
+		in[i] = av
+	}
+	return fn.Call(in)[0].Interface().(Result), nil
+}
+
+func sameResult(a, b Result) bool {
+	a.Call, b.Call = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // Replay runs a stored call again: the checker it names on its decoded

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -43,9 +44,20 @@ func TestAllOfJudgedReplays(t *testing.T) {
 	}
 }
 
-func TestJudgeRefusesUnregistered(t *testing.T) {
-	r := Judge(FaultNotConfirmed, "x", "y", nil)
-	if r.Status != Unknown || r.Call != nil {
-		t.Fatalf("unregistered checker judged: %+v", r)
+func TestJudgeUnregisteredRunsDirect(t *testing.T) {
+	r := Judge(BeforeUnconfirmed, Result{Status: Fail, Message: "x"}, Result{Status: Inconclusive})
+	if r.Status != Fail || r.Call != nil {
+		t.Fatalf("unregistered checker: %+v", r)
+	}
+	if r := Judge(NoErrors, "not outcomes", 1); r.Status != Unknown {
+		t.Fatalf("wrong argument type judged: %+v", r)
+	}
+}
+
+func TestJudgeKeepsDirectVerdictWhenJSONCannotCarryInput(t *testing.T) {
+	// A NaN does not encode: the verdict is the direct call's, with no call.
+	r := Judge(DrillDispatch, []DrillHalt(nil), time.Second, math.NaN())
+	if want := DrillDispatch(nil, time.Second, math.NaN()); r.Status != want.Status || r.Message != want.Message || r.Call != nil {
+		t.Fatalf("Judge = %+v, direct %+v", r, want)
 	}
 }

@@ -277,6 +277,11 @@ func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTa
 			p.ErrKind = ErrKindStopped
 		}
 	}
+	kind := "publish"
+	if t.Sharded {
+		kind = "spublish"
+	}
+	recordOp(ctx, opRecord{client: "publisher-" + strconv.Itoa(publisher), kind: kind, slot: -1, start: p.Sent, end: p.Done}, err)
 	s.mu.Lock()
 	s.publishes = append(s.publishes, p)
 	s.mu.Unlock()

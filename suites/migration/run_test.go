@@ -176,7 +176,7 @@ func stage(ctx context.Context, in run) *staged {
 	GinkgoHelper()
 	Expect(standalone.Reset(ctx)).To(Succeed())
 	sz := scale()
-	r := &staged{run: in, rng: cfg.Rand(in.name), sz: sz, clock: traffic.NewClock(), backend: cfg.Backends[0]}
+	r := &staged{run: in, rng: cfg.Rand(in.name), sz: sz, clock: traffic.ClockOf(ctx), backend: cfg.Backends[0]}
 	reliable := harness.Sessions(r.rng, "tunnel", in.sessions/2)
 	huddle := harness.Sessions(r.rng, "huddle", in.sessions-in.sessions/2)
 	r.sessions = append(append([]fencing.Session(nil), reliable...), huddle...)
@@ -254,9 +254,9 @@ func directPool(ctx context.Context, backend client.Backend) client.Pool {
 // recorded history and from the atomic observer, T2 across both counters.
 func invariants(r *staged) check.Result {
 	return check.All("fencing-migration-invariants",
-		check.MigrationSingleAuthority(r.history, leaseTTL, slack),
-		check.ObservedSingleAuthority(r.samples, 20),
-		check.MigrationGenerations(r.history),
+		check.Judge(check.MigrationSingleAuthority, r.history, leaseTTL, slack),
+		check.Judge(check.ObservedSingleAuthority, r.samples, 20),
+		check.Judge(check.MigrationGenerations, r.history),
 	)
 }
 

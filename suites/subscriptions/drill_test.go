@@ -144,7 +144,7 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 		r.subName += "-" + d.tag
 	}
 	r.pool, r.relay = openRelay(ctx, backend, client.ModeCluster, cluster.Addrs(), r.subName, d.opts, d.protocol)
-	r.rec = traffic.NewSubscriptions(r.relay, traffic.NewClock())
+	r.rec = traffic.NewSubscriptions(r.relay, traffic.ClockOf(ctx))
 	if d.quiet > 0 {
 		r.rec.DrainQuiet(d.quiet)
 	}
@@ -324,10 +324,10 @@ func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
 	ev := harness.Evidence(cfg, cluster, r.pool)
 	ev.Faults = harness.Windows(r.windows...)
 	st := check.AnalyzeSubscriptions(h)
-	for _, o := range check.SubscriptionsDelivered(h, 0).Observed {
+	for _, o := range check.Judge(check.SubscriptionsDelivered, h, 0).Observed {
 		fmt.Fprintln(GinkgoWriter, "  ", o)
 	}
-	loud := check.SubscriptionErrors(h, 0)
+	loud := check.Judge(check.SubscriptionErrors, h, 0)
 	fmt.Fprintf(GinkgoWriter, "   loud: %s %s\n%s\n", loud.Status, loud.Message, loud.Counterexample)
 	for _, e := range h.Events {
 		if e.Kind != "subscribed" {

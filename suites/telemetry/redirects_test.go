@@ -184,9 +184,9 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	pinned, pinnedDrop, pinnedScrape, pinnedSent := pinnedTallies(ctx, b, name+"/pinned")
 	migrating, migratingDrop, migratingScrape, faults := migratingTallies(ctx, b, name+"/migrating")
 	result := check.All("telemetry-redirects",
-		check.TelemetryRedirects(append(pinned, migrating), 1),
-		check.TelemetryExposed(pinnedScrape, []string{telemetry.CommandsName, telemetry.RedirectsName}, nodeAddrs(cluster)),
-		check.TelemetryExposed(migratingScrape, []string{telemetry.CommandsName, telemetry.SlotMapRefreshesName}, nodeAddrs(cluster)))
+		check.Judge(check.TelemetryRedirects, append(pinned, migrating), 1),
+		check.Judge(check.TelemetryExposed, pinnedScrape, []string{telemetry.CommandsName, telemetry.RedirectsName}, nodeAddrs(cluster)),
+		check.Judge(check.TelemetryExposed, migratingScrape, []string{telemetry.CommandsName, telemetry.SlotMapRefreshesName}, nodeAddrs(cluster)))
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Client = poolVersion(ctx, b)
 	ev.Faults = harness.Windows(faults...)
@@ -205,5 +205,5 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 		len(faults), migrating.ServerSent, b, migrating.Observed, 100*migrating.Observed/max(migrating.ServerSent, 1)))
 	By("negative control: the drop-redirects instrument over the same commands")
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant(string(telemetry.MutantDropRedirects), "an instrument that never counts a MOVED/ASK/TRYAGAIN reply: redirect storms during a migration stay invisible", check.TelemetryRedirects(append(pinnedDrop, migratingDrop), 1)))
+		harness.Variant(string(telemetry.MutantDropRedirects), "an instrument that never counts a MOVED/ASK/TRYAGAIN reply: redirect storms during a migration stay invisible", check.Judge(check.TelemetryRedirects, append(pinnedDrop, migratingDrop), 1)))
 }
