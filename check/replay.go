@@ -119,7 +119,7 @@ func callDirect(fn reflect.Value, args []any) (Result, error) {
 }
 
 func sameResult(a, b Result) bool {
-	a.Call, b.Call = nil, nil
+	a.Call, b.Call, a.judged, b.judged = nil, nil, "", ""
 	return reflect.DeepEqual(a, b)
 }
 
@@ -160,5 +160,5 @@ func Replay(c history.Call) (Result, error) {
 	r := fn.Call(in)[0].Interface().(Result)
 	call := c
 	r.Call = &call
-	return r, nil
+	return r.sealed(), nil
 }

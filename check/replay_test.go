@@ -44,6 +44,20 @@ func TestAllOfJudgedReplays(t *testing.T) {
 	}
 }
 
+func TestEditedResultIsNotReplayable(t *testing.T) {
+	r := Judge(NoErrors, []Outcome{{Op: "set"}}, 1)
+	if !r.Replayable() {
+		t.Fatal("a judged result is not replayable")
+	}
+	r.Message = "lane: " + r.Message
+	if r.Replayable() {
+		t.Fatal("an edited result still claims its call")
+	}
+	if All("x", r).Call != nil {
+		t.Fatal("All over an edited part claims a call")
+	}
+}
+
 func TestJudgeUnregisteredRunsDirect(t *testing.T) {
 	r := Judge(BeforeUnconfirmed, Result{Status: Fail, Message: "x"}, Result{Status: Inconclusive})
 	if r.Status != Fail || r.Call != nil {

@@ -38,8 +38,12 @@ func Check(row report.RowID, col report.Column, scenario string, r check.Result,
 	if fromResult {
 		ev.Counterexample = r.Counterexample
 	}
-	return report.Check{Row: row, Column: col, Scenario: scenario, Status: status, Message: r.Message, Evidence: ev, Controls: controls,
-		Call: r.Call, ObservedAt: at, ObservedLen: len(r.Observed), CexFromResult: fromResult}
+	c := report.Check{Row: row, Column: col, Scenario: scenario, Status: status, Message: r.Message, Evidence: ev, Controls: controls,
+		ObservedAt: at, ObservedLen: len(r.Observed), CexFromResult: fromResult}
+	if r.Replayable() {
+		c.Call = r.Call
+	}
+	return c
 }
 
 // Control builds a negative control from its checker's result and decides,
@@ -50,7 +54,10 @@ func Check(row report.RowID, col report.Column, scenario string, r check.Result,
 // and does not count either way.
 func Control(kind report.ControlKind, name, why string, r check.Result) report.Control {
 	exercised := r.Status == check.Fail || r.Status == check.Pass
-	c := report.Control{Name: name, Kind: kind, Why: why, Caught: r.Status == check.Fail, Exercised: exercised, Observed: r.Message, Call: r.Call}
+	c := report.Control{Name: name, Kind: kind, Why: why, Caught: r.Status == check.Fail, Exercised: exercised, Observed: r.Message}
+	if r.Replayable() {
+		c.Call = r.Call
+	}
 	if !exercised {
 		c.Observed = fmt.Sprintf("not exercised (%s): %s", r.Status, r.Message)
 	}
