@@ -179,11 +179,11 @@ func judgementOf(hs map[string]history.History, c report.Check) (history.Judgeme
 
 func whyNot(j history.Judgement) string {
 	if j.Call == nil {
-		return "its result was not reached through a registered checker"
+		return "its result was not reached through a registered checker (or the suite edited it after)"
 	}
 	for _, c := range j.Controls {
 		if c.Call == nil {
-			return "control " + c.Name + " was not judged through a registered checker"
+			return "control " + c.Name + " was not judged through a registered checker (or the suite rewrote what it said)"
 		}
 	}
 	return "not persisted"
