@@ -198,10 +198,31 @@ func diffCheck(a, b report.Check) string {
 	if a.Message != b.Message {
 		return fmt.Sprintf("message %q, replayed %q", a.Message, b.Message)
 	}
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	if !bytes.Equal(ja, jb) {
-		return "evidence or controls differ: stored " + string(ja) + " · replayed " + string(jb)
+	if len(a.Controls) != len(b.Controls) {
+		return fmt.Sprintf("%d controls, replayed %d", len(a.Controls), len(b.Controls))
+	}
+	for i := range a.Controls {
+		ca, cb := jsonOf(a.Controls[i]), jsonOf(b.Controls[i])
+		if ca != cb {
+			return fmt.Sprintf("control %s: stored %s · replayed %s", a.Controls[i].Name, ca, cb)
+		}
+	}
+	if ea, eb := jsonOf(a.Evidence.Observed), jsonOf(b.Evidence.Observed); ea != eb {
+		return fmt.Sprintf("observed: stored %s · replayed %s", ea, eb)
+	}
+	if a.Evidence.Counterexample != b.Evidence.Counterexample {
+		return fmt.Sprintf("counterexample: stored %q · replayed %q", a.Evidence.Counterexample, b.Evidence.Counterexample)
+	}
+	if ja, jb := jsonOf(a), jsonOf(b); ja != jb {
+		return "stored " + ja + " · replayed " + jb
 	}
 	return ""
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("(%v)", err)
+	}
+	return string(b)
 }
