@@ -15,6 +15,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -384,6 +385,10 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = harness.Windows(r.faults...)
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
+	for _, h := range halts {
+		// The halt as the pool saw it, from the drill's start.
+		harness.Spans(ctx, history.Span{Name: fmt.Sprintf("dispatch halt (%s failover of shard %d)", h.Drill.Mode, h.Drill.Shard), Client: pool.Version(), Start: h.Drill.Start, End: h.Drill.Start + h.Dead})
+	}
 	budget := cfg.HaltBudget
 	result := check.All("drill-dispatch", check.Judge(check.DrillDispatch, halts, maxGap, maxFailPct),
 		check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription))

@@ -106,6 +106,16 @@ func Faults(ctx context.Context) []report.FaultWindow {
 	return out
 }
 
+// Spans records measured intervals (a dispatch halt, an outage as the
+// clients saw it) into the scenario's history, on its clock, for the
+// timeline.
+func Spans(ctx context.Context, spans ...history.Span) {
+	rec := history.From(ctx)
+	for _, s := range spans {
+		rec.Span(s)
+	}
+}
+
 // Windows are fault windows (fault.Apply's, fault.Held's) in the report's
 // form, for a suite that keeps a shared run's windows beside its own data;
 // the conversion is report.FaultWindowOf's, the one place it is written.
