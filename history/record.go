@@ -108,6 +108,18 @@ func (r *Recorder) Clock() *Clock {
 	return r.clock
 }
 
+// UseClock puts the history on c (a shared run's clock, recorded under
+// another scenario), so its spans and adopted fault windows share that
+// run's axis. Call it before recording anything.
+func (r *Recorder) UseClock(c *Clock) {
+	if r == nil || c == nil {
+		return
+	}
+	r.mu.Lock()
+	r.clock, r.h.Began = c, c.Began()
+	r.mu.Unlock()
+}
+
 // Op records one operation.
 func (r *Recorder) Op(op Op) {
 	if r == nil {

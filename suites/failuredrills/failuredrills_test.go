@@ -78,6 +78,7 @@ func scaleOf() drillScale {
 // pool and the halt-all control workload, recorded during the same
 // failovers.
 type drillRun struct {
+	clock        *traffic.Clock
 	ops, haltAll []check.DrillOp
 	drills       []check.Drill
 	until        time.Duration
@@ -160,7 +161,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { halting.Run(ctx, stopHalting); done <- struct{}{} }()
 	go func() { naive.Run(ctx, stopNaive); done <- struct{}{} }()
-	r := &drillRun{}
+	r := &drillRun{clock: clock}
 	stopControls := func() {
 		close(stopNaive)
 		naiveSubs.stop()
@@ -385,6 +386,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = harness.Windows(r.faults...)
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
+	harness.UseClock(ctx, r.clock)
 	for _, h := range halts {
 		// The halt as the pool saw it, from the drill's start.
 		harness.Spans(ctx, history.Span{Name: fmt.Sprintf("dispatch halt (%s failover of shard %d)", h.Drill.Mode, h.Drill.Shard), Client: pool.Version(), Start: h.Drill.Start, End: h.Drill.Start + h.Dead})

@@ -106,6 +106,11 @@ func Faults(ctx context.Context) []report.FaultWindow {
 	return out
 }
 
+// UseClock puts the scenario's history on a shared run's clock (a run
+// memoised under another scenario), so the spans and fault windows it
+// records line up with that run's operations.
+func UseClock(ctx context.Context, c *history.Clock) { history.From(ctx).UseClock(c) }
+
 // Spans records measured intervals (a dispatch halt, an outage as the
 // clients saw it) into the scenario's history, on its clock, for the
 // timeline.
