@@ -17,7 +17,9 @@ import (
 // MaxBytes is the per-scenario cap on a stored history, compressed. Above it
 // Cap thins the ok operations deterministically; fault windows, spans,
 // samples, judgements (the checkers' inputs, which `check --from` needs
-// whole) and every operation that did not succeed are always kept.
+// whole) and every operation that did not succeed are always kept — a
+// scenario whose checker inputs alone pass MaxBytes/2 may exceed the cap by
+// them (see Cap).
 const MaxBytes = 2 << 20
 
 // Ext is a stored history's file extension.
@@ -157,8 +159,9 @@ func Decode(r io.Reader) (History, error) {
 // history is larger, it keeps every fault window, span, sample, judgement
 // and operation that did not succeed, and every k-th ok operation (in start
 // order) for the smallest power of two k that fits; Dropped counts the rest.
-// If even the kept records exceed max, they are written whole: what a
-// checker or a reviewer needs is never cut.
+// What a checker or a reviewer needs is never cut: when the kept records
+// alone pass max/2 (large checker inputs), the ok operations still get
+// max/2 on top of them rather than being thinned to nothing.
 func Cap(h History, max int) ([]byte, History, error) {
 	var buf bytes.Buffer
 	if err := Encode(&buf, h); err != nil {
@@ -168,27 +171,40 @@ func Cap(h History, max int) ([]byte, History, error) {
 		return buf.Bytes(), h, nil
 	}
 	ops := sortedOps(h.Ops)
-	for k := 2; ; k *= 2 {
-		thin := h
-		thin.Ops = nil
+	thin := func(k int) (History, int) {
+		t := h
+		t.Ops = nil
 		okSeen := 0
 		for _, op := range ops {
 			if op.Outcome != OK {
-				thin.Ops = append(thin.Ops, op)
+				t.Ops = append(t.Ops, op)
 				continue
 			}
-			if okSeen%k == 0 {
-				thin.Ops = append(thin.Ops, op)
+			if k > 0 && okSeen%k == 0 {
+				t.Ops = append(t.Ops, op)
 			}
 			okSeen++
 		}
-		thin.Dropped = h.Dropped + len(h.Ops) - len(thin.Ops)
+		t.Dropped = h.Dropped + len(h.Ops) - len(t.Ops)
+		return t, okSeen
+	}
+	kept, okSeen := thin(0)
+	buf.Reset()
+	if err := Encode(&buf, kept); err != nil {
+		return nil, h, err
+	}
+	limit := max
+	if base := buf.Len(); base > max/2 {
+		limit = base + max/2
+	}
+	for k := 2; ; k *= 2 {
+		t, _ := thin(k)
 		buf.Reset()
-		if err := Encode(&buf, thin); err != nil {
+		if err := Encode(&buf, t); err != nil {
 			return nil, h, err
 		}
-		if buf.Len() <= max || k > okSeen {
-			return buf.Bytes(), thin, nil
+		if buf.Len() <= limit || k > okSeen {
+			return buf.Bytes(), t, nil
 		}
 	}
 }

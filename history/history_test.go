@@ -96,6 +96,28 @@ func TestCapKeepsFaultsAndFailures(t *testing.T) {
 	}
 }
 
+// Large checker inputs do not starve the operation log: ok operations
+// still get half the cap on top of what is always kept.
+func TestCapWithLargeJudgement(t *testing.T) {
+	h := sample(40_000)
+	big := make([]byte, 0, 1<<20)
+	big = append(big, '"')
+	for i := 0; len(big) < 900_000; i++ {
+		big = fmt.Appendf(big, "%x", i*2654435761)
+	}
+	big = append(big, '"')
+	h.Judgements[0].Call.Input = append(h.Judgements[0].Call.Input, big)
+	full, _, _ := Cap(h, 1<<40)
+	limit := len(full) / 2
+	b, thin, err := Cap(h, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(thin.Ops) < len(h.Ops)/20 {
+		t.Fatalf("kept %d of %d operations in %d bytes (limit %d): the log was thinned to nothing", len(thin.Ops), len(h.Ops), len(b), limit)
+	}
+}
+
 func TestRecorderConcurrentAndNil(t *testing.T) {
 	r := NewRecorder("s", 1, nil)
 	var wg sync.WaitGroup
