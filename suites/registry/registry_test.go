@@ -138,6 +138,7 @@ func healLatency(ctx context.Context) {
 // silently-wrong column, errors outside the failover in the errors column
 // (one workload run, two columns).
 type meshRun struct {
+	clock                   *traffic.Clock
 	h                       check.RegistryHistory
 	lat, fo                 check.Span
 	faults                  []report.FaultWindow
@@ -176,7 +177,7 @@ func mainRun(ctx context.Context, b client.Backend) *meshRun {
 	fo, _ := inject(ctx, clock, fault.Failover{Shard: shard, Mode: fault.FailoverGraceful})
 	pause(ctx, s.After)
 	mesh.Stop(true)
-	r := &meshRun{h: mesh.History(), lat: lat, fo: fo, faults: harness.Faults(ctx), churn: mesh.ChurnEvents(), forged: forged,
+	r := &meshRun{clock: clock, h: mesh.History(), lat: lat, fo: fo, faults: harness.Faults(ctx), churn: mesh.ChurnEvents(), forged: forged,
 		unattested: mesh.Skipped.Unattested.Load(), undecodable: mesh.Skipped.Undecodable.Load()}
 	mainRuns[b] = r
 	return r
@@ -187,6 +188,7 @@ func completeness(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	r := mainRun(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	h, lat, fo, forged := r.h, r.lat, r.fo, r.forged
 	ev.Faults = r.faults
 
@@ -268,6 +270,7 @@ func ops(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	// The same run the completeness column judges.
 	r := mainRun(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	h, fo := r.h, r.fo
 	ev.Faults = r.faults
 	const settle = 2 * time.Second

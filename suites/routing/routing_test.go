@@ -60,6 +60,7 @@ func scaleOf() routingScale {
 // absorbing path, the raw cluster pool on keys of the same slots (observed),
 // and the fault windows.
 type run struct {
+	clock       *traffic.Clock
 	scored, raw *traffic.RoutingWorkload
 	absorbed    int64
 	faults      []report.FaultWindow
@@ -112,7 +113,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	done := make(chan struct{}, 2)
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { raw.Run(ctx, stop); done <- struct{}{} }()
-	r := run{scored: scored, raw: raw}
+	r := run{clock: clock, scored: scored, raw: raw}
 	var err error
 	for range s.Rounds {
 		for _, sl := range slots {
@@ -194,6 +195,7 @@ func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/acknowledged/" + string(b)
 	r := migrated(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
@@ -223,6 +225,7 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/redirects/" + string(b)
 	r := migrated(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults = r.faults
