@@ -4,8 +4,11 @@
 package check
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Status is a checker's verdict.
@@ -34,7 +37,28 @@ type Result struct {
 	Counterexample string
 	// Observed lists facts the checker relied on, for the report.
 	Observed []string
+	// Call is how the result was reached when it came through Judge (or
+	// All over judged parts): the registered checker and its input, which
+	// the harness persists for `slotgate check --from`. Nil otherwise.
+	Call *history.Call `json:"-"`
+	// judged is the digest of the result as its call produced it, so a
+	// result a suite edited afterwards is not passed off as the call's.
+	judged string
 }
+
+func (r Result) digest() string {
+	return string(r.Status) + "\x00" + r.Checker + "\x00" + r.Message + "\x00" + r.Counterexample + "\x00" + strings.Join(r.Observed, "\x01")
+}
+
+// sealed returns r marked as exactly what its call produced.
+func (r Result) sealed() Result {
+	r.judged = r.digest()
+	return r
+}
+
+// Replayable says whether r carries a call that reproduces it: it was
+// reached through Judge (or All over judged parts) and not edited since.
+func (r Result) Replayable() bool { return r.Call != nil && r.judged == r.digest() }
 
 func pass(name, format string, args ...any) Result {
 	return Result{Checker: name, Status: Pass, Message: fmt.Sprintf(format, args...)}
@@ -117,5 +141,32 @@ func All(name string, results ...Result) Result {
 	}
 	out.Message = strings.Join(msgs, "; ")
 	out.Counterexample = strings.Join(cex, "\n")
+	out.Call = allCall(name, results)
+	if out.Call != nil {
+		for _, p := range results {
+			if !p.Replayable() {
+				out.Call = nil
+				return out
+			}
+		}
+		out = out.sealed()
+	}
 	return out
+}
+
+// allCall is All's call when every part was judged, else nil: a combined
+// result is replayable only as a whole.
+func allCall(name string, results []Result) *history.Call {
+	b, err := json.Marshal(name)
+	if err != nil {
+		return nil
+	}
+	c := &history.Call{Checker: allChecker, Input: []json.RawMessage{b}}
+	for _, r := range results {
+		if r.Call == nil {
+			return nil
+		}
+		c.Parts = append(c.Parts, *r.Call)
+	}
+	return c
 }

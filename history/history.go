@@ -43,6 +43,9 @@ type FaultWindow struct {
 	Target string        `json:"target"`
 	Start  time.Duration `json:"start"`
 	End    time.Duration `json:"end"`
+	// Unhealthy says why the topology was not serving once the fault was
+	// over (fault.Apply's health check), or why the injection failed.
+	Unhealthy string `json:"unhealthy,omitempty"`
 }
 
 // Span is a named interval a scenario measured (a dispatch halt, an outage
@@ -62,4 +65,11 @@ type History struct {
 	Ops      []Op          `json:"ops"`
 	Faults   []FaultWindow `json:"faults"`
 	Spans    []Span        `json:"spans,omitempty"`
+	Samples  []Sample      `json:"samples,omitempty"`
+	// Judgements say which pure checker judged each scored check and on
+	// what input, for `slotgate check --from`.
+	Judgements []Judgement `json:"judgements,omitempty"`
+	// Dropped counts the ok operations Cap left out to keep the file under
+	// its size cap (never a fault window, never a non-ok operation).
+	Dropped int `json:"dropped,omitempty"`
 }

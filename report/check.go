@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Status is the outcome of one check or one scorecard cell.
@@ -56,6 +58,17 @@ type Check struct {
 	Message  string    `json:"message"`
 	Evidence Evidence  `json:"evidence"`
 	Controls []Control `json:"controls,omitempty"`
+
+	// Call is the registered checker call that reached Status and Message
+	// (check.Judge), nil when the check was not judged through one; with
+	// ObservedAt (where the result's Observed lines start in
+	// Evidence.Observed), ObservedLen (how many) and CexFromResult (the
+	// suite left the counterexample to the result) it is persisted in the
+	// scenario's history, not in results.json, for `slotgate check --from`.
+	Call          *history.Call `json:"-"`
+	ObservedAt    int           `json:"-"`
+	ObservedLen   int           `json:"-"`
+	CexFromResult bool          `json:"-"`
 }
 
 // Control is a negative control: a known-bad variant the check must catch.
@@ -78,6 +91,15 @@ type Control struct {
 	Exercised bool `json:"exercised"`
 	// Observed is what the checker said about the bad variant.
 	Observed string `json:"observed"`
+
+	// Call is the checker call that judged the bad variant (persisted in
+	// the history, see Check.Call); NotExercisedWhy is the live premise a
+	// suite found unmet (harness.NotExercised), which no checker recomputes.
+	Call            *history.Call `json:"-"`
+	NotExercisedWhy []string      `json:"-"`
+	// ObservedBase is Observed as the result made it; what a suite added
+	// after it is persisted as the control's own remark.
+	ObservedBase string `json:"-"`
 }
 
 // ControlKind classifies a negative control (issue 12 §2). The empty kind
@@ -114,12 +136,27 @@ type Evidence struct {
 }
 
 // FaultWindow records one injected fault as data, so the report can place it
-// on the scenario's timeline.
+// on the scenario's timeline. It is the history's window (history.FaultWindow,
+// which fault.Apply records) in wall time: FaultWindowOf and On are the one
+// conversion between them.
 type FaultWindow struct {
 	Fault  string    `json:"fault"`
 	Target string    `json:"target"`
 	Start  time.Time `json:"start"`
 	End    time.Time `json:"end"`
+	// Unhealthy says why the topology was not serving after the fault.
+	Unhealthy string `json:"unhealthy,omitempty"`
+}
+
+// FaultWindowOf places a history window, on a scenario clock whose zero
+// was began, in wall time.
+func FaultWindowOf(w history.FaultWindow, began time.Time) FaultWindow {
+	return FaultWindow{Fault: w.Fault, Target: w.Target, Start: began.Add(w.Start), End: began.Add(w.End), Unhealthy: w.Unhealthy}
+}
+
+// On places w on a scenario clock whose zero was began.
+func (w FaultWindow) On(began time.Time) history.FaultWindow {
+	return history.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start.Sub(began), End: w.End.Sub(began), Unhealthy: w.Unhealthy}
 }
 
 // Duration is a time.Duration that reads well in JSON ("1.25s").

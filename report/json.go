@@ -69,3 +69,21 @@ func ReadJSON(r io.Reader) (*Scorecard, error) {
 	}
 	return s, nil
 }
+
+// Refold scores checks against the rows and meta s was scored with, keeping
+// its admission table and problems — what ReadJSON does on load — for a
+// caller that replaced the checks (`slotgate check --from`).
+func (s *Scorecard) Refold(checks []Check) *Scorecard {
+	out := build(s.Meta, s.Rows, checks)
+	out.Admission, out.Problems = s.Admission, s.Problems
+	return out
+}
+
+// Checks lists every check of s: the cells' in order, then the unscored.
+func (s *Scorecard) Checks() []Check {
+	var out []Check
+	for _, c := range s.Cells {
+		out = append(out, c.Checks...)
+	}
+	return append(out, s.Unscored...)
+}

@@ -40,6 +40,9 @@ const (
 	// duration for every client role, or role=duration pairs (default
 	// DefaultHaltBudget).
 	EnvHaltBudget = "SLOTGATE_HALT_BUDGET"
+	// EnvOut is the run's out directory: each scenario writes its history
+	// under <out>/histories (unset: histories are not stored).
+	EnvOut = "SLOTGATE_OUT"
 )
 
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/slot"
 )
 
 // DrillKey is one key of the failure-drill workload and the shard owning it.
@@ -38,7 +39,7 @@ func (w *DrillWorkload) Run(ctx context.Context, stop <-chan struct{}) {
 		octx, cancel := context.WithTimeout(ctx, w.Timeout)
 		_, err := w.Pool.Do(octx, client.NewCmd("SET", []string{k.Key}, strconv.FormatInt(seq, 10)))
 		cancel()
-		w.record(o, err)
+		w.record(ctx, o, err)
 	})
 }
 
@@ -60,7 +61,7 @@ func (w *DrillWorkload) ReadBack(ctx context.Context, p client.Pool) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		w.record(o, err)
+		w.record(ctx, o, err)
 	}
 }
 
@@ -71,8 +72,13 @@ func (w *DrillWorkload) Ops() []check.DrillOp {
 	return append([]check.DrillOp(nil), w.ops...)
 }
 
-func (w *DrillWorkload) record(o check.DrillOp, err error) {
+func (w *DrillWorkload) record(ctx context.Context, o check.DrillOp, err error) {
 	o.Return = w.Clock.Now()
+	kind := "set"
+	if o.Final {
+		kind = "get"
+	}
+	recordOp(ctx, opRecord{client: o.Key, backend: backendOf(w.Pool), kind: kind, slot: slot.Of(o.Key), start: o.Call, end: o.Return}, err)
 	if err != nil {
 		o.ErrKind, o.Err = ErrKind(err), err.Error()
 	}

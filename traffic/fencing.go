@@ -110,6 +110,7 @@ func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Rec
 	}
 	rec.Fencing(op)
 	rec.Outcome("acquire "+s.String(), err)
+	recordFencing(ctx, pod(i), string(op.Kind), op.Call, op.Return, err)
 	return op
 }
 
@@ -131,6 +132,7 @@ func guarded(ctx context.Context, kind check.FencingOpKind, do func(context.Cont
 	op.Return, op.OK, op.Unknown = clock.Now(), ok, err != nil
 	rec.Fencing(op)
 	rec.Outcome(string(kind)+" "+s.String(), err)
+	recordFencing(ctx, pod(i), string(op.Kind), op.Call, op.Return, err)
 	return op
 }
 
@@ -141,5 +143,6 @@ func Validate(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Re
 	op.Return, op.Verdict, op.Unknown = clock.Now(), int(v), err != nil
 	rec.Fencing(op)
 	rec.Outcome("validate "+s.String(), err)
+	recordFencing(ctx, pod(i), string(op.Kind), op.Call, op.Return, err)
 	return op
 }

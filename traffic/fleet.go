@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 )
@@ -364,6 +365,10 @@ func (f *Fleet) History() []check.MigrationOp {
 }
 
 func (f *Fleet) record(op check.MigrationOp) {
+	if rec := history.From(f.ctx); rec != nil {
+		h := history.Op{Start: op.Call, End: op.Return, Client: op.Pod, Slot: -1, Kind: string(op.Kind), Outcome: outcomeOfKind(op.ErrKind), ErrKind: op.ErrKind, Err: op.Err}
+		rec.Op(h)
+	}
 	f.mu.Lock()
 	f.history = append(f.history, op)
 	f.mu.Unlock()

@@ -166,6 +166,7 @@ func (r *PresenceReader) Read(ctx context.Context, keys []string) {
 	for _, v := range vals {
 		rd.Got = append(rd.Got, check.PresenceGot{Present: v.Present, Value: v.Val})
 	}
+	recordOp(ctx, opRecord{client: "presence-reader", kind: "bulk-read", slot: -1, start: rd.Call, end: rd.Return}, err)
 	r.mu.Lock()
 	r.reads = append(r.reads, rd)
 	r.mu.Unlock()

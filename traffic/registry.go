@@ -134,7 +134,8 @@ func (m *Mesh) Live() int {
 	return len(m.live)
 }
 
-func (m *Mesh) record(op check.RegistryOp, err error) {
+func (m *Mesh) record(ctx context.Context, op check.RegistryOp, err error) {
+	recordOp(ctx, opRecord{client: op.Runtime, kind: string(op.Kind), slot: -1, start: op.Call, end: op.Return}, err)
 	op.ErrKind = ErrKind(err)
 	if err != nil {
 		op.Err = err.Error()
@@ -175,7 +176,7 @@ func (m *Mesh) runtimeLoop(ctx context.Context, rt *runtime, first *sync.WaitGro
 		op := check.RegistryOp{Kind: check.RegHeartbeat, Runtime: rt.id, Call: m.clock.Now()}
 		err := m.Registry.Heartbeat(ctx, registry.Record{ID: rt.id, Addr: rt.addr, Seq: seq})
 		op.Return = m.clock.Now()
-		m.record(op, err)
+		m.record(ctx, op, err)
 	}
 	beat()
 	if first != nil {
@@ -190,10 +191,10 @@ func (m *Mesh) runtimeLoop(ctx context.Context, rt *runtime, first *sync.WaitGro
 				op := check.RegistryOp{Kind: check.RegDeregister, Runtime: rt.id, Call: m.clock.Now()}
 				err := m.Registry.Deregister(ctx, rt.id)
 				op.Return = m.clock.Now()
-				m.record(op, err)
+				m.record(ctx, op, err)
 			} else {
 				now := m.clock.Now()
-				m.record(check.RegistryOp{Kind: check.RegCrash, Runtime: rt.id, Call: now, Return: now}, nil)
+				m.record(ctx, check.RegistryOp{Kind: check.RegCrash, Runtime: rt.id, Call: now, Return: now}, nil)
 			}
 			return
 		case <-ctx.Done():
@@ -290,12 +291,12 @@ func (m *Mesh) observe(ctx context.Context, i int) {
 		for _, r := range d.Runtimes {
 			op.Found = append(op.Found, check.RegistryEntry{ID: r.ID, Addr: r.Addr})
 		}
-		m.record(op, err)
+		m.record(ctx, op, err)
 		m.Skipped.Missing.Add(int64(d.Missing))
 		m.Skipped.Undecodable.Add(int64(d.Undecodable))
 		m.Skipped.Unattested.Add(int64(d.Unattested))
 		if err == nil && d.PruneErr != nil {
-			m.record(check.RegistryOp{Kind: check.RegPrune, Runtime: op.Runtime, Call: op.Call, Return: op.Return}, d.PruneErr)
+			m.record(ctx, check.RegistryOp{Kind: check.RegPrune, Runtime: op.Runtime, Call: op.Call, Return: op.Return}, d.PruneErr)
 		}
 		t.Reset(m.DiscoverEvery)
 	}

@@ -84,8 +84,9 @@ func (w *RoutingWorkload) Ops() []check.RoutingOp {
 	return append([]check.RoutingOp(nil), w.ops...)
 }
 
-func (w *RoutingWorkload) record(o check.RoutingOp, err error) {
+func (w *RoutingWorkload) record(ctx context.Context, o check.RoutingOp, err error) {
 	o.Return = w.Clock.Now()
+	recordOp(ctx, opRecord{client: "worker-" + strconv.Itoa(o.Worker), backend: backendOf(w.Pool), kind: string(o.Kind), slot: slot.Of(o.Keys[0]), start: o.Call, end: o.Return}, err)
 	if err != nil {
 		o.ErrKind, o.Err = ErrKind(err), err.Error()
 	}
@@ -97,7 +98,7 @@ func (w *RoutingWorkload) record(o check.RoutingOp, err error) {
 func (w *RoutingWorkload) set(ctx context.Context, worker int, key, v string) {
 	o := check.RoutingOp{Worker: worker, Kind: check.RoutingSet, Keys: []string{key}, Value: v, Call: w.Clock.Now()}
 	_, err := w.Pool.Do(ctx, client.NewCmd("SET", []string{key}, v))
-	w.record(o, err)
+	w.record(ctx, o, err)
 }
 
 func (w *RoutingWorkload) get(ctx context.Context, worker int, key string, counter, final bool) {
@@ -112,7 +113,7 @@ func (w *RoutingWorkload) get(ctx context.Context, worker int, key string, count
 			}
 		}
 	}
-	w.record(o, err)
+	w.record(ctx, o, err)
 }
 
 func (w *RoutingWorkload) incr(ctx context.Context, worker int, key string) {
@@ -121,7 +122,7 @@ func (w *RoutingWorkload) incr(ctx context.Context, worker int, key string) {
 	if err == nil {
 		o.Int, _ = client.AsInt64(reply)
 	}
-	w.record(o, err)
+	w.record(ctx, o, err)
 }
 
 // eval runs a pair script; v is the value pair-set writes, or "final" to mark
@@ -141,7 +142,7 @@ func (w *RoutingWorkload) eval(ctx context.Context, worker int, s *client.Script
 			o.Got = vals
 		}
 	}
-	w.record(o, err)
+	w.record(ctx, o, err)
 }
 
 // PairSet runs the pair-set script once for worker on k (a single recorded

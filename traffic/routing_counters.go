@@ -8,6 +8,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/slot"
 )
 
 // countScript increments its one declared key: the non-idempotent write a
@@ -56,7 +57,7 @@ func (w *CounterWorkload) ReadBack(ctx context.Context, p client.Pool) {
 				o.Int, err = strconv.ParseInt(s, 10, 64)
 			}
 		}
-		w.record(o, err)
+		w.record(ctx, o, err)
 	}
 }
 
@@ -74,8 +75,9 @@ func (w *CounterWorkload) opCtx(ctx context.Context) (context.Context, context.C
 	return ctx, func() {}
 }
 
-func (w *CounterWorkload) record(o check.RoutingOp, err error) {
+func (w *CounterWorkload) record(ctx context.Context, o check.RoutingOp, err error) {
 	o.Return = w.Clock.Now()
+	recordOp(ctx, opRecord{client: "worker-" + strconv.Itoa(o.Worker), backend: backendOf(w.Pool), kind: string(o.Kind), slot: slot.Of(o.Keys[0]), start: o.Call, end: o.Return}, err)
 	if err != nil {
 		o.ErrKind, o.Err = ErrKind(err), err.Error()
 	}
@@ -92,7 +94,7 @@ func (w *CounterWorkload) incr(ctx context.Context, worker int, key string) {
 	if err == nil {
 		o.Int, _ = client.AsInt64(reply)
 	}
-	w.record(o, err)
+	w.record(ctx, o, err)
 }
 
 func (w *CounterWorkload) script(ctx context.Context, worker int, key string) {
@@ -103,5 +105,5 @@ func (w *CounterWorkload) script(ctx context.Context, worker int, key string) {
 	if err == nil {
 		o.Int, _ = client.AsInt64(reply)
 	}
-	w.record(o, err)
+	w.record(ctx, o, err)
 }

@@ -75,7 +75,7 @@ func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 }
 
 // offset places t on the scenario clock.
-func (s *Subscriptions) offset(t time.Time) time.Duration { return t.Sub(s.clock.start) }
+func (s *Subscriptions) offset(t time.Time) time.Duration { return s.clock.Offset(t) }
 
 func (s *Subscriptions) consume() {
 	defer close(s.consumed)
@@ -277,6 +277,11 @@ func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTa
 			p.ErrKind = ErrKindStopped
 		}
 	}
+	kind := "publish"
+	if t.Sharded {
+		kind = "spublish"
+	}
+	recordOp(ctx, opRecord{client: "publisher-" + strconv.Itoa(publisher), kind: kind, slot: -1, start: p.Sent, end: p.Done}, err)
 	s.mu.Lock()
 	s.publishes = append(s.publishes, p)
 	s.mu.Unlock()

@@ -4,28 +4,27 @@
 package traffic
 
 import (
+	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 )
 
 // Clock gives monotonic offsets from a scenario's start, so histories from
-// concurrent goroutines share one time axis.
-type Clock struct{ start time.Time }
+// concurrent goroutines share one time axis: the history's clock.
+type Clock = history.Clock
 
-// NewClock starts a scenario clock.
-func NewClock() *Clock { return &Clock{start: time.Now()} }
+// NewClock starts a clock of its own. Prefer ClockOf, the scenario's.
+func NewClock() *Clock { return history.NewClock() }
 
-// Now is the offset since the clock started (monotonic).
-func (c *Clock) Now() time.Duration { return time.Since(c.start) }
-
-// Began is the wall time of the clock's zero: what puts a fault window
-// recorded in wall time on the scenario clock (history.History.Began).
-func (c *Clock) Began() time.Time { return c.start }
+// ClockOf is the clock of the scenario history ctx carries, so workload
+// offsets, fault windows and spans share one axis (a fresh clock outside
+// a recorded scenario).
+func ClockOf(ctx context.Context) *Clock { return history.From(ctx).Clock() }
 
 // Recorder collects a scenario's history and the loud outcome of every
 // operation. Safe for concurrent use.

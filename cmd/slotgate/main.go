@@ -37,6 +37,7 @@ Usage:
   slotgate run    [flags]   run the suites, print the scorecard, write the report
   slotgate stability [flags] run the rows N times with fresh seeds: flip table, non-pass cells, replays
   slotgate report [flags]   re-render the report from a stored results.json
+  slotgate check --from DIR re-run the pure checkers on a run's stored histories, offline; diff the scorecard
   slotgate rows             list the rows, the spec section each enforces, and its topology
   slotgate model  [flags]   check the explicit-state model of the fencing migration and kill mutants M1–M9
   slotgate validate [dirs]  the locality validator: every Lua key from KEYS (A2), multi-key Go commands one slot
@@ -82,6 +83,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	case "report":
 		err = cmdReport(args[1:], stdout, stderr)
+	case "check":
+		var code int
+		code, err = cmdCheck(args[1:], stdout, stderr)
+		if err == nil {
+			return code
+		}
 	case "rows":
 		err = cmdRows(args[1:], stdout)
 	case "model":
@@ -99,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topHelp)
 		return exitPass
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want run, stability, report, rows, model, validate, size, preflight or help)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want run, stability, report, check, rows, model, validate, size, preflight or help)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

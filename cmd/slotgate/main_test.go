@@ -35,6 +35,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"report without --from", []string{"report"}, "--from is required"},
 		{"report from missing file", []string{"report", "--from", "/nonexistent.json"}, "cannot read /nonexistent.json"},
 		{"report from garbage", []string{"report", "--from", writeFile(t, "{not json")}, "not a slotgate results.json"},
+		{"check without --from", []string{"check"}, "want --from DIR"},
+		{"check from an empty dir", []string{"check", "--from", t.TempDir()}, "results.json"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,7 +53,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 }
 
 func TestHelpExitsZero(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"run", "--help"}, {"report", "--help"}, {"rows", "--help"}, {"help", "run"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"run", "--help"}, {"report", "--help"}, {"rows", "--help"}, {"check", "--help"}, {"help", "run"}} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code != exitPass {
 			t.Errorf("%v: exit %d, want 0\n%s", args, code, stderr.String())

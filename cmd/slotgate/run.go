@@ -406,6 +406,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		runenv.EnvPorts+"="+p.ports,
 		runenv.EnvProvider+"="+string(p.provider),
 		runenv.EnvHaltBudget+"="+p.haltBudget,
+		runenv.EnvOut+"="+out,
 		// The suite processes watch slotgate and tear down if it is
 		// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
 		fixtures.EnvOwner+"="+fixtures.OwnerStamp(),

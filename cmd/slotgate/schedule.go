@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/slotgate/slotgate/recheck"
 	"io"
 	"os"
 	"os/exec"
@@ -345,6 +346,9 @@ func removeReports(out string) {
 	for _, p := range old {
 		_ = os.Remove(p)
 	}
+	// The last run's histories: `check --from` must never judge them
+	// against this run's results.
+	_ = os.RemoveAll(filepath.Join(out, recheck.HistoriesDir))
 }
 
 // exclusiveLine names the suites that run alone.

@@ -89,7 +89,7 @@ func (r *rawReplicaRun) halt() {
 func rawResult(b client.Backend, naive *naiveRun, raw *rawReplicaRun, d check.ReplicaDrill, shard int, budget time.Duration) (check.Result, string) {
 	if raw == nil {
 		nd := check.ReplicaDrill{Shard: shard, Kill: d.Kill, Restarted: naive.end, End: naive.end}
-		res := check.ReplicaReadsKept(naive.w.history(), nd, maxGap, maxFailPct, 20)
+		res := check.Judge(check.ReplicaReadsKept, naive.w.history(), nd, maxGap, maxFailPct, 20)
 		if res.Status == check.Pass {
 			// Only the outage half was judged: the raw library's return to
 			// the repaired replica was not watched, so its pass admits
@@ -103,7 +103,7 @@ func rawResult(b client.Backend, naive *naiveRun, raw *rawReplicaRun, d check.Re
 	if raw.watch != nil {
 		returns = raw.watch.halts(d, shard, rawReplicaName)
 	}
-	return check.All("replica-repair", check.ReplicaReadsKept(raw.w.history(), d, maxGap, maxFailPct, 20), check.HaltsWithin(returns, budget)),
+	return check.All("replica-repair", check.Judge(check.ReplicaReadsKept, raw.w.history(), d, maxGap, maxFailPct, 20), check.Judge(check.HaltsWithin, returns, budget)),
 		fmt.Sprintf("go-redis's own ReadOnly cluster pool with only the library's topology handling (%s, NaiveTopology) on its own keys for the whole drill, its reads back on the repaired replica watched like the scored pool's", rawReplicaName)
 }
 

@@ -78,10 +78,11 @@ func scaleOf() drillScale {
 // pool and the halt-all control workload, recorded during the same
 // failovers.
 type drillRun struct {
+	clock        *traffic.Clock
 	ops, haltAll []check.DrillOp
 	drills       []check.Drill
 	until        time.Duration
-	faults       []report.FaultWindow
+	faults       []fault.Window
 	timeline     *report.Timeline
 	// The halt-all control runs until the first killed shard is served
 	// again: haltDrills drills, measured until haltUntil.
@@ -135,7 +136,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		}
 		return out
 	}
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	scored := &traffic.DrillWorkload{Pool: harness.Pool(ctx, b, cluster), Clock: clock, Keys: keysFor("s"), Timeout: time.Second, Pace: s.Pace}
 	// The control's halt outlasts maxGap twice over, so a halt of the
 	// healthy shards is unmistakable; it need not last longer (a halted
@@ -161,7 +162,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { halting.Run(ctx, stopHalting); done <- struct{}{} }()
 	go func() { naive.Run(ctx, stopNaive); done <- struct{}{} }()
-	r := &drillRun{}
+	r := &drillRun{clock: clock}
 	stopControls := func() {
 		close(stopNaive)
 		naiveSubs.stop()
@@ -192,7 +193,7 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 		// the shard's vote quarantine, while the shard is still served.
 		d.Start = d.End - time.Since(w.Start)
 		r.drills = append(r.drills, d)
-		r.faults = append(r.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		r.faults = append(r.faults, w)
 		// Each role's halt is measured to its end, or until it is over
 		// its budget (then it fails however long it would have lasted).
 		limit := max(s.Recover, min(max(budget.Pool, budget.Subscription), maxControlWait)+250*time.Millisecond)
@@ -287,7 +288,7 @@ func (s *stopper) Stop() { s.once.Do(func() { close(s.C) }) }
 // drill's measured halts (the drilled shard's writes, the subscription
 // client) as spans.
 func drillTimeline(b client.Backend, r *drillRun, clock *traffic.Clock) *report.Timeline {
-	h := history.History{Scenario: "failure-drills/" + string(b), Seed: cfg.Seed, Began: clock.Began(), Faults: harness.Windows(clock.Began(), r.faults)}
+	h := history.History{Scenario: "failure-drills/" + string(b), Seed: cfg.Seed, Began: clock.Began(), Faults: harness.HistoryWindows(clock.Began(), harness.Windows(r.faults...))}
 	h.Ops = append(harness.DrillOps(string(b), r.ops), harness.DrillOps("halt-all (control)", r.haltAll)...)
 	h.Ops = append(h.Ops, harness.DrillOps("naive go-redis (control)", r.naivePool)...)
 	for _, dh := range check.DrillHalts(r.ops, r.drills, r.until) {
@@ -405,11 +406,16 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	r := drillsOf(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults, ev.Timeline = r.faults, r.timeline
+	ev.Faults, ev.Timeline = harness.Windows(r.faults...), r.timeline
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
+	harness.UseClock(ctx, r.clock)
+	for _, h := range halts {
+		// The halt as the pool saw it, from the drill's start.
+		harness.Spans(ctx, history.Span{Name: fmt.Sprintf("dispatch halt (%s failover of shard %d)", h.Drill.Mode, h.Drill.Shard), Client: pool.Version(), Start: h.Drill.Start, End: h.Drill.Start + h.Dead})
+	}
 	budget := cfg.HaltBudget
-	result := check.All("drill-dispatch", check.DrillDispatch(halts, maxGap, maxFailPct),
-		check.HaltsWithin(check.PoolHalts(halts), budget.Pool), check.HaltsWithin(r.subHalts, budget.Subscription))
+	result := check.All("drill-dispatch", check.Judge(check.DrillDispatch, halts, maxGap, maxFailPct),
+		check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription))
 	if inc, ok := harness.FaultResult("drill-dispatch", r.faultErr); ok {
 		result = check.BeforeUnconfirmed(result, inc)
 	}
@@ -439,10 +445,10 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 		}
 	}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("halt budgets (--halt-budget): command pool %v, subscription client %v", budget.Pool, budget.Subscription))
-	ctl := check.DrillDispatch(check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
-	naivePool := check.HaltsWithin(check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
-	naiveSub := check.HaltsWithin(r.naiveSubHalts, budget.Subscription)
-	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.HaltsWithin(check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.HaltsWithin(r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", naivePool, r.naiveDrills), r.judgedRaw("resubscribe-failover", naiveSub, r.naiveDrills))
+	ctl := check.Judge(check.DrillDispatch, check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
+	naivePool := check.Judge(check.HaltsWithin, check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
+	naiveSub := check.Judge(check.HaltsWithin, r.naiveSubHalts, budget.Subscription)
+	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", naivePool, r.naiveDrills), r.judgedRaw("resubscribe-failover", naiveSub, r.naiveDrills))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Variant("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
 		harness.Variant("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
@@ -514,8 +520,8 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	r := drillsOf(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
-	ev.Faults, ev.Timeline = r.faults, r.timeline
-	result := check.DrillAccounted(r.ops, r.drills, lossWindow, 100)
+	ev.Faults, ev.Timeline = harness.Windows(r.faults...), r.timeline
+	result := check.Judge(check.DrillAccounted, r.ops, r.drills, lossWindow, 100)
 	if inc, ok := harness.FaultResult("drill-accounted", r.faultErr); ok {
 		result = check.All(result.Checker, result, inc)
 	}
@@ -531,7 +537,7 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("lost: %s (shard %d) seq %d acknowledged @%v, read back %d", l.Op.Key, l.Op.Shard, l.Op.Seq, l.Op.Return.Round(time.Millisecond), l.Final))
 	}
 	planted, ok := plantLoss(r.ops, r.drills)
-	ctl := harness.SelfTest("hidden-loss", "the recorded history with one key read back one write short, its last acknowledged write outside every kill window: an acknowledged write dropped silently", check.DrillAccounted(planted, r.drills, lossWindow, 1))
+	ctl := harness.SelfTest("hidden-loss", "the recorded history with one key read back one write short, its last acknowledged write outside every kill window: an acknowledged write dropped silently", check.Judge(check.DrillAccounted, planted, r.drills, lossWindow, 1))
 	if !ok {
 		ctl = harness.NotExercised(ctl, "no key outside a killed shard to plant a loss on")
 	}
@@ -540,7 +546,7 @@ func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 		swallowDrills = r.drills[:1]
 	}
 	swallowed := harness.Variant(string(routing.MutantSwallowRedirects), "a writer pinned to the first drilled shard's primary whose call path answers MOVED with success, on its own keys during that graceful failover: after the takeover its writes are acknowledged and never land",
-		check.DrillAccounted(r.swallow, swallowDrills, lossWindow, 1))
+		check.Judge(check.DrillAccounted, r.swallow, swallowDrills, lossWindow, 1))
 	if len(swallowDrills) == 0 || swallowDrills[0].Mode != string(fault.FailoverGraceful) {
 		swallowed = harness.NotExercised(swallowed, "the first drill was not a graceful failover, so the old primary never answered MOVED")
 	}

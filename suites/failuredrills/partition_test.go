@@ -101,7 +101,7 @@ type partitionOutcome struct {
 	// connections to the partitioned shard through the swallow-redirects
 	// call path.
 	swallow  map[client.Backend][]check.PartitionRun
-	faults   []report.FaultWindow
+	faults   []fault.Window
 	versions map[client.Backend]string
 }
 
@@ -148,7 +148,7 @@ func partitionsOf(ctx context.Context) *partitionOutcome {
 			out.frozen[b] = append(out.frozen[b], frozen[b])
 			out.swallow[b] = append(out.swallow[b], swallow[b])
 		}
-		out.faults = append(out.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		out.faults = append(out.faults, w)
 	}
 	partitions = out
 	return out
@@ -158,7 +158,7 @@ func partitionsOf(ctx context.Context) *partitionOutcome {
 // and its frozen-slot-map control's, and returns what each recorded.
 func partitionOnce(ctx context.Context, rng *rand.Rand, s partitionScale, shard int, pools map[client.Backend]client.Pool) (scored, frozen, swallow map[client.Backend]check.PartitionRun, w fault.Window) {
 	GinkgoHelper()
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	type loads struct{ scored, frozen, swallow *appendWorkload }
 	work := map[client.Backend]loads{}
 	var all []*appendWorkload
@@ -541,7 +541,7 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 	runs := out.scored[b]
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Client = out.versions[b]
-	ev.Faults = out.faults
+	ev.Faults = harness.Windows(out.faults...)
 	ev.Metrics = map[string]float64{"partitions": float64(len(runs))}
 	halts := make([]check.PartitionHalt, len(runs))
 	for i, r := range runs {
@@ -549,7 +549,7 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 		ev.Metrics["writes"] += float64(len(r.Writes))
 	}
 	partitionHaltMetrics(&ev, out.versions[b], halts)
-	result := check.PartitionDispatch(runs, maxGap, maxFailPct)
+	result := check.Judge(check.PartitionDispatch, runs, maxGap, maxFailPct)
 	// The checker has two split-brain branches — the harness's direct probe
 	// acknowledged, and the loss ledger holding a client write sent after
 	// the isolated primary reported cluster_state:fail — so each gets its
@@ -563,11 +563,11 @@ func partitionDispatch(ctx SpecContext, b client.Backend) report.Check {
 		lateOnCopy[i], ok = check.LedgerAfterMinorityDown(r)
 		plantedLate = plantedLate || ok
 	}
-	ledgerLate := harness.SelfTest("minority-applies-late-write", "planted history variant: the recorded runs with the partitioned shard's first write sent after the isolated primary reported cluster_state:fail added to the loss ledger, as if its copy had taken it (split brain seen in the servers' ledger, not in the probe)", check.PartitionDispatch(lateOnCopy, maxGap, maxFailPct))
+	ledgerLate := harness.SelfTest("minority-applies-late-write", "planted history variant: the recorded runs with the partitioned shard's first write sent after the isolated primary reported cluster_state:fail added to the loss ledger, as if its copy had taken it (split brain seen in the servers' ledger, not in the probe)", check.Judge(check.PartitionDispatch, lateOnCopy, maxGap, maxFailPct))
 	ledgerLate = harness.Premise(ledgerLate, plantedLate, "no late write could be planted")
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant("frozen-slot-map", "a client that read the slot map once and never refreshes it nor follows MOVED (spec 000: dispatch halts pending a topology refresh that never comes), on its own keys during the same partitions: it never reaches the new primary", check.PartitionDispatch(out.frozen[b], maxGap, maxFailPct)),
-		harness.SelfTest("minority-accepts", "planted history variant: the recorded runs with the harness's direct write to the isolated primary recorded as acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.PartitionDispatch(accepting, maxGap, maxFailPct)),
+		harness.Variant("frozen-slot-map", "a client that read the slot map once and never refreshes it nor follows MOVED (spec 000: dispatch halts pending a topology refresh that never comes), on its own keys during the same partitions: it never reaches the new primary", check.Judge(check.PartitionDispatch, out.frozen[b], maxGap, maxFailPct)),
+		harness.SelfTest("minority-accepts", "planted history variant: the recorded runs with the harness's direct write to the isolated primary recorded as acknowledged: a primary that keeps taking writes after the node timeout (split brain)", check.Judge(check.PartitionDispatch, accepting, maxGap, maxFailPct)),
 		ledgerLate)
 }
 
@@ -576,7 +576,7 @@ func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {
 	runs := out.scored[b]
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Client = out.versions[b]
-	ev.Faults = out.faults
+	ev.Faults = harness.Windows(out.faults...)
 	ev.Metrics = map[string]float64{"partitions": float64(len(runs))}
 	for i, r := range runs {
 		for _, o := range r.Writes {
@@ -596,7 +596,7 @@ func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {
 			i+1, tl.Shard, len(losses), (first.Return-tl.Start).Round(time.Millisecond), (last.Return-tl.Start).Round(time.Millisecond), (tl.MinorityDown-tl.Start).Round(time.Millisecond), first.Key, first.Seq))
 	}
 	minOps := 100
-	result := check.PartitionAccounted(runs, minOps)
+	result := check.Judge(check.PartitionAccounted, runs, minOps)
 
 	postHeal := make([]check.PartitionRun, len(runs))
 	planted := len(runs) > 0
@@ -610,11 +610,11 @@ func partitionAccounted(ctx SpecContext, b client.Backend) report.Check {
 		hides = hides || ok
 	}
 	swallowCtl := harness.Variant(string(routing.MutantSwallowRedirects), "frozen single-node connections to the partitioned shard whose call path answers MOVED with success, on their own keys during the same partitions: after the rejoin the old primary redirects, and the variant acknowledges writes that never land",
-		check.PartitionAccounted(out.swallow[b], 1))
-	controls := []report.Control{swallowCtl, harness.SelfTest("post-heal-loss", "the recorded runs with one write acknowledged after the rejoin missing from the read-back: a write lost outside the partition window", check.PartitionAccounted(postHeal, minOps))}
+		check.Judge(check.PartitionAccounted, out.swallow[b], 1))
+	controls := []report.Control{swallowCtl, harness.SelfTest("post-heal-loss", "the recorded runs with one write acknowledged after the rejoin missing from the read-back: a write lost outside the partition window", check.Judge(check.PartitionAccounted, postHeal, minOps))}
 	controls[1] = harness.Premise(controls[1], planted, "no loss could be planted")
 	if hides {
-		controls = append(controls, harness.SelfTest("ledger-hides-losses", "the recorded runs with the loss ledger emptied: the partition's losses left unaccounted", check.PartitionAccounted(hidden, minOps)))
+		controls = append(controls, harness.SelfTest("ledger-hides-losses", "the recorded runs with the loss ledger emptied: the partition's losses left unaccounted", check.Judge(check.PartitionAccounted, hidden, minOps)))
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
@@ -231,7 +232,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// out of CLUSTER SLOTS (Valkey's isReplicaAvailable), and a client
 	// never reads from a replica it was not shown.
 	Eventually(func() error { return replicasListed(ctx) }).WithTimeout(15 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	pool := replicaPool(ctx, b, scoredName, false)
 	scored := &repairWorkload{pool: pool, clock: clock, keys: keys, pace: s.Pace, timeout: time.Second}
 	stop := make(chan struct{})
@@ -274,6 +275,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	Expect(err).NotTo(HaveOccurred())
 	d := check.ReplicaDrill{Shard: shard, Kill: clock.Now()}
 	began := time.Now()
+	killed := fault.HoldSince(ctx, "node/kill-replica", replica.Name(), began)
 	Expect(replica.Kill()).To(Succeed())
 	time.Sleep(s.Down)
 	// NOTE: restarted only once the cluster has marked it FAIL (as a
@@ -293,6 +295,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	By("restart it; the load goes on")
 	Expect(replica.Restart(ctx)).To(Succeed())
 	d.Restarted = clock.Now()
+	killedW := killed.EndAt(began.Add(d.Restarted - d.Kill))
 	// Reads must come back to the repaired replica within the budget:
 	// watched per client (CLIENT LIST on the replica), until both the
 	// scored pool and the stale-topology control read from it, or the
@@ -314,7 +317,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	var synced check.ReplicaSync
 	Eventually(func() check.Result {
 		synced = syncState(ctx, replica, primary)
-		return check.ReplicaResynced(synced)
+		return check.Judge(check.ReplicaResynced, synced)
 	}).WithTimeout(10 * time.Second).WithPolling(50 * time.Millisecond).Should(HaveField("Status", check.Pass))
 	readsAfter := getCalls(ctx, replica)
 	behind := replicaBehind(ctx, replica, primary)
@@ -322,8 +325,8 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	ops := scored.history()
 	reads, writes := check.ReplicaStats(ops, d)
 	returns := back.halts(d, shard, scoredName)
-	result := check.All("replica-repair", check.ReplicaReadsKept(ops, d, maxGap, maxFailPct, 20), check.ReplicaResynced(synced),
-		check.HaltsWithin(append(returns, check.RoleHalt{Role: "replica reads", What: fmt.Sprintf("kill of the replica of shard %d (longest gap between successful reads of the shard)", shard), Halt: reads.LongestGap, Recovered: true}), budget))
+	result := check.All("replica-repair", check.Judge(check.ReplicaReadsKept, ops, d, maxGap, maxFailPct, 20), check.Judge(check.ReplicaResynced, synced),
+		check.Judge(check.HaltsWithin, append(returns, check.RoleHalt{Role: "replica reads", What: fmt.Sprintf("kill of the replica of shard %d (longest gap between successful reads of the shard)", shard), Halt: reads.LongestGap, Recovered: true}), budget))
 	if readsBefore == 0 {
 		result = check.All("replica-repair", result, check.Result{Status: check.Unknown, Message: fmt.Sprintf("%s served no GET before the kill: the pool did not read from replicas, so the drill proves nothing about replica repair", replica.Name())})
 	}
@@ -333,7 +336,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		"drilled_writes": float64(writes.Ops), "drilled_writes_failed": float64(writes.Failed), "drilled_write_gap_ms": float64(writes.LongestGap.Milliseconds()),
 		"replica_gets_before_kill": readsBefore, "replica_gets_after_restart": readsAfter, "kill_to_end_ms": float64(repaired.Milliseconds()),
 	}
-	ev.Faults = []report.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: began, End: began.Add(d.Restarted - d.Kill)}}
+	ev.Faults = harness.Windows(killedW)
 	tl := history.History{Seed: cfg.Seed, Ops: harness.ReplicaOps(string(b), ops),
 		Faults: []history.FaultWindow{{Fault: "node/kill-replica", Target: replica.Name(), Start: d.Kill, End: d.Restarted}}}
 	for _, h := range returns {
@@ -354,13 +357,13 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 	// Caught by construction (the replica stays dead 2–3× maxGap): it
 	// proves the thresholds can fail at all, not that a bad client is seen;
 	// the real bad client is naive.control.
-	noRepair := harness.SelfTest("no-replica-repair", "threshold self-test (planted history variant, caught by construction since the replica stays dead longer than maxGap): the recorded history with every read of the drilled shard failing while its replica was dead", check.ReplicaReadsKept(planted, d, maxGap, maxFailPct, 20))
+	noRepair := harness.SelfTest("no-replica-repair", "threshold self-test (planted history variant, caught by construction since the replica stays dead longer than maxGap): the recorded history with every read of the drilled shard failing while its replica was dead", check.Judge(check.ReplicaReadsKept, planted, d, maxGap, maxFailPct, 20))
 	if !ok {
 		noRepair = harness.NotExercised(noRepair, "no read of the drilled shard to fail")
 	}
 	// Counted caught only when the replica was running with its link up:
 	// then the offset and key comparisons did the catching.
-	notResynced := harness.Variant("not-resynced", "the restarted replica, running with its link up, read while CLIENT PAUSE WRITE held back its replication stream and the primary took new keys: the resync check must not pass a replica that has not caught up", check.ReplicaResynced(behind))
+	notResynced := harness.Variant("not-resynced", "the restarted replica, running with its link up, read while CLIENT PAUSE WRITE held back its replication stream and the primary took new keys: the resync check must not pass a replica that has not caught up", check.Judge(check.ReplicaResynced, behind))
 	notResynced = harness.Premise(notResynced, behind.LinkUp && behind.ReplicaOffset < behind.PrimaryOffset, "the restarted replica was not running behind its primary with its link up")
 	ev.Metrics["behind_replica_offset_lag"] = float64(behind.PrimaryOffset - behind.ReplicaOffset)
 	ctl, metrics := naive.control(d, shard)
@@ -370,7 +373,7 @@ func replicaRepair(ctx SpecContext, b client.Backend) report.Check {
 		ev.Metrics["stale_topology_return_ms"] = float64(h.Halt.Milliseconds())
 	}
 	staleCtl := harness.Variant("stale-topology-replica-reads", "valkey-go replica reads through impl's replica router but with only the library's own topology refresh (no periodic refresh): the restarted replica, dropped from its slot map while FAIL, never gets reads back — run on its own keys during the same kill and restart, watched per client name on the replica until the budget passed",
-		check.HaltsWithin(staleReturns, budget))
+		check.Judge(check.HaltsWithin, staleReturns, budget))
 	admitReplica(b, pool.Version(), result, naive, rawGR, d, shard, budget)
 	return harness.Check(row, report.ColumnErrors, "", result, ev, noRepair, notResynced, ctl, staleCtl)
 }
@@ -599,7 +602,7 @@ func (n *naiveRun) control(d check.ReplicaDrill, shard int) (report.Control, map
 	ops := n.w.history()
 	reads, writes := check.ReplicaStats(ops, nd)
 	metrics := map[string]float64{"naive_drilled_reads": float64(reads.Ops), "naive_drilled_reads_failed": float64(reads.Failed), "naive_drilled_read_gap_ms": float64(reads.LongestGap.Milliseconds()), "naive_drilled_writes_failed": float64(writes.Failed)}
-	ctl := harness.Variant(n.name, n.why, check.ReplicaReadsKept(ops, nd, maxGap, maxFailPct, 20))
+	ctl := harness.Variant(n.name, n.why, check.Judge(check.ReplicaReadsKept, ops, nd, maxGap, maxFailPct, 20))
 	ctl.Caught = ctl.Caught && (reads.LongestGap > maxGap || float64(reads.Failed)*100 > maxFailPct*float64(reads.Ops))
 	return ctl, metrics
 }

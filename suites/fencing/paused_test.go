@@ -52,7 +52,7 @@ func runPaused(ctx context.Context, b client.Backend, name string, scripts func(
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Cluster: cluster.Addrs(), Backend: b, Pods: pods,
 		Reliable: harness.Sessions(rng, "paused-reliable", n), Huddle: harness.Sessions(rng, "paused-huddle", n),
@@ -99,19 +99,19 @@ func pausedPod(ctx SpecContext, b client.Backend) report.Check {
 	r := runPaused(ctx, b, name, nil)
 	ev := harness.Evidence(cfg, cluster, nil)
 	result := check.All("paused-pod",
-		check.PausedPodsFenced(r.history, r.pauses, pauseTTL, pauseSlack),
-		check.MigrationSingleAuthority(r.history, pauseTTL, pauseSlack),
+		check.Judge(check.PausedPodsFenced, r.history, r.pauses, pauseTTL, pauseSlack),
+		check.Judge(check.MigrationSingleAuthority, r.history, pauseTTL, pauseSlack),
 	)
 	ev.Metrics = pauseMetrics(r.history, r.pauses)
 	ev.Metrics["errors"] = float64(r.errs)
-	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.MigrationErrors(r.history, 1).Message)
+	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.Judge(check.MigrationErrors, r.history, 1).Message)
 	var controls []report.Control
 	for _, m := range fencing.PauseMutants {
 		By("negative control: mutant " + string(m))
 		scripts, err := fencing.WithPauseMutant(m)
 		Expect(err).NotTo(HaveOccurred())
 		mr := runPaused(ctx, b, name+"/"+string(m), func(fencing.Phase) fencing.Scripts { return scripts })
-		res := check.PausedPodsFenced(mr.history, mr.pauses, pauseTTL, pauseSlack)
+		res := check.Judge(check.PausedPodsFenced, mr.history, mr.pauses, pauseTTL, pauseSlack)
 		controls = append(controls, harness.Variant(string(m), pauseMutantWhy[m], res))
 		fmt.Fprintf(GinkgoWriter, "%s: control %s: %s %s\n", name, m, res.Status, res.Message)
 		if res.Counterexample != "" {

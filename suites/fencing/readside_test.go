@@ -54,7 +54,7 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 	for _, m := range readVariants() {
 		variants[m] = fencing.New(pool, fencing.Options{Scripts: fencing.WithReadMutant(fencing.PhaseC(), m)})
 	}
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	rec := &traffic.Recorder{}
 	minSamples := 10 * scale.Sessions
 
@@ -119,12 +119,12 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 		}
 	}
 	issued := rec.FencingHistory()
-	result := check.ReadSide(real, issued, check.ReadSideOptions{Phases: []fencing.Phase{fencing.C}, MinPerCell: scale.Sessions})
+	result := check.Judge(check.ReadSide, real, issued, check.ReadSideOptions{Phases: []fencing.Phase{fencing.C}, MinPerCell: scale.Sessions})
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%d read samples on %s (%d dropped because the keys moved mid-sample, %d on an error), beside %d contention operations", samples, cluster.Spec, unstable, failed, len(issued)))
 	ev.Metrics = map[string]float64{"read_samples": float64(samples), "read_calls": float64(len(real)), "read_unstable": float64(unstable), "read_failed": float64(failed)}
 	var controls []report.Control
 	for _, m := range readVariants() {
-		res := check.ReadSide(bad[string(m)], issued, check.ReadSideOptions{Name: string(m)})
+		res := check.Judge(check.ReadSide, bad[string(m)], issued, check.ReadSideOptions{Name: string(m)})
 		ctl := harness.Variant(string(m), fmt.Sprintf("the real C %s script with %s (impl/fencing/lua/mutants/read), on the same snapshots", m.Op(), m), res)
 		if res.Counterexample != "" {
 			ctl.Observed += "; e.g.\n" + firstLine(res.Counterexample)

@@ -47,7 +47,7 @@ var _ = Describe("fencing-scripts", func() {
 func runContention(ctx context.Context, dir *fencing.Directory, sessions []fencing.Session, rounds, contenders int) *traffic.Recorder {
 	rec := &traffic.Recorder{}
 	w := traffic.Contention{Sessions: sessions, Rounds: rounds, Contenders: contenders, Workers: 8}
-	Expect(w.Run(ctx, dir, traffic.NewClock(), rec)).To(Succeed())
+	Expect(w.Run(ctx, dir, traffic.ClockOf(ctx), rec)).To(Succeed())
 	return rec
 }
 
@@ -61,7 +61,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 	sessions := harness.Sessions(rng, "contention", scale.Sessions)
 	rec := runContention(ctx, fencing.New(pool, fencing.Options{}), sessions, scale.Rounds, scale.Contenders)
 	h := rec.FencingHistory()
-	result := check.FencingInvariants(h)
+	result := check.Judge(check.FencingInvariants, h)
 	acquired := 0
 	for _, op := range h {
 		if op.Kind == check.OpAcquire && op.OK {
@@ -70,7 +70,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 	}
 	ev.Metrics = map[string]float64{"operations": float64(len(h)), "acquisitions": float64(acquired), "sessions": float64(len(sessions))}
 	ev.Observed = append(ev.Observed, shardSpread(ctx, sessions)...)
-	if errs := check.NoErrors(rec.Outcomes(), 1); errs.Status != check.Pass {
+	if errs := check.Judge(check.NoErrors, rec.Outcomes(), 1); errs.Status != check.Pass {
 		ev.Observed = append(ev.Observed, "errors during the run (scored in the errors column): "+errs.Message)
 	}
 
@@ -82,7 +82,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 		ms := harness.Sessions(rng, "mutant-"+string(m), scale.MutantSessions)
 		mrec := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), ms, 2, scale.Contenders)
 		mh := mrec.FencingHistory()
-		controls = append(controls, harness.Variant(string(m), mutantWhy[m], check.FencingInvariants(mh)))
+		controls = append(controls, harness.Variant(string(m), mutantWhy[m], check.Judge(check.FencingInvariants, mh)))
 		if ce := check.FencingCounterexample(mh, 10*time.Second); ce != nil && ev.Timeline == nil {
 			ev.Timeline = harness.FencingTimeline(fmt.Sprintf("Not this run: the counterexample the checker caught in negative control %s (%s), session %s.", m, mutantWhy[m], ce[0].Session), ce)
 		}
@@ -131,13 +131,12 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 	phase("warm: scripts loaded by EVAL fallback on first use")
 
 	By("fault: SCRIPT FLUSH on every node")
-	w, err := fault.Apply(ctx, cluster, fault.ScriptFlush{})
+	_, err := fault.Apply(ctx, cluster, fault.ScriptFlush{})
 	harness.MustConfirm(err, cfg.Seed)
-	ev.Faults = append(ev.Faults, window(w))
 
 	By("negative control: a naive client that sends EVALSHA only")
 	naive := runContention(ctx, fencing.New(pool, fencing.Options{EvalSHAOnly: true}), harness.Sessions(rng, "naive", 4), 1, 1)
-	naiveCtl := harness.Variant("evalsha-only", "a client without NOSCRIPT fallback fails after any script-cache loss (failover, restart, SCRIPT FLUSH)", check.NoErrors(naive.Outcomes(), 1))
+	naiveCtl := harness.Variant("evalsha-only", "a client without NOSCRIPT fallback fails after any script-cache loss (failover, restart, SCRIPT FLUSH)", check.Judge(check.NoErrors, naive.Outcomes(), 1))
 	// Caught only by NOSCRIPT: any other error (a timeout on a loaded
 	// runner) is not the missing fallback this variant models.
 	naiveCtl = harness.Premise(naiveCtl, harness.ErrorsOf(naive.Outcomes(), client.KindNoScript) > 0, "no script met NOSCRIPT")
@@ -147,9 +146,8 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 	afterFlush := dir.Stats().NoScriptFallbacks.Load() - before
 
 	By("fault: restart primary 0 (its script cache is empty afterwards)")
-	w, err = fault.Apply(ctx, cluster, fault.RestartPrimary{Index: 0})
+	_, err = fault.Apply(ctx, cluster, fault.RestartPrimary{Index: 0})
 	harness.MustConfirm(err, cfg.Seed)
-	ev.Faults = append(ev.Faults, window(w))
 	settle := awaitDirectory(ctx, dir, rng)
 	before = dir.Stats().NoScriptFallbacks.Load()
 	phase("after the restart")
@@ -159,7 +157,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 		"operations": float64(len(outcomes)), "noscript_fallbacks_after_flush": float64(afterFlush),
 		"noscript_fallbacks_after_restart": float64(afterRestart), "reconnect_errors_after_restart": float64(settle),
 	}
-	result := check.NoErrors(outcomes, scale.Sessions)
+	result := check.Judge(check.NoErrors, outcomes, scale.Sessions)
 	if afterFlush == 0 {
 		result = check.All("script-ops", result, check.Result{Status: check.Unknown, Message: "no NOSCRIPT fallback after SCRIPT FLUSH: the recovery path was never exercised"})
 	}
@@ -168,8 +166,8 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 	untagged := untaggedOutcomes(ctx, pool, rng)
 	singlePool := harness.Pool(ctx, b, single)
 	untaggedSingle := untaggedOutcomes(ctx, singlePool, rng)
-	ev.Observed = append(ev.Observed, "un-tagged pair on "+cluster.Spec.String()+": "+check.RefusedWith(untagged, string(client.KindCrossSlot)).Message,
-		"un-tagged pair on single-shard: "+check.RefusedWith(untaggedSingle, string(client.KindCrossSlot)).Message)
+	ev.Observed = append(ev.Observed, "un-tagged pair on "+cluster.Spec.String()+": "+check.Judge(check.RefusedWith, untagged, string(client.KindCrossSlot)).Message,
+		"un-tagged pair on single-shard: "+check.Judge(check.RefusedWith, untaggedSingle, string(client.KindCrossSlot)).Message)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		loudCrossSlot("untagged-pair/multi-shard", untagged),
 		loudCrossSlot("untagged-pair/single-shard", untaggedSingle),
@@ -181,8 +179,8 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 // it AND the failure is the server's CROSSSLOT, i.e. loud and for the
 // right reason (spec 000 §Axioms A2).
 func loudCrossSlot(name string, outcomes []check.Outcome) report.Control {
-	ctl := harness.Variant(name, "legacy key pair without a shared hash tag: every script must fail loudly with CROSSSLOT", check.NoErrors(outcomes, 1))
-	refused := check.RefusedWith(outcomes, string(client.KindCrossSlot))
+	ctl := harness.Variant(name, "legacy key pair without a shared hash tag: every script must fail loudly with CROSSSLOT", check.Judge(check.NoErrors, outcomes, 1))
+	refused := check.Judge(check.RefusedWith, outcomes, string(client.KindCrossSlot))
 	ctl = harness.Premise(ctl, refused.Status == check.Pass, "the scripts were not refused with CROSSSLOT")
 	ctl.Observed = refused.Message
 	return ctl
@@ -191,7 +189,7 @@ func loudCrossSlot(name string, outcomes []check.Outcome) report.Control {
 func untaggedOutcomes(ctx context.Context, pool client.Pool, rng *rand.Rand) []check.Outcome {
 	dir := fencing.New(pool, fencing.Options{Keys: fencing.OldKeys})
 	rec := &traffic.Recorder{}
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	for i := range 8 {
 		s := fencing.Session{Community: "legacy", ID: fmt.Sprintf("u%d-%x", i, rng.Uint32())}
 		traffic.Acquire(ctx, dir, clock, rec, 0, s)
@@ -230,10 +228,10 @@ func keyslotEquality(ctx SpecContext) report.Check {
 		}
 		return out
 	}
-	result := check.PairsShareSlot(pairs(fencing.NewKeys, 200))
+	result := check.Judge(check.PairsShareSlot, pairs(fencing.NewKeys, 200))
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant("mis-tagged-pair", "generation key tagged {community} only: looks tagged, spans slots, a CROSSSLOT outage at G3", check.PairsShareSlot(pairs(fencing.MisTaggedKeys, 20))),
-		harness.Variant("legacy-pair", "the legacy un-tagged pair buzz:<c>:tunnel:<s>:lease|generation", check.PairsShareSlot(pairs(fencing.OldKeys, 20))),
+		harness.Variant("mis-tagged-pair", "generation key tagged {community} only: looks tagged, spans slots, a CROSSSLOT outage at G3", check.Judge(check.PairsShareSlot, pairs(fencing.MisTaggedKeys, 20))),
+		harness.Variant("legacy-pair", "the legacy un-tagged pair buzz:<c>:tunnel:<s>:lease|generation", check.Judge(check.PairsShareSlot, pairs(fencing.OldKeys, 20))),
 	)
 }
 
@@ -244,8 +242,4 @@ func keyslot(ctx context.Context, n *fixtures.Node, key string) int {
 	s, err := client.AsInt64(reply)
 	Expect(err).NotTo(HaveOccurred())
 	return int(s)
-}
-
-func window(w fault.Window) report.FaultWindow {
-	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}
 }

@@ -41,6 +41,7 @@ const (
 	RolePool          = runenv.RolePool
 	RoleSubscription  = runenv.RoleSubscription
 	RoleReplicaReads  = runenv.RoleReplicaReads
+	EnvOut            = runenv.EnvOut
 )
 
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).

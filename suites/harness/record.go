@@ -9,6 +9,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/recheck"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -33,28 +34,17 @@ func SelfTest(name, why string, r check.Result) report.Control {
 	return control(report.ControlSelfTest, name, why, r)
 }
 
-// control decides, once for every suite, whether the bad variant was
-// exercised: its checker reached a verdict (pass or fail). A result that is
-// unknown (too little traffic, the variant never ran) or inconclusive (its
-// fault did not happen) says nothing about the checker, so the control is
-// not exercised and does not count either way. A suite that learns more
-// (the variant ran but its premise did not hold) calls NotExercised.
+// control builds a control and decides whether it was exercised
+// (recheck.Control: the same code rebuilds it offline).
 func control(kind report.ControlKind, name, why string, r check.Result) report.Control {
-	exercised := r.Status == check.Fail || r.Status == check.Pass
-	c := report.Control{Name: name, Kind: kind, Why: why, Caught: r.Status == check.Fail, Exercised: exercised, Observed: r.Message}
-	if !exercised {
-		c.Observed = fmt.Sprintf("not exercised (%s): %s", r.Status, r.Message)
-	}
-	return c
+	return recheck.Control(kind, name, why, r)
 }
 
 // NotExercised marks c as not exercised: its bad variant did not run as
 // designed (no traffic reached the mutant, the premise it models did not
 // occur), so it proves nothing either way.
 func NotExercised(c report.Control, why string) report.Control {
-	c.Exercised, c.Caught = false, false
-	c.Observed = "not exercised: " + why + "; " + c.Observed
-	return c
+	return recheck.NotExercised(c, why)
 }
 
 // Premise keeps c as judged when ok holds and marks it not exercised when it
@@ -82,28 +72,10 @@ func ErrorsOf(outcomes []check.Outcome, kind client.ErrorKind) int {
 	return n
 }
 
-// Check builds the report entry for one scored scenario.
+// Check builds the report entry for one scored scenario (recheck.Check:
+// the same code rebuilds it offline from the stored history).
 func Check(row report.RowID, col report.Column, scenario string, r check.Result, ev report.Evidence, controls ...report.Control) report.Check {
-	var status report.Status
-	switch r.Status {
-	case check.Pass:
-		status = report.StatusPass
-	case check.Fail:
-		status = report.StatusFail
-	case check.Unknown:
-		status = report.StatusUnknown
-	case check.Inconclusive:
-		status = report.StatusInconclusive
-	default:
-		// A status no checker defines is never a pass (Verdict: blind).
-		status = report.StatusUnknown
-		r.Message = fmt.Sprintf("checker %s returned status %q: %s", r.Checker, r.Status, r.Message)
-	}
-	ev.Observed = append(ev.Observed, r.Observed...)
-	if ev.Counterexample == "" {
-		ev.Counterexample = r.Counterexample
-	}
-	return report.Check{Row: row, Column: col, Scenario: scenario, Status: status, Message: r.Message, Evidence: ev, Controls: controls}
+	return recheck.Check(row, col, scenario, r, ev, controls...)
 }
 
 // Record adds the check to the Ginkgo report (report.FromGinkgo reads it

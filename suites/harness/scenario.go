@@ -1,7 +1,10 @@
 package harness
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,6 +12,8 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
+	"github.com/slotgate/slotgate/recheck"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -31,12 +36,109 @@ func Emit(scenarios ...Scenario) {
 	for _, s := range scenarios {
 		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), func(ctx SpecContext) {
 			began := time.Now()
-			c := run(ctx, s)
+			rec := history.NewRecorder(s.Name, 0, nil)
+			c := run(withRecorder(ctx, rec), s)
 			c.Row, c.Column, c.Scenario = s.Row, s.Column, s.Name
 			c.Evidence.Duration = report.Duration(time.Since(began))
+			keep(rec, &c)
 			Record(c)
 		})
 	}
+}
+
+// keep joins the scenario's history and its check: the fault windows
+// fault.Apply recorded become the check's evidence (a suite that reuses a
+// run another scenario recorded passes that run's windows, which join this
+// history), the judgement behind the check is recorded, and the history is
+// written into the run's out directory (EnvOut) for the report and
+// `slotgate check --from`.
+func keep(rec *history.Recorder, c *report.Check) {
+	began := rec.Clock().Began()
+	if len(c.Evidence.Faults) == 0 {
+		for _, w := range rec.Faults() {
+			c.Evidence.Faults = append(c.Evidence.Faults, report.FaultWindowOf(w, began))
+		}
+	} else if len(rec.Faults()) == 0 {
+		for _, w := range c.Evidence.Faults {
+			rec.Fault(w.On(began))
+		}
+	}
+	rec.Judgement(recheck.Judgement(*c))
+	// A scenario that injected faults and recorded its operations gets
+	// its timeline drawn from the history itself, unless the suite drew
+	// one (issue 16: a timeline for every fault-injecting scenario).
+	if c.Evidence.Timeline == nil {
+		if h := rec.Snapshot(); len(h.Faults) > 0 && len(h.Ops) > 0 {
+			c.Evidence.Timeline = Timeline(h)
+		}
+	}
+	dir := os.Getenv(EnvOut)
+	if dir == "" {
+		return
+	}
+	h := rec.Snapshot()
+	h.Seed = c.Evidence.Seed
+	if _, err := history.Write(filepath.Join(dir, recheck.HistoriesDir), h); err != nil {
+		// The check stands; a reviewer is told its history is missing
+		// (check --from then lists it as not persisted).
+		c.Evidence.Observed = append(c.Evidence.Observed, "history not stored: "+err.Error())
+	}
+}
+
+// specContext is the spec's context carrying the scenario's recorder, so
+// fault.Apply and traffic record into it (history.From).
+type specContext struct {
+	SpecContext
+	values context.Context // the spec context plus the recorder
+}
+
+func (c specContext) Value(key any) any { return c.values.Value(key) }
+
+func withRecorder(ctx SpecContext, rec *history.Recorder) SpecContext {
+	return specContext{SpecContext: ctx, values: history.With(ctx, rec)}
+}
+
+// Recorder is the scenario's history recorder that ctx carries (nil
+// outside an Emit'ted scenario, which records nothing).
+func Recorder(ctx context.Context) *history.Recorder { return history.From(ctx) }
+
+// Faults are the fault windows recorded so far in the scenario ctx runs
+// under, in wall time: what a suite that shares one run among several
+// scenarios keeps for the others.
+func Faults(ctx context.Context) []report.FaultWindow {
+	rec := history.From(ctx)
+	var out []report.FaultWindow
+	for _, w := range rec.Faults() {
+		out = append(out, report.FaultWindowOf(w, rec.Clock().Began()))
+	}
+	return out
+}
+
+// UseClock puts the scenario's history on a shared run's clock (a run
+// memoised under another scenario), so the spans and fault windows it
+// records line up with that run's operations.
+func UseClock(ctx context.Context, c *history.Clock) { history.From(ctx).UseClock(c) }
+
+// Spans records measured intervals (a dispatch halt, an outage as the
+// clients saw it) into the scenario's history, on its clock, for the
+// timeline.
+func Spans(ctx context.Context, spans ...history.Span) {
+	rec := history.From(ctx)
+	for _, s := range spans {
+		rec.Span(s)
+	}
+}
+
+// Windows are fault windows (fault.Apply's, fault.Held's) in the report's
+// form, for a suite that keeps a shared run's windows beside its own data;
+// the conversion is report.FaultWindowOf's, the one place it is written.
+func Windows(ws ...fault.Window) []report.FaultWindow {
+	var out []report.FaultWindow
+	for _, w := range ws {
+		c := history.ClockAt(w.Start)
+		out = append(out, report.FaultWindowOf(w.On(c), c.Began()))
+	}
+	return out
 }
 
 // run runs the scenario; a fault MustConfirm found unconfirmed ends it

@@ -100,7 +100,7 @@ func SubscriptionOps(series string, h check.SubscriptionHistory) ([]history.Op, 
 
 // Windows puts fault windows recorded in wall time on the clock that began
 // at began (traffic.Clock.Began).
-func Windows(began time.Time, ws []report.FaultWindow) []history.FaultWindow {
+func HistoryWindows(began time.Time, ws []report.FaultWindow) []history.FaultWindow {
 	out := make([]history.FaultWindow, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, history.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start.Sub(began), End: w.End.Sub(began)})

@@ -250,7 +250,7 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 		{"fencing-scripts", func(ctx context.Context, p client.Pool) {
 			dir := fencing.New(p, fencing.Options{Scripts: fencing.PhaseC(), LeaseTTL: 5 * time.Second})
 			w := traffic.Contention{Sessions: sessions, Rounds: s.Rounds, Contenders: s.Contenders, Workers: 4}
-			Expect(w.Run(ctx, dir, traffic.NewClock(), &traffic.Recorder{})).To(Succeed())
+			Expect(w.Run(ctx, dir, traffic.ClockOf(ctx), &traffic.Recorder{})).To(Succeed())
 		}},
 		{"registry-discovery", func(ctx context.Context, p client.Pool) {
 			runMesh(ctx, p, s, "ref-"+string(b), registry.MutantNone)
@@ -294,11 +294,11 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 		{workload{"fencing/untagged-keys", func(ctx context.Context, p client.Pool) {
 			// The layout deployed today (phase O scripts over OldKeys): CROSSSLOT from G3 on.
 			dir := fencing.New(p, fencing.Options{Scripts: fencing.ForPhase(fencing.O), Keys: fencing.OldKeys, LeaseTTL: 5 * time.Second})
-			Expect(traffic.Contention{Sessions: few, Rounds: 1, Contenders: 2, Workers: 2}.Run(ctx, dir, traffic.NewClock(), &traffic.Recorder{})).To(Succeed())
+			Expect(traffic.Contention{Sessions: few, Rounds: 1, Contenders: 2, Workers: 2}.Run(ctx, dir, traffic.ClockOf(ctx), &traffic.Recorder{})).To(Succeed())
 		}}, "the un-tagged pair buzz:<c>:tunnel:<s>:lease|generation spans two slots: every script is CROSSSLOT on any cluster-enabled node, accepted here"},
 		{workload{"fencing/mis-tagged-keys", func(ctx context.Context, p client.Pool) {
 			dir := fencing.New(p, fencing.Options{Scripts: fencing.PhaseC(), Keys: fencing.MisTaggedKeys, LeaseTTL: 5 * time.Second})
-			Expect(traffic.Contention{Sessions: few, Rounds: 1, Contenders: 2, Workers: 2}.Run(ctx, dir, traffic.NewClock(), &traffic.Recorder{})).To(Succeed())
+			Expect(traffic.Contention{Sessions: few, Rounds: 1, Contenders: 2, Workers: 2}.Run(ctx, dir, traffic.ClockOf(ctx), &traffic.Recorder{})).To(Succeed())
 		}}, "fencing.MisTaggedKeys: the generation's tag is narrower than the lease's, so the C scripts' pair looks tagged yet spans slots (silent until G3, §Failure Modes)"},
 		{workload{"presence/single-mget", func(ctx context.Context, p client.Pool) {
 			readPresence(ctx, p, s, pinned, "naive", presence.ReadSingleMGet)
@@ -547,7 +547,7 @@ func runMesh(ctx context.Context, p client.Pool, s localityScale, name string, m
 	Expect(err).NotTo(HaveOccurred())
 	mesh := &traffic.Mesh{Registry: r, Discover: r.Discover, Min: 8, Max: 14, Initial: 10, ChurnEvery: 100 * time.Millisecond,
 		Observers: 2, DiscoverEvery: interval / 2, Rand: cfg.Rand("locality/mesh/" + name), Name: name}
-	mesh.Start(ctx, traffic.NewClock())
+	mesh.Start(ctx, traffic.ClockOf(ctx))
 	select {
 	case <-time.After(s.MeshFor):
 	case <-ctx.Done():
@@ -561,7 +561,7 @@ func readPresence(ctx context.Context, p client.Pool, s localityScale, pinned ma
 	store := presence.New(p, presence.Options{Read: presence.ReadOptions{Mode: mode}})
 	pat := traffic.WritePresence(ctx, store, cfg.Rand("locality/presence/"+community), traffic.PresenceLayout{
 		Community: "loc-" + community, Keys: s.PresenceKeys, ShortTTL: 100 * time.Millisecond, Pinned: pinned, Workers: 4})
-	reader := &traffic.PresenceReader{Store: store, Clock: traffic.NewClock()}
+	reader := &traffic.PresenceReader{Store: store, Clock: traffic.ClockOf(ctx)}
 	for range s.Reads {
 		reader.Read(ctx, pat.Keys)
 	}

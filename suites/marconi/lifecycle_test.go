@@ -146,7 +146,7 @@ func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
 	Expect(err).NotTo(HaveOccurred())
 	w, err := fault.Apply(ctx, cluster, fault.Failover{Shard: owner.Shard(), Mode: fault.FailoverGraceful})
 	harness.MustConfirm(err, cfg.Seed)
-	r.ev.Faults = append(r.ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+	r.ev.Faults = append(r.ev.Faults, harness.Windows(w)...)
 	// The promoted primary reaches every node's CLUSTER NODES by gossip.
 	discovery := newPool(ctx, b, "marconi-discovery")
 	var promoted []string

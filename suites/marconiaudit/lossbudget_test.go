@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
@@ -166,7 +167,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		})
 		Expect(cut.EnableProxy()).To(Succeed())
 		end := clock.Now()
-		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: "link/down", Target: cut.Name(), Start: wall, End: time.Now()})
+		ev.Faults = append(ev.Faults, harness.Windows(fault.HoldSince(ctx, "link/down", cut.Name(), wall).End())...)
 		outages = append(outages, check.AuditOutage{Name: fmt.Sprintf("redis-%d", cycle), Start: start, End: end, Tenants: cutTenants,
 			Expect: []check.AuditStage{string(audit.StageWriter), string(audit.StageArchiver)}, Lag: []check.AuditStage{string(audit.StageWriter)}})
 		silentOutages = append(silentOutages, check.AuditOutage{Name: fmt.Sprintf("redis-%d", cycle), Start: start, End: end, Tenants: []string{silentTenant},
@@ -205,7 +206,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		})
 		Expect(pg.EnableProxy()).To(Succeed())
 		end = clock.Now()
-		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: "link/down", Target: "postgres", Start: wall, End: time.Now()})
+		ev.Faults = append(ev.Faults, harness.Windows(fault.HoldSince(ctx, "link/down", "postgres", wall).End())...)
 		outages = append(outages, check.AuditOutage{Name: fmt.Sprintf("postgres-%d", cycle), Start: start, End: end, Tenants: mainTenants,
 			Expect: []check.AuditStage{string(audit.StageArchiver)}, Lag: []check.AuditStage{string(audit.StageArchiver)}})
 		silentOutages = append(silentOutages, check.AuditOutage{Name: fmt.Sprintf("postgres-%d", cycle), Start: start, End: end, Tenants: []string{silentTenant},

@@ -231,13 +231,13 @@ func stagedDeploy(ctx SpecContext) report.Check {
 	a1, okA := r.step("rollback to A", 1)
 	o1, okO := r.step("rollback to O", 1)
 	Expect(okB && okC && okA && okO).To(BeTrue(), "the staged deploy walked the whole matrix")
-	drain := check.OldKeyspaceDrained(r.samples, b2.At, c1.At)
-	newDrain := check.NewKeyspaceDrained(r.samples, a1.At, o1.At)
+	drain := check.Judge(check.OldKeyspaceDrained, r.samples, b2.At, c1.At)
+	newDrain := check.Judge(check.NewKeyspaceDrained, r.samples, a1.At, o1.At)
 	result = check.All("fencing-migration", result, drain, newDrain)
 	ev.Observed = append(ev.Observed, summary(r)...)
 	ev.Observed = append(ev.Observed, "C-gate: "+drain.Message, "into O: "+newDrain.Message)
 	ev.Metrics = metrics(r)
-	ev.Faults = r.faults
+	ev.Faults = harness.Windows(r.faults...)
 
 	var controls []report.Control
 	By("negative control: a \"wait one TTL\" drain at full-A with live renewers")
@@ -245,7 +245,7 @@ func stagedDeploy(ctx SpecContext) report.Check {
 	// still live a TTL later; the first such hold is the counterexample.
 	var timer check.Result
 	for i, from := range r.timerFrom {
-		timer = check.OldKeyspaceDrained(r.samples, from, from+leaseTTL)
+		timer = check.Judge(check.OldKeyspaceDrained, r.samples, from, from+leaseTTL)
 		ev.Observed = append(ev.Observed, fmt.Sprintf("timer-drain control, full-A hold %d: %s", i+1, timer.Message))
 		if timer.Status == check.Fail {
 			break
@@ -260,8 +260,8 @@ func stagedDeploy(ctx SpecContext) report.Check {
 		}
 		By(fmt.Sprintf("negative control: mutant %s (%s)", m, mutantWhy[m]))
 		mr := theMutantRun(ctx, m, plan)
-		t1 := check.All("t1", check.MigrationSingleAuthority(mr.history, leaseTTL, slack), check.ObservedSingleAuthority(mr.samples, 20))
-		t2 := check.MigrationGenerations(mr.history)
+		t1 := check.All("t1", check.Judge(check.MigrationSingleAuthority, mr.history, leaseTTL, slack), check.Judge(check.ObservedSingleAuthority, mr.samples, 20))
+		t2 := check.Judge(check.MigrationGenerations, mr.history)
 		res := invariants(mr)
 		ctl := harness.Variant(string(m), mutantWhy[m]+" (spec: trips "+m.Trips()+")", res)
 		controls = append(controls, ctl)
@@ -373,15 +373,15 @@ func errorsColumn(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Metrics = metrics(r)
-	result := check.MigrationErrorsAround(r.history, r.spans, settle, 100)
-	ev.Faults = r.faults
+	result := check.Judge(check.MigrationErrorsAround, r.history, r.spans, settle, 100)
+	ev.Faults = harness.Windows(r.faults...)
 	if r.obsErrs > 0 {
 		result = check.All("fencing-migration-errors", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("%d observer scripts failed", r.obsErrs)})
 	}
 	By("negative control: the A and B scripts on the single-shard cluster-enabled node")
 	Expect(single.Reset(ctx)).To(Succeed())
 	cross := crossSlotHistory(ctx, []fencing.Phase{fencing.A, fencing.B}, 8)
-	ctl := harness.Variant("a-b-under-slot-rules", "cross-slot A/B scripts where slot rules are on: must fail loudly with CROSSSLOT", check.MigrationErrors(cross, 1))
+	ctl := harness.Variant("a-b-under-slot-rules", "cross-slot A/B scripts where slot rules are on: must fail loudly with CROSSSLOT", check.Judge(check.MigrationErrors, cross, 1))
 	ctl = harness.Premise(ctl, allCrossSlot(cross), "the scripts did not all fail with CROSSSLOT")
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)
 }
@@ -391,7 +391,7 @@ func errorsColumn(ctx SpecContext) report.Check {
 func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []check.MigrationOp {
 	GinkgoHelper()
 	pool := harness.Pool(ctx, cfg.Backends[0], single)
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	rng := cfg.Rand("fencing-migration/cross-slot")
 	var out []check.MigrationOp
 	for _, p := range phases {

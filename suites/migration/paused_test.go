@@ -115,11 +115,11 @@ func pausedDeploy(ctx SpecContext) report.Check {
 	By(fmt.Sprintf("staged deploy O→A→B→backfill→C, %d pods, a pod paused %v (TTL %v) in every phase and one across the B→C drain", 5, pauseFor, leaseTTL))
 	r := stage(ctx, run{name: "fencing-migration/paused-pod", sessions: sz.mutantSessions, pods: 5, plan: pausedPlan})
 	pauses := r.fleet.Pauses()
-	fenced := check.PausedPodsFenced(r.history, pauses, leaseTTL, slack)
+	fenced := check.Judge(check.PausedPodsFenced, r.history, pauses, leaseTTL, slack)
 	result := check.All("fencing-migration-paused", fenced, invariants(r))
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Observed = append(ev.Observed, summary(r)...)
-	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.MigrationErrors(r.history, 1).Message)
+	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.Judge(check.MigrationErrors, r.history, 1).Message)
 	ev.Metrics = map[string]float64{"operations": float64(len(r.history)), "pauses": float64(len(pauses))}
 	for _, t := range check.TallyPauses(r.history, pauses, leaseTTL, slack) {
 		l := t.Pause.Label
@@ -137,7 +137,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 	for _, m := range fencing.PauseMutants {
 		By("negative control: paused pod on C scripts with mutant " + string(m))
 		h, p := pausedAtC(ctx, m, sz.mutantSessions/2, 4)
-		res := check.PausedPodsFenced(h, p, leaseTTL, slack)
+		res := check.Judge(check.PausedPodsFenced, h, p, leaseTTL, slack)
 		controls = append(controls, harness.Variant(string(m), pauseMutantWhy[m], res))
 		fmt.Fprintf(GinkgoWriter, "fencing-migration/paused-pod: control %s: %s %s\n", m, res.Status, res.Message)
 		if res.Counterexample != "" {
@@ -155,7 +155,7 @@ func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]che
 	Expect(standalone.Reset(ctx)).To(Succeed())
 	scripts, err := fencing.WithPauseMutant(m)
 	Expect(err).NotTo(HaveOccurred())
-	r := &staged{rng: cfg.Rand("fencing-migration/paused-pod/" + string(m)), clock: traffic.NewClock()}
+	r := &staged{rng: cfg.Rand("fencing-migration/paused-pod/" + string(m)), clock: traffic.ClockOf(ctx)}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.fleet, err = traffic.NewFleet(runCtx, traffic.FleetOptions{

@@ -81,14 +81,14 @@ func readSide(ctx SpecContext) report.Check {
 	lanes := []traffic.Lane{traffic.LaneReliable, traffic.LaneHuddle}
 	var results []check.Result
 	for _, lane := range lanes {
-		results = append(results, check.ReadSide(readsOf(r.reads, lane, fencing.ReadCorrect), issued, check.ReadSideOptions{
+		results = append(results, check.Judge(check.ReadSide, readsOf(r.reads, lane, fencing.ReadCorrect), issued, check.ReadSideOptions{
 			Name: string(lane), Phases: fencing.Phases, MinPerCell: minCell, Stages: readStages(r), MinMixed: minCell,
 		}))
 	}
 	// The pods' own validates (traffic.Fleet records one per lane per tick),
 	// judged from the history by the real-time rules.
 	for _, lane := range lanes {
-		pv := check.PodValidates(historyOf(r.history, lane), leaseTTL, slack, minCell)
+		pv := check.Judge(check.PodValidates, historyOf(r.history, lane), leaseTTL, slack, minCell)
 		pv.Message = string(lane) + " lane: " + pv.Message
 		results = append(results, pv)
 	}
@@ -101,7 +101,7 @@ func readSide(ctx SpecContext) report.Check {
 	for _, m := range fencing.ReadMutants {
 		for _, lane := range lanes {
 			bad := readsOf(r.reads, lane, m)
-			res := check.ReadSide(bad, issued, check.ReadSideOptions{Name: string(lane) + "/" + string(m), Phases: m.Phases(), MinPerCell: 0})
+			res := check.Judge(check.ReadSide, bad, issued, check.ReadSideOptions{Name: string(lane) + "/" + string(m), Phases: m.Phases(), MinPerCell: 0})
 			ctl := harness.Variant(string(m)+"/"+string(lane), fmt.Sprintf("the real %s script with %s (impl/fencing/lua/mutants/read), phases %v, run by the same pods on the same snapshots", m.Op(), m, m.Phases()), res)
 			if res.Counterexample != "" {
 				ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
@@ -114,7 +114,7 @@ func readSide(ctx SpecContext) report.Check {
 	vr := stage(ctx, run{name: "fencing-migration/read-mutant/validate-one-pair", readMutant: fencing.ReadValidateOnePair, sessions: scale().mutantSessions, pods: scale().mPods,
 		plan: steps(adv(fencing.A), hold(500), adv(fencing.B), hold(300))})
 	for _, lane := range lanes {
-		res := check.PodValidates(historyOf(vr.history, lane), leaseTTL, slack, 1)
+		res := check.Judge(check.PodValidates, historyOf(vr.history, lane), leaseTTL, slack, 1)
 		ctl := harness.Variant("pods-"+string(fencing.ReadValidateOnePair)+"/"+string(lane), "every pod of a staged deploy O→A→B runs the real validate-one-pair script (new lease only) on its own frames", res)
 		if res.Counterexample != "" {
 			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 1)
@@ -138,7 +138,7 @@ func readSide(ctx SpecContext) report.Check {
 		// 157312894, M6/huddle) — while the rule judged is the same.
 		var perLane []check.Result
 		for _, lane := range lanes {
-			perLane = append(perLane, check.ReadSide(readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)}))
+			perLane = append(perLane, check.Judge(check.ReadSide, readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)}))
 		}
 		res := check.All("reads-under-"+string(m), perLane...) // caught when either lane saw the bad reads
 		ctl := harness.Variant("reads-under-"+string(m), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult (either lane)", res)

@@ -14,7 +14,6 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
-	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -76,7 +75,7 @@ type staged struct {
 	sessions []fencing.Session
 	// faults are the link-fault windows injected on the pods' links, as
 	// report data and as offsets on the scenario clock (for the checkers).
-	faults []report.FaultWindow
+	faults []fault.Window
 	spans  []check.Span
 	// timerFrom are the starts of full-A holds longer than a TTL: where a
 	// "wait one TTL" drain would be trusted (the timer-drain control).
@@ -115,7 +114,9 @@ func (r *staged) latency(ctx context.Context, f fault.Latency) (heal func() erro
 				return fmt.Errorf("heal %s: %w", f.Name(), err)
 			}
 		}
-		r.recordFault(w.Fault, fmt.Sprintf("%s (%v ± %v)", w.Target, f.Latency, f.Jitter), w.Start, time.Now(), from)
+		w = fault.Healed(ctx, w) // the latency stayed on until here
+		w.Target = fmt.Sprintf("%s (%v ± %v)", w.Target, f.Latency, f.Jitter)
+		r.recordFault(w, from)
 		return nil
 	}, nil
 }
@@ -128,14 +129,15 @@ func (r *staged) resetPeer(ctx context.Context, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	r.recordFault(w.Fault, fmt.Sprintf("%s for %v", w.Target, d), w.Start, w.End, from)
+	w.Target = fmt.Sprintf("%s for %v", w.Target, d)
+	r.recordFault(w, from)
 	return nil
 }
 
-func (r *staged) recordFault(name, target string, start, end time.Time, from time.Duration) {
-	r.faults = append(r.faults, report.FaultWindow{Fault: name, Target: target, Start: start, End: end})
+func (r *staged) recordFault(w fault.Window, from time.Duration) {
+	r.faults = append(r.faults, w)
 	r.spans = append(r.spans, check.Span{Start: from, End: r.clock.Now()})
-	fmt.Fprintf(GinkgoWriter, "%s: fault %s on %s during [%v, %v]\n", r.name, name, target, from.Round(time.Millisecond), r.clock.Now().Round(time.Millisecond))
+	fmt.Fprintf(GinkgoWriter, "%s: fault %s on %s during [%v, %v]\n", r.name, w.Fault, w.Target, from.Round(time.Millisecond), r.clock.Now().Round(time.Millisecond))
 }
 
 // step returns the n-th (1-based) allowed gate step named name.
@@ -174,7 +176,7 @@ func stage(ctx context.Context, in run) *staged {
 	GinkgoHelper()
 	Expect(standalone.Reset(ctx)).To(Succeed())
 	sz := scale()
-	r := &staged{run: in, rng: cfg.Rand(in.name), sz: sz, clock: traffic.NewClock(), backend: cfg.Backends[0]}
+	r := &staged{run: in, rng: cfg.Rand(in.name), sz: sz, clock: traffic.ClockOf(ctx), backend: cfg.Backends[0]}
 	reliable := harness.Sessions(r.rng, "tunnel", in.sessions/2)
 	huddle := harness.Sessions(r.rng, "huddle", in.sessions-in.sessions/2)
 	r.sessions = append(append([]fencing.Session(nil), reliable...), huddle...)
@@ -252,9 +254,9 @@ func directPool(ctx context.Context, backend client.Backend) client.Pool {
 // recorded history and from the atomic observer, T2 across both counters.
 func invariants(r *staged) check.Result {
 	return check.All("fencing-migration-invariants",
-		check.MigrationSingleAuthority(r.history, leaseTTL, slack),
-		check.ObservedSingleAuthority(r.samples, 20),
-		check.MigrationGenerations(r.history),
+		check.Judge(check.MigrationSingleAuthority, r.history, leaseTTL, slack),
+		check.Judge(check.ObservedSingleAuthority, r.samples, 20),
+		check.Judge(check.MigrationGenerations, r.history),
 	)
 }
 

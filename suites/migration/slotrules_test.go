@@ -83,7 +83,7 @@ func slotRules(ctx SpecContext) report.Check {
 	Expect(single.Reset(ctx)).To(Succeed())
 	By("after the door: the fleet's C scripts on the single-shard node (slot rules on)")
 	after := crossSlotHistory(ctx, []fencing.Phase{fencing.C}, 16)
-	result := check.MigrationErrors(after, 16)
+	result := check.Judge(check.MigrationErrors, after, 16)
 	if premature > 0 {
 		result = check.All("slot-rules", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("the gate opened the compatible door %d times before the fleet was fully C, backfilled and drained", premature)})
 	}
@@ -102,10 +102,10 @@ func slotRules(ctx SpecContext) report.Check {
 		m9Run = crossSlotHistory(ctx, phases, 8)
 		ev.Observed = append(ev.Observed, fmt.Sprintf("M9 opened the door with pods %v", m9Phases))
 	}
-	m9Ctl := harness.Variant("M9", "compatible entered without the fleet fully on C: A/B cross-slot scripts meet live slot rules (spec: trips Inv_SlotRulesSafe)", check.MigrationErrors(m9Run, 1))
+	m9Ctl := harness.Variant("M9", "compatible entered without the fleet fully on C: A/B cross-slot scripts meet live slot rules (spec: trips Inv_SlotRulesSafe)", check.Judge(check.MigrationErrors, m9Run, 1))
 	m9Ctl = harness.Premise(m9Ctl, allCrossSlot(m9Run), "the scripts did not all fail with CROSSSLOT")
 	ab := crossSlotHistory(ctx, []fencing.Phase{fencing.A, fencing.B}, 4)
-	abCtl := harness.Variant("a-b-scripts", "the A and B scripts on a cluster-enabled node: cross-slot, refused with CROSSSLOT", check.MigrationErrors(ab, 1))
+	abCtl := harness.Variant("a-b-scripts", "the A and B scripts on a cluster-enabled node: cross-slot, refused with CROSSSLOT", check.Judge(check.MigrationErrors, ab, 1))
 	abCtl = harness.Premise(abCtl, allCrossSlot(ab), "the scripts did not all fail with CROSSSLOT")
 	return harness.Check(row, report.ColumnErrors, "", result, ev, m9Ctl, abCtl)
 }

@@ -76,7 +76,7 @@ func stragglerDeploy(ctx SpecContext) report.Check {
 	result, observed := judgeStraggler(r)
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Observed = append(ev.Observed, summary(r)...)
-	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.MigrationErrors(r.history, 1).Message)
+	ev.Observed = append(ev.Observed, "errors (not scored here): "+check.Judge(check.MigrationErrors, r.history, 1).Message)
 	ev.Observed = append(ev.Observed, observed...)
 	ev.Metrics = metrics(r)
 
@@ -98,8 +98,8 @@ func judgeStraggler(r *staged) (check.Result, []string) {
 	c, okC := r.step("advance to C", 1)
 	Expect(okB && okC).To(BeTrue(), "%s: the deploy reached C through the gate", r.name)
 	stragglers := r.fleet.Stragglers()
-	drained := check.StragglersDrained(r.history, stragglers, backfill.At, c.At, leaseTTL, slack)
-	observed := check.OldKeyspaceDrained(r.samples, backfill.At, c.At)
+	drained := check.Judge(check.StragglersDrained, r.history, stragglers, backfill.At, c.At, leaseTTL, slack)
+	observed := check.Judge(check.OldKeyspaceDrained, r.samples, backfill.At, c.At)
 	var out []string
 	for _, s := range stragglers {
 		renews := 0

@@ -67,7 +67,7 @@ func setup(ctx context.Context, store *presence.Store, rng *rand.Rand, s presenc
 	moving := rng.IntN(slot.Count)
 	By(fmt.Sprintf("writing %d presence keys over every slot (present / never / cleared / expired) plus %d pinned in slot %d", s.Keys, pinnedPerSlot, moving))
 	p := traffic.WritePresence(ctx, store, rng, traffic.PresenceLayout{Community: community, Keys: s.Keys, ShortTTL: s.ShortTTL, Pinned: map[int]int{moving: pinnedPerSlot}, Workers: 8})
-	Expect(check.NoErrors(p.Outcomes, s.Keys/2).Status).To(Equal(check.Pass), "the pattern's writes must succeed before reads are judged")
+	Expect(check.Judge(check.NoErrors, p.Outcomes, s.Keys/2).Status).To(Equal(check.Pass), "the pattern's writes must succeed before reads are judged")
 	var pinned []string
 	for _, k := range p.Keys {
 		if slot.Of(k) == moving {
@@ -102,8 +102,8 @@ func shardSpread(ctx context.Context, keys []string) ([]string, bool) {
 
 // moveWhileReading moves slot s to the next shard (holding it MIGRATING for
 // hold) while every reader keeps reading samples that include must, and
-// returns the fault window on clock.
-func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand, keys, must []string, size int, hold time.Duration, readers ...*traffic.PresenceReader) (report.FaultWindow, check.Span) {
+// returns the span of the move on clock (fault.Apply records its window).
+func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand, keys, must []string, size int, hold time.Duration, readers ...*traffic.PresenceReader) check.Span {
 	GinkgoHelper()
 	By(fmt.Sprintf("fault: slot %d moves to the next shard, held MIGRATING for %v, while %d readers read", slot.Of(must[0]), hold, len(readers)))
 	samples := make([][]string, 64)
@@ -125,12 +125,12 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 		})
 	}
 	start := clock.Now()
-	w, err := fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(must[0]), To: -1, Hold: hold})
+	_, err := fault.Apply(ctx, cluster, fault.MoveSlot{Slot: slot.Of(must[0]), To: -1, Hold: hold})
 	span := check.Span{Start: start, End: clock.Now()}
 	close(done)
 	wg.Wait()
 	harness.MustConfirm(err, cfg.Seed)
-	return report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End}, span
+	return span
 }
 
 func during(reads []check.PresenceRead, w check.Span) int {
@@ -148,7 +148,7 @@ func positional(ctx SpecContext, b client.Backend) report.Check {
 	rng := cfg.Rand("presence-mget/positional/" + string(b))
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	store := presence.New(pool, presence.Options{TTL: s.TTL})
 	p, _, pinned := setup(ctx, store, rng, s, "pos-"+string(b))
 	spread, every := shardSpread(ctx, p.Keys)
@@ -168,13 +168,12 @@ func positional(ctx SpecContext, b client.Backend) report.Check {
 		concat.Read(ctx, k)
 	}
 	nilOnFailure := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNilOnFailure}}), Clock: clock}
-	fw, span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, nilOnFailure)
-	ev.Faults = append(ev.Faults, fw)
+	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, nilOnFailure)
 	By("after the move: one more full read")
 	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 
 	reads := reader.Reads()
-	result := check.PresencePositional(p.Want, reads, s.Keys)
+	result := check.Judge(check.PresencePositional, p.Want, reads, s.Keys)
 	if !every {
 		result = check.All("presence-positional", result, check.Result{Status: check.Unknown, Message: "the pattern missed a shard"})
 	}
@@ -197,9 +196,9 @@ func positional(ctx SpecContext, b client.Backend) report.Check {
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%d of the per-slot reader's reads overlapped the move; %d nil-on-failure reads overlapped it", during(reads, span), during(nofReads, span)))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
 		harness.Variant(string(presence.ReadNilOnFailure), "a split that answers nil for a part that failed (TRYAGAIN on the migrating slot) and reports no error: present users read as absent",
-			check.PresencePositional(p.Want, nofReads, 1)),
+			check.Judge(check.PresencePositional, p.Want, nofReads, 1)),
 		harness.Variant(string(presence.ReadConcatenated), "a split that appends the per-slot answers in slot order instead of scattering them back to the caller's positions",
-			check.PresencePositional(p.Want, concat.Reads(), 1)),
+			check.Judge(check.PresencePositional, p.Want, concat.Reads(), 1)),
 	)
 }
 
@@ -208,7 +207,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	rng := cfg.Rand("presence-mget/bulk-ops/" + string(b))
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	var retries, redirects atomic.Int64
 	store := presence.New(pool, presence.Options{TTL: s.TTL, Read: presence.ReadOptions{Retries: &retries, Redirects: &redirects}})
 	p, _, pinned := setup(ctx, store, rng, s, "ops-"+string(b))
@@ -218,8 +217,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 		reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 	}
 	noRetry := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNoRetry}}), Clock: clock}
-	fw, span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, noRetry)
-	ev.Faults = append(ev.Faults, fw)
+	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, reader, reader, reader, noRetry)
 	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 
 	By("negative control: one MGET of keys in many slots")
@@ -229,7 +227,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	}
 	reads := reader.Reads()
 	outcomes := append(append([]check.Outcome(nil), p.Outcomes...), check.PresenceOutcomes(reads)...)
-	result := check.NoErrors(outcomes, s.Keys/2)
+	result := check.Judge(check.NoErrors, outcomes, s.Keys/2)
 	if retries.Load() == 0 {
 		result = check.All("bulk-ops", result, check.Result{Status: check.Unknown, Message: "no read met TRYAGAIN: the migration path was never exercised"})
 	}
@@ -239,12 +237,12 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	}
 
 	singleOut := check.PresenceOutcomes(single.Reads())
-	crossSlot := harness.Variant(string(presence.ReadSingleMGet), "one MGET over keys of many slots: CROSSSLOT from the server (go-redis sends it) or a refusal before sending (valkey-go)", check.NoErrors(singleOut, 1))
-	refused := check.RefusedWith(singleOut, string(client.KindCrossSlot))
+	crossSlot := harness.Variant(string(presence.ReadSingleMGet), "one MGET over keys of many slots: CROSSSLOT from the server (go-redis sends it) or a refusal before sending (valkey-go)", check.Judge(check.NoErrors, singleOut, 1))
+	refused := check.Judge(check.RefusedWith, singleOut, string(client.KindCrossSlot))
 	crossSlot = harness.Premise(crossSlot, refused.Status == check.Pass, "the single MGET was not refused with CROSSSLOT")
 	crossSlot.Observed = refused.Message + ": " + singleOut[0].Err
 	nr := check.PresenceOutcomes(noRetry.Reads())
-	noRetryCtl := harness.Variant(string(presence.ReadNoRetry), "a per-slot split that hands TRYAGAIN (a slot mid-migration holding part of a group) straight to the caller", check.NoErrors(nr, 1))
+	noRetryCtl := harness.Variant(string(presence.ReadNoRetry), "a per-slot split that hands TRYAGAIN (a slot mid-migration holding part of a group) straight to the caller", check.Judge(check.NoErrors, nr, 1))
 	// Caught only by TRYAGAIN: a timeout on a loaded runner is not the bug
 	// this variant models, and a run that never met TRYAGAIN proves nothing.
 	noRetryCtl = harness.Premise(noRetryCtl, harness.ErrorsOf(nr, client.KindTryAgain) > 0, "no read met TRYAGAIN")
@@ -266,7 +264,7 @@ func admitCrossSlot(b client.Backend, version string, single []check.Outcome, re
 	switch {
 	case refused.Status == check.Pass:
 		raw = check.Result{Status: check.Fail, Message: "loud, cannot serve it: " + refused.Message}
-	case check.NoErrors(single, 1).Status == check.Pass:
+	case check.Judge(check.NoErrors, single, 1).Status == check.Pass:
 		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("%d cross-slot MGETs answered without an error: scattered silently", len(single))}
 		wrapped = check.Result{Status: check.Fail, Message: "a library that scatters cross-slot work silently is refused whatever wraps it"}
 	}

@@ -144,7 +144,7 @@ func (c *cell) drive(ctx context.Context) *cellRun {
 	By(fmt.Sprintf("RESP%d pool: racing %d pods for %d sessions × %d rounds", c.proto, s.Contenders, s.Sessions, s.Rounds))
 	rec := &traffic.Recorder{}
 	w := traffic.Contention{Sessions: harness.Sessions(rng, "proto", s.Sessions), Rounds: s.Rounds, Contenders: s.Contenders, Workers: 8}
-	Expect(w.Run(ctx, fencing.New(pool, fencing.Options{}), traffic.NewClock(), rec)).To(Succeed())
+	Expect(w.Run(ctx, fencing.New(pool, fencing.Options{}), traffic.ClockOf(ctx), rec)).To(Succeed())
 	r.fencing = rec.FencingHistory()
 	r.outcomes = append(r.outcomes, rec.Outcomes()...)
 
@@ -153,7 +153,7 @@ func (c *cell) drive(ctx context.Context) *cellRun {
 	pat := traffic.WritePresence(ctx, store, rng, traffic.PresenceLayout{Community: fmt.Sprintf("proto%d", c.proto), Keys: s.Keys, ShortTTL: 200 * time.Millisecond, Workers: 8})
 	r.want = pat.Want
 	r.outcomes = append(r.outcomes, pat.Outcomes...)
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	reader := &traffic.PresenceReader{Store: store, Clock: clock}
 	concat := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadConcatenated}}), Clock: clock}
 	for range s.FullReads {
@@ -178,7 +178,7 @@ func (c *cell) drive(ctx context.Context) *cellRun {
 	Expect(err).NotTo(HaveOccurred())
 	mrec := &traffic.Recorder{}
 	mw := traffic.Contention{Sessions: harness.Sessions(rng, "proto-mutant", s.MutantSessions), Rounds: 2, Contenders: s.Contenders, Workers: 8}
-	Expect(mw.Run(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), traffic.NewClock(), mrec)).To(Succeed())
+	Expect(mw.Run(ctx, fencing.New(pool, fencing.Options{Scripts: scripts}), traffic.ClockOf(ctx), mrec)).To(Succeed())
 	r.mutant = mrec.FencingHistory()
 
 	By(fmt.Sprintf("negative control: a pool requesting RESP%d, its CLIENT LIST and its reply shapes", other(c.proto)))

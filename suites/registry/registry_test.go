@@ -106,7 +106,7 @@ func pause(ctx context.Context, d time.Duration) {
 }
 
 // inject applies f and returns its window on the scenario clock.
-func inject(ctx context.Context, clock *traffic.Clock, ev *report.Evidence, f fault.Fault) check.Span {
+func inject(ctx context.Context, clock *traffic.Clock, f fault.Fault) (check.Span, fault.Window) {
 	GinkgoHelper()
 	start := clock.Now()
 	w, err := fault.Apply(ctx, cluster, f)
@@ -114,8 +114,7 @@ func inject(ctx context.Context, clock *traffic.Clock, ev *report.Evidence, f fa
 		healLatency(ctx)
 	}
 	harness.MustConfirm(err, cfg.Seed)
-	ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
-	return check.Span{Start: start, End: clock.Now()}
+	return check.Span{Start: start, End: clock.Now()}, w
 }
 
 // indexShard is the shard owning the index slot: the failover that matters
@@ -139,6 +138,7 @@ func healLatency(ctx context.Context) {
 // silently-wrong column, errors outside the failover in the errors column
 // (one workload run, two columns).
 type meshRun struct {
+	clock                   *traffic.Clock
 	h                       check.RegistryHistory
 	lat, fo                 check.Span
 	faults                  []report.FaultWindow
@@ -156,8 +156,7 @@ func mainRun(ctx context.Context, b client.Backend) *meshRun {
 	}
 	s := scaleOf()
 	pool := harness.Pool(ctx, b, cluster)
-	var ev report.Evidence
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	reg := newRegistry(pool, s, "", registry.MutantNone)
 	mesh := newMesh(reg, s, "main-"+string(b), reg.Discover)
 
@@ -167,17 +166,18 @@ func mainRun(ctx context.Context, b client.Backend) *meshRun {
 	pause(ctx, s.Steady)
 
 	By("fault: latency 15 ms ± 5 ms on every link (not an excuse for errors)")
-	lat := inject(ctx, clock, &ev, fault.Latency{Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond})
+	lat, latW := inject(ctx, clock, fault.Latency{Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond})
 	pause(ctx, s.UnderLatency)
 	healLatency(ctx)
+	fault.Healed(ctx, latW)
 	lat.End = clock.Now()
 
 	shard := indexShard(ctx)
 	By(fmt.Sprintf("fault: graceful failover of shard %d (owns the index slot)", shard))
-	fo := inject(ctx, clock, &ev, fault.Failover{Shard: shard, Mode: fault.FailoverGraceful})
+	fo, _ := inject(ctx, clock, fault.Failover{Shard: shard, Mode: fault.FailoverGraceful})
 	pause(ctx, s.After)
 	mesh.Stop(true)
-	r := &meshRun{h: mesh.History(), lat: lat, fo: fo, faults: ev.Faults, churn: mesh.ChurnEvents(), forged: forged,
+	r := &meshRun{clock: clock, h: mesh.History(), lat: lat, fo: fo, faults: harness.Faults(ctx), churn: mesh.ChurnEvents(), forged: forged,
 		unattested: mesh.Skipped.Unattested.Load(), undecodable: mesh.Skipped.Undecodable.Load()}
 	mainRuns[b] = r
 	return r
@@ -188,13 +188,14 @@ func completeness(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	r := mainRun(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	h, lat, fo, forged := r.h, r.lat, r.fo, r.forged
 	ev.Faults = r.faults
 
 	bounds := s.bounds(int(s.Steady/s.Interval) * s.Observers)
-	result := check.RegistryBounded(h, bounds)
+	result := check.Judge(check.RegistryBounded, h, bounds)
 	cov := check.Coverage(h, bounds)
-	outside := check.RegistryErrorsOutside(h, []check.Span{fo}, 2*time.Second, 1)
+	outside := check.Judge(check.RegistryErrorsOutside, h, []check.Span{fo}, 2*time.Second, 1)
 	ev.Metrics = map[string]float64{
 		"population": float64(len(h.Population)), "churn_events": float64(r.churn), "discoveries": float64(cov.Discoveries),
 		"completeness_pct": cov.Percent(), "required_pairs": float64(cov.Required), "forged_records": float64(forged),
@@ -231,7 +232,7 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 			discover = r.ScanReady
 		}
 		mesh := newMesh(r, s, ns+"-"+string(b), discover)
-		mesh.Start(ctx, traffic.NewClock())
+		mesh.Start(ctx, traffic.ClockOf(ctx))
 		forge(ctx, p, r, ns+"-"+string(b))
 		mesh.Crash(crash)
 		pause(ctx, s.ControlFor)
@@ -245,9 +246,9 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 	go variant(3, pool, "noexp", registry.MutantNoExpiry, false, 5)
 	wg.Wait()
 
-	scanCluster := check.RegistryBounded(runs[0].h, bounds)
-	scanSingle := check.RegistryBounded(runs[1].h, bounds)
-	errs := check.RegistryErrorsOutside(runs[0].h, nil, 0, 1)
+	scanCluster := check.Judge(check.RegistryBounded, runs[0].h, bounds)
+	scanSingle := check.Judge(check.RegistryBounded, runs[1].h, bounds)
+	errs := check.Judge(check.RegistryErrorsOutside, runs[0].h, nil, 0, 1)
 	scan := harness.Variant("scan-ready/"+cluster.Spec.String(),
 		"legacy scan_ready(): SCAN has no key, the client sends it to one node and the cursor ends there — a per-call subset, no error",
 		scanCluster)
@@ -258,8 +259,8 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 		cluster.Spec, scanCluster.Message, check.Coverage(runs[0].h, bounds).Percent(), errs.Message, scanSingle.Message, check.Coverage(runs[1].h, bounds).Percent())
 	return []report.Control{
 		scan,
-		harness.Variant(string(registry.MutantTrustRecords), "discovery believes any record: forged, unsigned and replayed records are returned", check.RegistryBounded(runs[2].h, bounds)),
-		harness.Variant(string(registry.MutantNoExpiry), "records without TTL and index scores of +inf: crashed runtimes stay discoverable forever", check.RegistryBounded(runs[3].h, bounds)),
+		harness.Variant(string(registry.MutantTrustRecords), "discovery believes any record: forged, unsigned and replayed records are returned", check.Judge(check.RegistryBounded, runs[2].h, bounds)),
+		harness.Variant(string(registry.MutantNoExpiry), "records without TTL and index scores of +inf: crashed runtimes stay discoverable forever", check.Judge(check.RegistryBounded, runs[3].h, bounds)),
 	}
 }
 
@@ -269,21 +270,22 @@ func ops(ctx SpecContext, b client.Backend) report.Check {
 	ev := harness.Evidence(cfg, cluster, pool)
 	// The same run the completeness column judges.
 	r := mainRun(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	h, fo := r.h, r.fo
 	ev.Faults = r.faults
 	const settle = 2 * time.Second
-	result := check.RegistryErrorsOutside(h, []check.Span{fo}, settle, 100)
+	result := check.Judge(check.RegistryErrorsOutside, h, []check.Span{fo}, settle, 100)
 	ev.Metrics = map[string]float64{"operations": float64(len(h.Ops)), "population": float64(len(h.Population)), "churn_events": float64(r.churn)}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("error kinds over the whole run: %v (the run registry/completeness judges; latency %v–%v is no excuse for errors)", check.RegistryErrKinds(h), r.lat.Start.Round(time.Millisecond), r.lat.End.Round(time.Millisecond)))
 
 	By("negative control: discovery that MGETs every record in one command")
 	bad := newRegistry(pool, s, "xslot", registry.MutantCrossSlotMGet)
 	bm := newMesh(bad, s, "xslot-"+string(b), bad.Discover)
-	bm.Start(ctx, traffic.NewClock())
+	bm.Start(ctx, traffic.ClockOf(ctx))
 	pause(ctx, s.Interval*3)
 	bm.Stop(true)
 	bh := bm.History()
-	ctl := harness.Variant(string(registry.MutantCrossSlotMGet), "records live in every slot: one MGET of all of them is CROSSSLOT (server) or refused (valkey-go) on a cluster", check.RegistryErrorsOutside(bh, nil, 0, 1))
+	ctl := harness.Variant(string(registry.MutantCrossSlotMGet), "records live in every slot: one MGET of all of them is CROSSSLOT (server) or refused (valkey-go) on a cluster", check.Judge(check.RegistryErrorsOutside, bh, nil, 0, 1))
 	kinds := check.RegistryErrKinds(bh)
 	ctl = harness.Premise(ctl, kinds[string(client.KindCrossSlot)] > 0 && len(kinds) == 1, "the discovery errors were not CROSSSLOT alone")
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", kinds)

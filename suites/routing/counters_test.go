@@ -11,7 +11,6 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
-	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -109,7 +108,7 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 		opTimeout = 3 * s.ReadTimeout / 2
 	}
 	var absorbed atomic.Int64
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	scored := &traffic.CounterWorkload{Pool: routing.Wrap(timedPool(ctx, b, s.ReadTimeout, "slotgate-counters"), routing.Options{Absorbed: &absorbed}),
 		Clock: clock, Keys: scoredKeys, OpTimeout: opTimeout}
 	mutant := &traffic.CounterWorkload{Pool: routing.Wrap(timedPool(ctx, b, s.ReadTimeout, "slotgate-counters-retry"), routing.Options{Mutant: routing.MutantRetryUnknown}),
@@ -117,13 +116,11 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 
 	By(fmt.Sprintf("latency %v±%v each way on every client link, read timeout %v; %d counters (+%d through the retry-unknown-outcome variant) on slots %v, each slot moved %d times",
 		s.Latency, s.Jitter, s.ReadTimeout, len(scoredKeys), len(mutantKeys), slots, s.Rounds))
-	var faults []report.FaultWindow
 	lw, err := fault.Apply(ctx, cluster, fault.Latency{Latency: s.Latency, Jitter: s.Jitter})
 	if err != nil {
 		removeToxics(ctx)
 	}
 	harness.MustConfirm(err, cfg.Seed)
-	faults = append(faults, report.FaultWindow{Fault: lw.Fault, Target: lw.Target, Start: lw.Start, End: lw.End})
 	stop := make(chan struct{})
 	done := make(chan struct{}, 2)
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
@@ -131,12 +128,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	moves := 0
 	for range s.Rounds {
 		for _, sl := range slots {
-			var w fault.Window
-			if w, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: sl, To: -1, Hold: s.Hold}); err != nil {
+			if _, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: sl, To: -1, Hold: s.Hold}); err != nil {
 				break
 			}
 			moves++
-			faults = append(faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 		}
 		if err != nil {
 			break
@@ -160,16 +155,13 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	for _, n := range cluster.Nodes() {
 		Expect(n.RemoveToxics(ctx)).To(Succeed())
 	}
-	faults[0].End = time.Now() // the latency stayed on until here
+	fault.Healed(ctx, lw) // the latency stayed on until here
 	fresh := routing.Wrap(harness.Pool(ctx, b, cluster), routing.Options{})
 	scored.ReadBack(ctx, fresh)
 	mutant.ReadBack(ctx, fresh)
 
 	ops, mops := scored.Ops(), mutant.Ops()
 	ev := harness.Evidence(cfg, cluster, fresh)
-	ev.Faults = faults
-	ev.Timeline = harness.Timeline(history.History{Seed: cfg.Seed, Began: clock.Began(), Faults: harness.Windows(clock.Began(), faults),
-		Ops: append(harness.RoutingOps(string(b)+" routing.Wrap", ops), harness.RoutingOps("retry-unknown-outcome (control)", mops)...)})
 	ev.Metrics = map[string]float64{"operations": float64(len(ops)), "migrations": float64(moves), "redirects_absorbed": float64(absorbed.Load())}
 	var acked, unk, notExec int64
 	for _, t := range check.CounterTallies(ops) {
@@ -179,8 +171,8 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%s: %d increments acknowledged, %d timed out (outcome unknown), %d redirected back; %d redirects absorbed", fresh.Version(), acked, unk, notExec, absorbed.Load()))
 
 	ev.Observed = append(ev.Observed, fmt.Sprintf("error kinds reaching the caller: %v; through the retry-unknown-outcome variant: %v", kinds(ops), kinds(mops)))
-	silent := check.RoutingCounters(ops, s.MinAcked, s.MinUnknown)
-	errs := check.RoutingOnlyUnknown(ops, int(s.MinAcked))
+	silent := check.Judge(check.RoutingCounters, ops, s.MinAcked, s.MinUnknown)
+	errs := check.Judge(check.RoutingOnlyUnknown, ops, int(s.MinAcked))
 	if moves < s.Slots*s.Rounds {
 		incomplete := check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d of %d migrations ran", moves, s.Slots*s.Rounds)}
 		silent = check.All("routing-counters", silent, incomplete)
@@ -189,10 +181,10 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 
 	By("negative control for the errors column: a pool pinned to one primary, which ignores MOVED")
 	pinned := pinnedRun(ctx, b, name+"/pinned", routing.MutantNone)
-	pinCtl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.RoutingOnlyUnknown(pinned, 1))
+	pinCtl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.Judge(check.RoutingOnlyUnknown, pinned, 1))
 	pinCtl = harness.Premise(pinCtl, kinds(pinned)[string(client.KindMoved)] > 0, "no MOVED seen: the pinned pool never met a slot that left its primary")
 
-	mutCtl := harness.Variant(string(routing.MutantRetryUnknown), "the same workload, concurrently, through a call path that re-sends a command whose reply timed out (at-least-once): writes applied twice", check.RoutingCounters(mops, 1, 0))
+	mutCtl := harness.Variant(string(routing.MutantRetryUnknown), "the same workload, concurrently, through a call path that re-sends a command whose reply timed out (at-least-once): writes applied twice", check.Judge(check.RoutingCounters, mops, 1, 0))
 	return counterResult{
 		silent: harness.Check(row, report.ColumnSilentlyWrong, "", silent, ev, mutCtl),
 		errs:   harness.Check(row, report.ColumnErrors, "", errs, ev, pinCtl),

@@ -61,6 +61,7 @@ func scaleOf() routingScale {
 // absorbing path, the raw cluster pool on keys of the same slots (observed),
 // and the fault windows.
 type run struct {
+	clock       *traffic.Clock
 	scored, raw *traffic.RoutingWorkload
 	absorbed    int64
 	faults      []report.FaultWindow
@@ -104,7 +105,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	pool := harness.Pool(ctx, b, cluster)
 	rawPool := harness.Pool(ctx, b, cluster)
 	var absorbed atomic.Int64
-	clock := traffic.NewClock()
+	clock := traffic.ClockOf(ctx)
 	tag := fmt.Sprintf("%x", rng.Uint32())
 	scored := &traffic.RoutingWorkload{Pool: routing.Wrap(pool, routing.Options{Absorbed: &absorbed}), Clock: clock, Keys: keysFor("w"+tag, slots, s.WorkersPerSlot), Tag: "v" + tag}
 	raw := &traffic.RoutingWorkload{Pool: rawPool, Clock: clock, Keys: keysFor("r"+tag, slots, 1), Tag: "r" + tag}
@@ -114,17 +115,15 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	done := make(chan struct{}, 2)
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { raw.Run(ctx, stop); done <- struct{}{} }()
-	r := run{scored: scored, raw: raw}
+	r := run{clock: clock, scored: scored, raw: raw}
 	var err error
 	for range s.Rounds {
 		for _, sl := range slots {
-			var w fault.Window
-			w, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: sl, To: -1, Hold: s.Hold})
+			_, err = fault.Apply(ctx, cluster, fault.MoveSlot{Slot: sl, To: -1, Hold: s.Hold})
 			if err != nil {
 				break
 			}
 			r.moves++
-			r.faults = append(r.faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
 		}
 		if err != nil {
 			break
@@ -136,6 +135,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	close(stop)
 	<-done
 	<-done
+	r.faults = harness.Faults(ctx) // both columns judge this run
 	harness.MustConfirm(err, cfg.Seed)
 	By("reading every key back through a fresh correct pool")
 	fresh := routing.Wrap(harness.Pool(ctx, b, cluster), routing.Options{})
@@ -144,7 +144,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	r.absorbed = absorbed.Load()
 	r.timeline = harness.Timeline(history.History{Scenario: name, Seed: cfg.Seed, Began: clock.Began(),
 		Ops:    append(harness.RoutingOps(string(b)+" routing.Wrap", scored.Ops()), harness.RoutingOps(string(b)+" raw pool", raw.Ops())...),
-		Faults: harness.Windows(clock.Began(), r.faults)})
+		Faults: harness.HistoryWindows(clock.Began(), r.faults)})
 	return r
 }
 
@@ -188,7 +188,7 @@ func pinnedRun(ctx context.Context, b client.Backend, name string, m routing.Mut
 		pool = routing.Wrap(p, routing.Options{Mutant: m})
 	}
 	tag := fmt.Sprintf("%x", rng.Uint32())
-	w := &traffic.RoutingWorkload{Pool: pool, Clock: traffic.NewClock(), Keys: keysFor("p"+tag, slots, 1), Tag: "p" + tag}
+	w := &traffic.RoutingWorkload{Pool: pool, Clock: traffic.ClockOf(ctx), Keys: keysFor("p"+tag, slots, 1), Tag: "p" + tag}
 	stop := make(chan struct{})
 	time.AfterFunc(150*time.Millisecond, func() { close(stop) })
 	w.Run(ctx, stop)
@@ -200,27 +200,28 @@ func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/acknowledged/" + string(b)
 	r := migrated(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults, ev.Timeline = r.faults, r.timeline
 	ops := r.scored.Ops()
-	result := check.RoutingAcknowledged(ops, 20*s.migrations())
+	result := check.Judge(check.RoutingAcknowledged, ops, 20*s.migrations())
 	if r.moves < s.migrations() {
 		result = check.All("routing-acknowledged", result, check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d of %d migrations ran", r.moves, s.migrations())})
 	}
 	rawOps := r.raw.Ops()
 	ev.Metrics = map[string]float64{"operations": float64(len(ops)), "migrations": float64(r.moves), "redirects_absorbed": float64(r.absorbed), "raw_operations": float64(len(rawOps)), "raw_redirects_handed_back": float64(redirectsIn(kinds(rawOps)))}
-	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s pool on the same slots (not scored here): %s", pool.Version(), check.RoutingAcknowledged(rawOps, 1).Message))
+	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s pool on the same slots (not scored here): %s", pool.Version(), check.Judge(check.RoutingAcknowledged, rawOps, 1).Message))
 
 	By("negative controls: a pool pinned to one primary that swallows MOVED; a stale read")
 	swallowed := pinnedRun(ctx, b, name+"/swallow", routing.MutantSwallowRedirects)
 	staleOps, ok := check.StaleRead(ops)
-	stale := harness.SelfTest("stale-read", "a read answered from a cache that missed the newer acknowledged write (the recorded history with one read replaced by the previous value)", check.RoutingAcknowledged(staleOps, 1))
+	stale := harness.SelfTest("stale-read", "a read answered from a cache that missed the newer acknowledged write (the recorded history with one read replaced by the previous value)", check.Judge(check.RoutingAcknowledged, staleOps, 1))
 	if !ok {
 		stale = harness.NotExercised(stale, "the history has no read to replace")
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Variant(string(routing.MutantSwallowRedirects), "a client pinned to the old owner that treats MOVED as success: writes acknowledged that never landed", check.RoutingAcknowledged(swallowed, 1)),
+		harness.Variant(string(routing.MutantSwallowRedirects), "a client pinned to the old owner that treats MOVED as success: writes acknowledged that never landed", check.Judge(check.RoutingAcknowledged, swallowed, 1)),
 		stale,
 	)
 }
@@ -229,11 +230,12 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/redirects/" + string(b)
 	r := migrated(ctx, b)
+	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults, ev.Timeline = r.faults, r.timeline
 	ops := r.scored.Ops()
-	result := check.NoErrors(check.RoutingOutcomes(ops), 20*s.migrations())
+	result := check.Judge(check.NoErrors, check.RoutingOutcomes(ops), 20*s.migrations())
 	if r.moves < s.migrations() {
 		result = check.All("no-errors", result, check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d of %d migrations ran", r.moves, s.migrations())})
 	}
@@ -245,14 +247,14 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 
 	By("negative control: a pool pinned to one primary, which ignores MOVED")
 	pinned := pinnedRun(ctx, b, name+"/pinned", routing.MutantNone)
-	ctl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.NoErrors(check.RoutingOutcomes(pinned), 1))
+	ctl := harness.Variant("pinned-to-old-owner", "a client that ignores MOVED and keeps sending to one primary after the slot left it", check.Judge(check.NoErrors, check.RoutingOutcomes(pinned), 1))
 	pk := kinds(pinned)
 	ctl = harness.Premise(ctl, pk[string(client.KindMoved)] > 0, "no MOVED seen: the pinned pool never met a slot that left its primary")
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", pk)
 	// Client admission: the raw pool ran on keys of the same migrating
 	// slots. It met the requirement only if no redirect reached it and the
 	// library handed none back to the wrapper on the scored keys either.
-	rawRedirects := check.NoErrors(check.RoutingOutcomes(rawOps), 1)
+	rawRedirects := check.Judge(check.NoErrors, check.RoutingOutcomes(rawOps), 1)
 	if rawRedirects.Status == check.Pass && r.absorbed > 0 {
 		rawRedirects = check.Result{Status: check.Fail, Message: fmt.Sprintf("no error on its own %d operations this run, but the same library handed %d MOVED/ASK/TRYAGAIN back to the wrapper on the scored keys", len(rawOps), r.absorbed)}
 	}

@@ -110,7 +110,7 @@ func stallRun(ctx context.Context, b client.Backend, name string, m routing.Muta
 	rng := cfg.Rand(name)
 	tag := fmt.Sprintf("%x", rng.Uint32())
 	seed := harness.Pool(ctx, b, cluster)
-	w := &traffic.RoutingWorkload{Clock: traffic.NewClock(), Tag: "s" + tag}
+	w := &traffic.RoutingWorkload{Clock: traffic.ClockOf(ctx), Tag: "s" + tag}
 	for i := range n {
 		k := traffic.RoutingKeysIn(fmt.Sprintf("s%s-%d", tag, i), rng.IntN(slot.Count))
 		settle := splitPair(ctx, seed, k)
@@ -132,11 +132,11 @@ func redirectAfterStall(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Metrics = map[string]float64{"operations": float64(len(ops)), "budget_ms": float64(stallBudget.Milliseconds()), "stall_ms": float64(stallFor.Milliseconds())}
-	result := check.NoErrors(check.RoutingOutcomes(ops), n)
+	result := check.Judge(check.NoErrors, check.RoutingOutcomes(ops), n)
 
 	By("negative control: the call path as it was, its budget a deadline fixed when the call starts")
 	old := stallRun(ctx, b, name+"/"+string(routing.MutantBudgetFromCall), routing.MutantBudgetFromCall, n)
-	ctl := harness.Variant(string(routing.MutantBudgetFromCall), "the budget counted from the call's start, no re-send guaranteed: the redirect met after the stall goes straight to the caller", check.NoErrors(check.RoutingOutcomes(old), n))
+	ctl := harness.Variant(string(routing.MutantBudgetFromCall), "the budget counted from the call's start, no re-send guaranteed: the redirect met after the stall goes straight to the caller", check.Judge(check.NoErrors, check.RoutingOutcomes(old), n))
 	ctl = harness.Premise(ctl, redirectsIn(kinds(old)) > 0, "no redirect reached the old call path: the stall it models never happened")
 	ctl.Observed += fmt.Sprintf(" (error kinds %v)", kinds(old))
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)

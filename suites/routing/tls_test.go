@@ -218,11 +218,11 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 		}
 		ev.Metrics[c.name+"_ms"] = float64(time.Since(began).Milliseconds())
 		if c.want == "" {
-			results = append(results, check.NoErrors([]check.Outcome{o}, 1))
+			results = append(results, check.Judge(check.NoErrors, []check.Outcome{o}, 1))
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s (%s): connected, SET/GET on every shard", c.name, c.why))
 			continue
 		}
-		results = append(results, check.RefusedWith([]check.Outcome{o}, c.want))
+		results = append(results, check.Judge(check.RefusedWith, []check.Outcome{o}, c.want))
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: refused as %s — %s", c.name, o.ErrKind, o.Err))
 	}
 	ev.Observed = append(ev.Observed, throughProxy(ctx, t.Primaries()[0], m))
@@ -233,7 +233,7 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 	insecure.InsecureSkipVerify = true
 	o := connect(ctx, b, t, appUser, insecure)
 	o.Op = "wrong-ca+InsecureSkipVerify"
-	ctl := harness.Variant("insecure-skip-verify", "a client that trusts the wrong CA but skips verification: it connects to any server that answers, so a wrong CA goes unnoticed", check.RefusedWith([]check.Outcome{o}, kindUnknownAuthority))
+	ctl := harness.Variant("insecure-skip-verify", "a client that trusts the wrong CA but skips verification: it connects to any server that answers, so a wrong CA goes unnoticed", check.Judge(check.RefusedWith, []check.Outcome{o}, kindUnknownAuthority))
 	if o.ErrKind == "" {
 		ev.Observed = append(ev.Observed, "FINDING: with InsecureSkipVerify the client connected and wrote to a cluster whose certificate its CA did not sign — the wrong-CA refusal depends on verification staying on")
 	}
@@ -279,7 +279,7 @@ func aclScripts(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.
 	app := scriptOutcomes(ctx, b, t, appUser, name)
 	By(fmt.Sprintf("%s (%v) runs the fencing scripts", scriptUser.Name, scriptUser.Rules))
 	full := scriptOutcomes(ctx, b, t, scriptUser, name)
-	result := check.All("acl-scripts", check.RefusedWith(app, string(client.KindNoPerm)), check.NoErrors(full, len(full)))
+	result := check.All("acl-scripts", check.Judge(check.RefusedWith, app, string(client.KindNoPerm)), check.Judge(check.NoErrors, full, len(full)))
 	ev.Metrics = map[string]float64{"app_script_calls": float64(len(app)), "fencing_user_script_calls": float64(len(full))}
 	if len(app) > 0 {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: %s", app[0].Op, app[0].Err))
@@ -288,7 +288,7 @@ func aclScripts(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.
 	By("negative control: the app user's ACL with -@scripting forgotten")
 	lax := scriptOutcomes(ctx, b, t, laxUser, name)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant("acl-without-scripting-deny", "an app user whose rules forgot -@scripting: it can run (and, buggy, corrupt) the fencing scripts", check.RefusedWith(lax, string(client.KindNoPerm))))
+		harness.Variant("acl-without-scripting-deny", "an app user whose rules forgot -@scripting: it can run (and, buggy, corrupt) the fencing scripts", check.Judge(check.RefusedWith, lax, string(client.KindNoPerm))))
 }
 
 var _ = Describe("routing over TLS with ACL users", Ordered, func() {

@@ -145,7 +145,7 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 		r.subName += "-" + d.tag
 	}
 	r.pool, r.relay = openRelay(ctx, backend, client.ModeCluster, cluster.Addrs(), r.subName, d.opts, d.protocol)
-	r.rec = traffic.NewSubscriptions(r.relay, traffic.NewClock())
+	r.rec = traffic.NewSubscriptions(r.relay, traffic.ClockOf(ctx))
 	if d.quiet > 0 {
 		r.rec.DrainQuiet(d.quiet)
 	}
@@ -323,18 +323,16 @@ func voteQuarantine(shard int) {
 // issue asks for per backend.
 func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
 	ev := harness.Evidence(cfg, cluster, r.pool)
-	for _, w := range r.windows {
-		ev.Faults = append(ev.Faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
-	}
+	ev.Faults = harness.Windows(r.windows...)
 	if len(h.Faults) > 0 {
 		ops, faults := harness.SubscriptionOps(string(r.backend), h)
 		ev.Timeline = harness.Timeline(history.History{Seed: cfg.Seed, Ops: ops, Faults: faults})
 	}
 	st := check.AnalyzeSubscriptions(h)
-	for _, o := range check.SubscriptionsDelivered(h, 0).Observed {
+	for _, o := range check.Judge(check.SubscriptionsDelivered, h, 0).Observed {
 		fmt.Fprintln(GinkgoWriter, "  ", o)
 	}
-	loud := check.SubscriptionErrors(h, 0)
+	loud := check.Judge(check.SubscriptionErrors, h, 0)
 	fmt.Fprintf(GinkgoWriter, "   loud: %s %s\n%s\n", loud.Status, loud.Message, loud.Counterexample)
 	for _, e := range h.Events {
 		if e.Kind != "subscribed" {

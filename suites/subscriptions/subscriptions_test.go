@@ -57,16 +57,16 @@ func full() bool { return cfg.Profile == harness.ProfileFull }
 // bad variants (controls) and the checker's self-tests on edited copies of
 // the history.
 func verdict(r *drillRun, h check.SubscriptionHistory, controls ...report.Control) report.Check {
-	return verdictOf(r, h, check.SubscriptionsDelivered(h, minExpected), controls...)
+	return verdictOf(r, h, check.Judge(check.SubscriptionsDelivered, h, minExpected), controls...)
 }
 
 // verdictOf is verdict with the scenario's own result.
 func verdictOf(r *drillRun, h check.SubscriptionHistory, res check.Result, controls ...report.Control) report.Check {
 	controls = append(controls,
 		harness.SelfTest("lost-after-healthy", "the last messages of a held topic vanish after its outage windows closed (a subscription silently gone): the history edited",
-			check.SubscriptionsDelivered(loseTail(h), 1)),
+			check.Judge(check.SubscriptionsDelivered, loseTail(h), 1)),
 		harness.SelfTest("duplicate-delivery", "one message handed to the application twice (a duplicate confirmation turned into a second subscription): the history edited",
-			check.SubscriptionsDelivered(duplicate(h), 1)),
+			check.Judge(check.SubscriptionsDelivered, duplicate(h), 1)),
 	)
 	return harness.Check(row, report.ColumnSilentlyWrong, "", r.judged(res), r.evidence(h), controls...)
 }
@@ -161,8 +161,8 @@ func duplicate(h check.SubscriptionHistory) check.SubscriptionHistory {
 // once, in order, on its channel to its subscription, and every connection
 // that delivered speaks RESP3 (push).
 func steadyJudge(h check.SubscriptionHistory, r *drillRun, minExpected int) check.Result {
-	return check.All("subscriptions-delivered-by-push", check.SubscriptionsDelivered(h, minExpected),
-		check.PushDelivery(r.conns, r.subName, r.exact, r.patterns))
+	return check.All("subscriptions-delivered-by-push", check.Judge(check.SubscriptionsDelivered, h, minExpected),
+		check.Judge(check.PushDelivery, r.conns, r.subName, r.exact, r.patterns))
 }
 
 func steady(ctx SpecContext, b client.Backend, name string) report.Check {
@@ -210,7 +210,7 @@ func slowConsumer(ctx SpecContext, b client.Backend, name string) report.Check {
 	vh, _ := variantRun(ctx, b, name+"/drop-when-full", "a relay that drops what a slow consumer has no room for", v)
 	return verdict(r, h, harness.Variant("drop-when-full",
 		"a relay handing messages over with a non-blocking send: what the stalled application has no room for is dropped, uncounted and unreported, while the relay reports healthy (impl/pubsub MutantDropWhenFull)",
-		check.SubscriptionsDelivered(vh, 1)))
+		check.Judge(check.SubscriptionsDelivered, vh, 1)))
 }
 
 // publishedDuring counts acknowledged publishes in the longest stretch of
@@ -247,10 +247,10 @@ func dynamic(ctx SpecContext, b client.Backend, name string) report.Check {
 	return verdict(r, h,
 		harness.Variant("duplicate-handler",
 			"a relay that registers another handler each time a held topic is subscribed again: after the duplicate confirmation every message is handed over twice (impl/pubsub MutantDuplicateHandler)",
-			check.SubscriptionsDelivered(vh, 1)),
+			check.Judge(check.SubscriptionsDelivered, vh, 1)),
 		harness.Variant("keep-after-unsubscribe",
 			"a relay that answers the application's unsubscribe without doing it: messages keep reaching the subscriptions the application released (impl/pubsub MutantKeepAfterUnsubscribe)",
-			check.SubscriptionsDelivered(kh, 1)))
+			check.Judge(check.SubscriptionsDelivered, kh, 1)))
 }
 
 func forcedDisconnect(ctx SpecContext, b client.Backend, name string) report.Check {
@@ -274,7 +274,7 @@ func forcedDisconnect(ctx SpecContext, b client.Backend, name string) report.Che
 	vh, _ := variantRun(ctx, b, name+"/forget-on-resubscribe", "a relay that forgets what the library re-sent after a disconnect", v)
 	return verdict(r, h, harness.Variant("forget-on-resubscribe",
 		"the subscription client killed under a relay that unregisters a subscription once the library re-sent it after the reconnect: it reports healthy and delivers nothing more (spec 000 §Failure Modes: fails to resubscribe after disconnect; impl/pubsub MutantForgetOnResubscribe)",
-		check.SubscriptionsDelivered(vh, 1)))
+		check.Judge(check.SubscriptionsDelivered, vh, 1)))
 }
 
 // admitDisconnect records the raw client's admission for resubscription
@@ -293,7 +293,7 @@ func admitDisconnect(b client.Backend, r *drillRun, h check.SubscriptionHistory)
 			library++
 		}
 	}
-	delivered := r.judged(check.SubscriptionsDelivered(h, minExpected))
+	delivered := r.judged(check.Judge(check.SubscriptionsDelivered, h, minExpected))
 	raw := delivered
 	switch {
 	case library == 0 && relayed == 0:
@@ -334,12 +334,12 @@ func slotMigration(ctx SpecContext, b client.Backend, name string) report.Check 
 	// sunsubscribe (impl/client subscriber_*.go, read in their sources), so
 	// the naive relay, which ignores the drop, is the raw client here.
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubSunsubscribe, Client: r.pool.Version(),
-		Raw: nr.judged(check.SubscriptionsDelivered(naive, 1)), Wrapped: r.judged(check.SubscriptionsDelivered(h, minExpected)),
+		Raw: nr.judged(check.Judge(check.SubscriptionsDelivered, naive, 1)), Wrapped: r.judged(check.Judge(check.SubscriptionsDelivered, h, minExpected)),
 		Wrapper:  "impl/pubsub.Relay (re-SSUBSCRIBE on the client's MsgDropped)",
 		Evidence: fmt.Sprintf("A topic's slot migrated under traffic; the raw client's own reaction to the server's sunsubscribe (nothing: no re-subscribe, %s) run as the relay that ignores the drop.", r.pool.Version())})
 	return verdict(r, h, harness.Variant("naive-no-resubscribe",
 		"a relay that ignores MsgDropped after a slot migration: messages lost while it reports healthy, and zero errors (spec 000 §Failure Modes, silent)",
-		check.SilentOnly(check.SubscriptionsDelivered(naive, 1), check.SubscriptionErrors(naive, 1))))
+		check.SilentOnly(check.Judge(check.SubscriptionsDelivered, naive, 1), check.Judge(check.SubscriptionErrors, naive, 1))))
 }
 
 // failover drills both backends with graceful and kill failovers. NOTE:
@@ -369,7 +369,7 @@ func failover(ctx SpecContext, b client.Backend, name string) report.Check {
 	vh, vr := variantRun(ctx, b, name+"/naive", "the naive relay through a graceful failover", v)
 	return verdict(r, h, harness.Variant("naive-no-resubscribe-failover",
 		"a graceful failover of shard 2 under the naive relay, which ignores the server's sunsubscribe: the shard's topics go silent while it reports healthy (spec 000 §Failure Modes, silent)",
-		vr.judged(check.SubscriptionsDelivered(vh, 1))))
+		vr.judged(check.Judge(check.SubscriptionsDelivered, vh, 1))))
 }
 
 func patterns(ctx SpecContext, b client.Backend, name string) report.Check {
@@ -389,10 +389,10 @@ func patterns(ctx SpecContext, b client.Backend, name string) report.Check {
 	return verdict(r, h,
 		harness.Variant("enumerated-pattern-channels",
 			"cache-invalidate/conn-control converted to SSUBSCRIBE of each known community's channel: a community that appears later is never heard (000 D2)",
-			check.SubscriptionsDelivered(enumerated, 1)),
+			check.Judge(check.SubscriptionsDelivered, enumerated, 1)),
 		harness.Variant("greedy-pattern",
 			"a relay matching pattern messages to its patterns by literal prefix (\"buzz:\"): every conn-control message also handed to the cache-invalidate subscription — a pattern that matches too much (impl/pubsub MutantGreedyPattern)",
-			check.SubscriptionsDelivered(vh, 1)))
+			check.Judge(check.SubscriptionsDelivered, vh, 1)))
 }
 
 // enumeratedPatterns runs the design D2 rejected: instead of PSUBSCRIBE,
@@ -403,7 +403,7 @@ func patterns(ctx SpecContext, b client.Backend, name string) report.Check {
 func enumeratedPatterns(ctx context.Context, b client.Backend, name string) check.SubscriptionHistory {
 	GinkgoHelper()
 	_, relay := openRelay(ctx, b, client.ModeCluster, cluster.Addrs(), "slotgate-sub-enum-"+string(b), pubsub.Options{}, 0)
-	rec := traffic.NewSubscriptions(relay, traffic.NewClock())
+	rec := traffic.NewSubscriptions(relay, traffic.ClockOf(ctx))
 	known := communities[:3]
 	var channels []string
 	for _, c := range known {
@@ -441,9 +441,9 @@ func recoveryLoud(ctx SpecContext, b client.Backend, name string) report.Check {
 
 	By("negative control: cluster-unaware clients (today's single-node manager and subscriber)")
 	unaware := singleNodeClients(ctx, b, name+"/single-node")
-	return harness.Check(row, report.ColumnErrors, "", r.judged(check.SubscriptionErrors(h, minExpected)), r.evidence(h),
+	return harness.Check(row, report.ColumnErrors, "", r.judged(check.Judge(check.SubscriptionErrors, h, minExpected)), r.evidence(h),
 		harness.Variant("single-node-clients", "a ModeSingle pool and subscriber pointed at one primary: SSUBSCRIBE and SPUBLISH for topics of other shards answered MOVED, never recovered",
-			check.SubscriptionErrors(unaware, 1)))
+			check.Judge(check.SubscriptionErrors, unaware, 1)))
 }
 
 // singleNodeClients runs the relay over ModeSingle clients on the first
@@ -452,7 +452,7 @@ func singleNodeClients(ctx context.Context, b client.Backend, name string) check
 	GinkgoHelper()
 	rng := cfg.Rand(name)
 	_, relay := openRelay(ctx, b, client.ModeSingle, []string{cluster.Primaries()[0].Addr()}, "slotgate-sub-single-"+string(b), pubsub.Options{}, 0)
-	rec := traffic.NewSubscriptions(relay, traffic.NewClock())
+	rec := traffic.NewSubscriptions(relay, traffic.ClockOf(ctx))
 	topics := topicsOnEveryShard(ctx, rng, cluster, 1)
 	var targets []traffic.SubTarget
 	for _, t := range topics {

@@ -110,7 +110,7 @@ func pinnedTallies(ctx context.Context, b client.Backend, name string) (good, dr
 // migrate with an ASK hold. The call path's own count (re-sends plus
 // redirects it finally returned) is the observation; the servers'
 // errorstats bound it: the client library follows most redirects itself.
-func migratingTallies(ctx context.Context, b client.Backend, name string) (good, drop check.TelemetryRedirectTally, scraped check.TelemetryScrape, faults []report.FaultWindow) {
+func migratingTallies(ctx context.Context, b client.Backend, name string) (good, drop check.TelemetryRedirectTally, scraped check.TelemetryScrape, faults []fault.Window) {
 	GinkgoHelper()
 	s := scaleOf()
 	rng := cfg.Rand(name)
@@ -165,7 +165,7 @@ func migratingTallies(ctx context.Context, b client.Backend, name string) (good,
 			wg.Wait()
 			harness.MustConfirm(err, cfg.Seed)
 		}
-		faults = append(faults, report.FaultWindow{Fault: w.Fault, Target: w.Target, Start: w.Start, End: w.End})
+		faults = append(faults, w)
 	}
 	close(stop)
 	wg.Wait()
@@ -184,12 +184,12 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	pinned, pinnedDrop, pinnedScrape, pinnedSent := pinnedTallies(ctx, b, name+"/pinned")
 	migrating, migratingDrop, migratingScrape, faults := migratingTallies(ctx, b, name+"/migrating")
 	result := check.All("telemetry-redirects",
-		check.TelemetryRedirects(append(pinned, migrating), 1),
-		check.TelemetryExposed(pinnedScrape, []string{telemetry.CommandsName, telemetry.RedirectsName}, nodeAddrs(cluster)),
-		check.TelemetryExposed(migratingScrape, []string{telemetry.CommandsName, telemetry.SlotMapRefreshesName}, nodeAddrs(cluster)))
+		check.Judge(check.TelemetryRedirects, append(pinned, migrating), 1),
+		check.Judge(check.TelemetryExposed, pinnedScrape, []string{telemetry.CommandsName, telemetry.RedirectsName}, nodeAddrs(cluster)),
+		check.Judge(check.TelemetryExposed, migratingScrape, []string{telemetry.CommandsName, telemetry.SlotMapRefreshesName}, nodeAddrs(cluster)))
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Client = poolVersion(ctx, b)
-	ev.Faults = faults
+	ev.Faults = harness.Windows(faults...)
 	ev.Metrics = map[string]float64{
 		"pinned_moved_sent":             pinnedSent,
 		"pinned_moved_counted":          pinned[len(pinned)-1].Counted,
@@ -205,5 +205,5 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 		len(faults), migrating.ServerSent, b, migrating.Observed, 100*migrating.Observed/max(migrating.ServerSent, 1)))
 	By("negative control: the drop-redirects instrument over the same commands")
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant(string(telemetry.MutantDropRedirects), "an instrument that never counts a MOVED/ASK/TRYAGAIN reply: redirect storms during a migration stay invisible", check.TelemetryRedirects(append(pinnedDrop, migratingDrop), 1)))
+		harness.Variant(string(telemetry.MutantDropRedirects), "an instrument that never counts a MOVED/ASK/TRYAGAIN reply: redirect storms during a migration stay invisible", check.Judge(check.TelemetryRedirects, append(pinnedDrop, migratingDrop), 1)))
 }

@@ -393,7 +393,7 @@ func channelCounts(samples []check.TelemetrySample, delivered, unpublished, drop
 }
 
 func agreementOf(r *skewRun, run, fill, sub []check.TelemetrySample) check.Result {
-	return check.TelemetryAgrees(check.TelemetryAgreement{
+	return check.Judge(check.TelemetryAgrees, check.TelemetryAgreement{
 		Nodes:    nodeCounts(run, r.before, r.after),
 		Slots:    slotCounts(fill, r.slotKeys),
 		Channels: channelCounts(sub, r.delivered, r.unpublished, r.drops),
@@ -482,7 +482,7 @@ func hotSlot(ctx SpecContext, b client.Backend) report.Check {
 	r := skewOf(ctx, b)
 	ev := evidenceOf(ctx, b, r)
 	h := hotOf(r, r.goodRun, r.goodFill)
-	result := check.TelemetryHotSlot(h)
+	result := check.Judge(check.TelemetryHotSlot, h)
 	var total float64
 	for _, n := range h.ClientBySlot {
 		total += n
@@ -495,7 +495,7 @@ func hotSlot(ctx SpecContext, b client.Backend) report.Check {
 	}
 	sort.Strings(ev.Observed)
 	By("negative control: the whole-key-slot instrument over the same traffic")
-	whole := check.TelemetryHotSlot(hotOf(r, r.wholeRun, r.wholeFill))
+	whole := check.Judge(check.TelemetryHotSlot, hotOf(r, r.wholeRun, r.wholeFill))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
 		harness.Variant(string(telemetry.MutantWholeKeySlot), "an instrument that hashes the whole key, ignoring the hash tag: the hot tag's keys spread over many slots and the hot slot vanishes", whole))
 }
@@ -535,5 +535,5 @@ func exposedAtC(s check.TelemetryScrape) (all, atC check.Result, phase float64) 
 	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
 		atC = check.Result{Checker: "telemetry-phase", Status: check.Fail, Message: fmt.Sprintf("%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)}
 	}
-	return check.All("telemetry-exposed", check.TelemetryExposed(s, requiredFamilies, nodeAddrs(cluster)), atC), atC, phase
+	return check.All("telemetry-exposed", check.Judge(check.TelemetryExposed, s, requiredFamilies, nodeAddrs(cluster)), atC), atC, phase
 }

@@ -1,0 +1,164 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"github.com/slotgate/slotgate/history"
+)
+
+// replayable lists the pure checkers a scored check may be judged through
+// (Judge), so `slotgate check --from` can run each again on its stored
+// input. A checker joins by being listed; its arguments must survive a JSON
+// round trip (exported fields, no funcs or interfaces).
+var replayable = []any{
+	UndeclaredKeyHazard,
+	DrillDispatch, DrillAccounted, HaltsWithin,
+	FencingLinearizable, SingleAuthority, GenerationsIncrease, GuardsHold, FencingInvariants,
+	MarconiExactlyOnce, MarconiLossBudget, MarconiShadowEqual, MarconiPipelineErrors,
+	MarconiHotPathIO, MarconiSendsDelivered, MarconiStaleRoutes, MarconiHookTransitions,
+	MarconiCacheHealth, MarconiRehydrated, MarconiAuditLedger,
+	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,
+	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround,
+	NoErrors, RefusedWith,
+	PartitionDispatch, PartitionAccounted, PausedPodsFenced,
+	PresencePositional, NegotiatedProtocol, ReplyShapes,
+	BroadcastReachesAll, ShardConfined, PushDelivery,
+	ReadSide, PodValidates,
+	RegistryComplete, RegistryNoStale, RegistryAttested, RegistryBounded, RegistryErrorsOutside,
+	ReplicaReadsKept, ReplicaResynced,
+	RoutingAcknowledged, RoutingCounters, RoutingOnlyUnknown,
+	SlotMathAgrees, PairsShareSlot, StragglersDrained,
+	SubscriptionsDelivered, SubscriptionErrors,
+	TelemetryExposed, TelemetryAgrees, TelemetryHotSlot, TelemetryRedirects,
+}
+
+// allChecker is the name a combined result's call carries (All).
+const allChecker = "All"
+
+var registry = func() map[string]reflect.Value {
+	m := make(map[string]reflect.Value, len(replayable))
+	result := reflect.TypeOf(Result{})
+	for _, fn := range replayable {
+		v := reflect.ValueOf(fn)
+		t := v.Type()
+		if t.NumOut() != 1 || t.Out(0) != result || t.IsVariadic() {
+			panic(fmt.Sprintf("check: %s is not a replayable checker (want func(...) Result)", funcName(v)))
+		}
+		m[funcName(v)] = v
+	}
+	return m
+}()
+
+func funcName(v reflect.Value) string {
+	name := runtime.FuncForPC(v.Pointer()).Name()
+	return name[strings.LastIndex(name, ".")+1:]
+}
+
+// Judge runs the registered pure checker fn on args and returns its result
+// with the call that reached it (Result.Call), so the harness can persist
+// it and `slotgate check --from` can run it again. The checker also runs
+// on the arguments as they read back from JSON — exactly what the offline
+// re-check will see — and the call is kept only when both verdicts are
+// identical: an input JSON cannot carry (a NaN, a field it drops) leaves
+// the result as the direct call's, with no call (listed "not persisted"
+// offline), never a different verdict.
+func Judge(fn any, args ...any) Result {
+	v := reflect.ValueOf(fn)
+	if v.Kind() != reflect.Func {
+		return unknown("judge", "Judge(%T): not a checker function", fn)
+	}
+	direct, err := callDirect(v, args)
+	if err != nil {
+		return unknown(funcName(v), "%v", err)
+	}
+	name := funcName(v)
+	if _, ok := registry[name]; !ok {
+		return direct
+	}
+	call := history.Call{Checker: name, Input: make([]json.RawMessage, len(args))}
+	for i, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return direct
+		}
+		call.Input[i] = b
+	}
+	replayed, err := Replay(call)
+	if err != nil || !sameResult(direct, replayed) {
+		return direct
+	}
+	return replayed
+}
+
+// callDirect calls fn with args as given.
+func callDirect(fn reflect.Value, args []any) (Result, error) {
+	t := fn.Type()
+	if t.NumOut() != 1 || t.Out(0) != reflect.TypeOf(Result{}) || t.IsVariadic() || t.NumIn() != len(args) {
+		return Result{}, fmt.Errorf("Judge(%s): not a checker taking %d arguments", funcName(fn), len(args))
+	}
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		if a == nil {
+			in[i] = reflect.Zero(t.In(i))
+			continue
+		}
+		av := reflect.ValueOf(a)
+		if !av.Type().AssignableTo(t.In(i)) {
+			if !av.Type().ConvertibleTo(t.In(i)) {
+				return Result{}, fmt.Errorf("Judge(%s): argument %d is %s, want %s", funcName(fn), i, av.Type(), t.In(i))
+			}
+			av = av.Convert(t.In(i))
+		}
+		in[i] = av
+	}
+	return fn.Call(in)[0].Interface().(Result), nil
+}
+
+func sameResult(a, b Result) bool {
+	a.Call, b.Call, a.judged, b.judged = nil, nil, "", ""
+	return reflect.DeepEqual(a, b)
+}
+
+// Replay runs a stored call again: the checker it names on its decoded
+// input (for All, its parts first). The result carries the call.
+func Replay(c history.Call) (Result, error) {
+	if c.Checker == allChecker {
+		var name string
+		if len(c.Input) != 1 || json.Unmarshal(c.Input[0], &name) != nil {
+			return Result{}, fmt.Errorf("checker All: want its name as the one input")
+		}
+		parts := make([]Result, len(c.Parts))
+		for i, p := range c.Parts {
+			r, err := Replay(p)
+			if err != nil {
+				return Result{}, err
+			}
+			parts[i] = r
+		}
+		return All(name, parts...), nil
+	}
+	fn, ok := registry[c.Checker]
+	if !ok {
+		return Result{}, fmt.Errorf("checker %s is not registered for replay", c.Checker)
+	}
+	t := fn.Type()
+	if len(c.Input) != t.NumIn() {
+		return Result{}, fmt.Errorf("checker %s: %d inputs, want %d", c.Checker, len(c.Input), t.NumIn())
+	}
+	in := make([]reflect.Value, len(c.Input))
+	for i, raw := range c.Input {
+		p := reflect.New(t.In(i))
+		if err := json.Unmarshal(raw, p.Interface()); err != nil {
+			return Result{}, fmt.Errorf("checker %s: input %d: %w", c.Checker, i, err)
+		}
+		in[i] = p.Elem()
+	}
+	r := fn.Call(in)[0].Interface().(Result)
+	call := c
+	r.Call = &call
+	return r.sealed(), nil
+}

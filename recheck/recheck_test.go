@@ -1,0 +1,85 @@
+package recheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
+	"github.com/slotgate/slotgate/report"
+)
+
+// storeRun writes what a run writes: results.json and one history per
+// scenario, each holding the judgement behind its check.
+func storeRun(t *testing.T, dir string, outcomes []check.Outcome, extra report.Check) {
+	t.Helper()
+	ev := report.Evidence{Seed: 7, Observed: []string{"suite's own line"}}
+	result := check.Judge(check.NoErrors, outcomes, 1)
+	ctl := Control(report.ControlVariant, "pinned", "ignores MOVED", check.Judge(check.NoErrors, []check.Outcome{{Op: "set", ErrKind: "MOVED", Err: "MOVED 1 x"}}, 1))
+	ctl = NotExercised(ctl, "premise unmet")
+	ctl.Observed += " (kinds map[MOVED:1])"
+	self := Control(report.ControlSelfTest, "planted", "a planted error", check.Judge(check.NoErrors, []check.Outcome{{Op: "get", ErrKind: "network", Err: "EOF"}}, 1))
+	variant := Control(report.ControlVariant, "refused", "CROSSSLOT", check.Judge(check.NoErrors, []check.Outcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, 1))
+	c := Check(report.RowRouting, report.ColumnErrors, "routing/redirects/go-redis", result, ev, ctl, self, variant)
+	c.Evidence.Observed = append(c.Evidence.Observed, "a line after the result's")
+	rec := history.NewRecorder(c.Scenario, 7, nil)
+	rec.Fault(history.FaultWindow{Fault: "slot/migrate-1", Target: "n0→n1", Start: time.Millisecond, End: 5 * time.Millisecond})
+	rec.Judgement(Judgement(c))
+	if _, err := history.Write(filepath.Join(dir, HistoriesDir), rec.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	card := report.New(report.Meta{Seed: 7, StartedAt: time.Unix(0, 0).UTC()}, []report.Check{c, extra})
+	if _, err := report.WriteAll(dir, card); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFromDirReproducesAndFlips(t *testing.T) {
+	dir := t.TempDir()
+	ok := []check.Outcome{{Op: "set"}, {Op: "get"}}
+	unpersisted := report.Check{Row: report.RowRouting, Column: report.ColumnSilentlyWrong, Scenario: "routing/hand-built", Status: report.StatusPass, Message: "m",
+		Controls: []report.Control{{Name: "v", Kind: report.ControlVariant, Caught: true, Exercised: true}}}
+	storeRun(t, dir, ok, unpersisted)
+	o, _, err := FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Identical() || len(o.Reproduced) != 1 || len(o.NotPersisted) != 1 || o.CellsSame != 1 || o.CellsStored != 1 {
+		t.Fatalf("replay of an untouched run: %+v", o)
+	}
+
+	// Edit the stored history so the invariant breaks: an operation failed.
+	p := filepath.Join(dir, HistoriesDir, history.FileName("routing/redirects/go-redis"))
+	h, err := history.Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Judgements[0].Call.Input[0] = []byte(`[{"Op":"set","ErrKind":"CLUSTERDOWN","Err":"CLUSTERDOWN"}]`)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.Write(filepath.Join(dir, HistoriesDir), h); err != nil {
+		t.Fatal(err)
+	}
+	o, card, err := FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Identical() || len(o.CellsDiffer) != 1 || !strings.Contains(o.CellsDiffer[0], "routing/errors: stored pass") || !strings.Contains(o.CellsDiffer[0], "replayed fail") {
+		t.Fatalf("an edited history did not flip the cell: %+v", o)
+	}
+	for _, c := range card.Cells {
+		if c.Row == report.RowRouting && c.Column == report.ColumnErrors && c.Status != report.StatusFail {
+			t.Fatalf("rebuilt cell is %s", c.Status)
+		}
+	}
+}
+
+func TestFromDirBadInput(t *testing.T) {
+	if _, _, err := FromDir(t.TempDir()); err == nil {
+		t.Fatal("a directory without results.json was accepted")
+	}
+}
