@@ -272,25 +272,26 @@ func (q *Queue) Requeue(tenant string, items []Item) {
 
 // DiscardThrough drops queued entries of tenant up to and including off,
 // which the stream already holds (the writer's resume, §4.1 Restart). They
-// are not losses and are not counted as such. It returns how many it
-// dropped.
-func (q *Queue) DiscardThrough(tenant string, off Offset) int {
+// are not losses and are not counted as such. It returns what it
+// dropped, for the writer to announce as appended.
+func (q *Queue) DiscardThrough(tenant string, off Offset) []Item {
 	tq := q.lookup(tenant)
 	if tq == nil || off.Gen != q.gen {
-		return 0
+		return nil
 	}
 	tq.mu.Lock()
 	defer tq.mu.Unlock()
-	n := 0
+	var dropped []Item
 	for tq.items.len() > 0 && tq.items.at(0).Offset.Seq <= off.Seq {
-		tq.bytes -= tq.items.popFront().Size
-		n++
+		it := tq.items.popFront()
+		tq.bytes -= it.Size
+		dropped = append(dropped, it)
 	}
 	tq.publishLocked()
-	if n > 0 {
+	if len(dropped) > 0 {
 		tq.freedLocked()
 	}
-	return n
+	return dropped
 }
 
 // Ready is signalled when tenant's queue receives entries (buffered, one

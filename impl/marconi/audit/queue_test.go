@@ -227,10 +227,10 @@ func TestQueueRequeueAndResume(t *testing.T) {
 	for i := range 3 {
 		q.Offer(entry("t1", i))
 	}
-	if n := q.DiscardThrough("t1", Offset{Gen: q.Generation(), Seq: 7}); n != 2 {
+	if n := len(q.DiscardThrough("t1", Offset{Gen: q.Generation(), Seq: 7})); n != 2 {
 		t.Errorf("discarded %d, want seq 6 and 7", n)
 	}
-	if n := q.DiscardThrough("t1", Offset{Gen: "00000000000000000001", Seq: 99}); n != 0 {
+	if n := len(q.DiscardThrough("t1", Offset{Gen: "00000000000000000001", Seq: 99})); n != 0 {
 		t.Errorf("an offset of another generation discarded %d entries", n)
 	}
 	if got := seqs(q.Take("t1", 10)); fmt.Sprint(got) != "[8]" {

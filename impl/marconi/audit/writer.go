@@ -242,8 +242,8 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) (crashed bool) {
 		b.reset()
 		if w.o.Crash != nil && w.o.Crash(tenant, len(inflight)) {
 			// inflight goes back to the queue unsettled and unannounced,
-			// as a dead writer leaves it; its retry dedupes by offset and
-			// announces it then.
+			// as a dead writer leaves it; the next writer's resume drops
+			// it by offset and announces it then.
 			return true
 		}
 		tw.appended(inflight)
@@ -290,7 +290,11 @@ func (tw *tenantWriter) resume(ctx context.Context) {
 		return
 	}
 	if off, err := ParseOffset(s); err == nil {
-		tw.w.o.Queue.DiscardThrough(tw.tenant, off)
+		// What the offset covers is in the stream: a predecessor appended
+		// it and died before saying so (the crash hook, a stopped writer),
+		// so this writer announces it (OnAppended: the obligation becomes
+		// durable) as it drops it.
+		tw.appended(tw.w.o.Queue.DiscardThrough(tw.tenant, off))
 	}
 }
 
