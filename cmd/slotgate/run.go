@@ -33,9 +33,11 @@ Exits 0 when every selected row passes in both columns, 1 when the gate
 fails, 2 on bad input. Ctrl-C, SIGTERM or SIGHUP stop the run cleanly: every
 server is torn down, the report says INTERRUPTED, and the exit is 130. The
 run locks --out; a second run on the same directory exits 2 naming the first.
-MARCONI_* variables in the environment (spec 002 §8 flags, inherited by the
-Marconi suites) are checked first: a combination the spec forbids exits 2
-naming the rule.
+MARCONI_* variables in the environment (spec 002 §8 flags, as a deployment
+sets them) are checked first with the reference mesh's rules: a combination
+the spec forbids exits 2 naming the rule. They do not change what the rows
+test: each Marconi scenario sets its own flags (marconi-stage-flags walks
+every stage).
 
 Each suite package runs in its own Ginkgo process, up to --jobs at a time;
 the suites that measure time against a bound (failure drills, registry,
@@ -136,8 +138,9 @@ type plan struct {
 }
 
 // validateMarconiEnv refuses MARCONI_* flags that spec 002 §8 forbids
-// together (marconi.FlagRules), before any server starts: the suites
-// inherit the environment, and a forbidden combination is a usage error.
+// together (marconi.FlagRules), before any server starts: a deployment's
+// flag set checked the way the mesh would refuse it at start. The suites
+// set their own flags per scenario; the environment does not reach them.
 func validateMarconiEnv(getenv func(string) string, environ []string) error {
 	if !marconi.HasEnv(environ) {
 		return nil
