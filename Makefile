@@ -25,7 +25,7 @@ vet:
 test: deps vet build unit locality smoke
 
 unit:
-	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./model/... ./validate/... ./sizing/... ./cmd/... ./suites/harness/
+	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./model/... ./validate/... ./sizing/... ./cmd/... ./suites/harness/ ./history/... ./recheck/... ./runenv/... ./mutate/...
 
 # The locality validator over the reference implementation (spec 000 §Conformance, Locality contract).
 locality: build
