@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
 )
 
 // Profile selects durations and sizes; both profiles run the same code.
@@ -41,6 +42,11 @@ const (
 	// duration for every client role, or role=duration pairs (default
 	// DefaultHaltBudget).
 	EnvHaltBudget = "SLOTGATE_HALT_BUDGET"
+	// EnvScripts is a fencing script-set directory (a manifest.json and the
+	// .lua files it names; fencing.LoadScripts) the fencing rows run instead
+	// of the embedded scripts: `slotgate run --scripts DIR` and every
+	// mutant of `slotgate mutate` (default: impl's embedded set).
+	EnvScripts = "SLOTGATE_SCRIPTS"
 )
 
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).
@@ -67,6 +73,10 @@ type Config struct {
 	// HaltBudget bounds each client role's dispatch halt in the failure
 	// drills (EnvHaltBudget, --halt-budget).
 	HaltBudget HaltBudget
+	// Scripts is the fencing script set every row that builds a fencing
+	// directory runs (EnvScripts); never nil after ConfigFromEnv. Negative
+	// controls keep their own known-bad scripts.
+	Scripts *fencing.ScriptSet
 }
 
 // ConfigFromEnv reads the run configuration from the environment.
@@ -116,6 +126,12 @@ func ConfigFromEnv() (Config, error) {
 		return c, err
 	}
 	c.HaltBudget = b
+	c.Scripts = fencing.Embedded()
+	if v := os.Getenv(EnvScripts); v != "" {
+		if c.Scripts, err = fencing.LoadScripts(v); err != nil {
+			return c, fmt.Errorf("%w: %s: %w", ErrBadConfig, EnvScripts, err)
+		}
+	}
 	return c, nil
 }
 
@@ -266,4 +282,13 @@ func ParseHaltBudget(s string) (HaltBudget, error) {
 		}
 	}
 	return b, nil
+}
+
+// ScriptSet is the fencing script set of the run: c.Scripts, or impl's
+// embedded set for a Config not read from the environment.
+func (c Config) ScriptSet() *fencing.ScriptSet {
+	if c.Scripts == nil {
+		return fencing.Embedded()
+	}
+	return c.Scripts
 }

@@ -107,7 +107,7 @@ func readVerdict(d *readDivergence) string {
 func replayReads(ctx context.Context, pool client.Pool, m *model.Model, reachable *model.Graph, rule, scripts fencing.ReadMutant, prefix string, all bool) (int, *readDivergence) {
 	dirs := map[fencing.Phase]*fencing.Directory{}
 	for _, p := range fencing.Phases {
-		dirs[p] = fencing.New(pool, fencing.Options{Scripts: fencing.WithReadMutant(fencing.ForPhase(p), scripts), LeaseTTL: time.Hour})
+		dirs[p] = fencing.New(pool, fencing.Options{Scripts: fencing.WithReadMutant(cfg.ScriptSet().Phase(p), scripts), LeaseTTL: time.Hour})
 	}
 	rp := &replayer{pool: pool, prefix: prefix}
 	seen := map[model.Keyspace]bool{}

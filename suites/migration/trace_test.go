@@ -176,7 +176,7 @@ func newReplayer(pool client.Pool, mu fencing.MigrationMutant, prefix string) *r
 	for _, p := range fencing.Phases {
 		// An hour-long TTL: expiry is the model's explicit Expire (a DEL),
 		// never the clock, so the replay is deterministic.
-		r.dirs[p] = fencing.New(pool, fencing.Options{Scripts: fencing.ForPhaseMutant(p, mu), LeaseTTL: time.Hour})
+		r.dirs[p] = fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().PhaseMutant(p, mu), LeaseTTL: time.Hour})
 	}
 	return r
 }
@@ -391,10 +391,10 @@ func (r *replayer) apply(ctx context.Context, s fencing.Session, pre model.State
 		_, err := r.pool.Do(ctx, client.NewCmd("DEL", []string{fencing.NewKeys(s).Lease}))
 		return model.Effect{}, err
 	case model.Backfill:
-		_, err := fencing.Backfill(ctx, r.pool, []fencing.Session{s})
+		_, err := cfg.ScriptSet().Backfill(ctx, r.pool, []fencing.Session{s})
 		return model.Effect{}, err
 	case model.ReverseMerge:
-		_, err := fencing.ReverseMerge(ctx, r.pool, []fencing.Session{s})
+		_, err := cfg.ScriptSet().ReverseMerge(ctx, r.pool, []fencing.Session{s})
 		return model.Effect{}, err
 	}
 	return model.Effect{}, nil
