@@ -301,3 +301,13 @@ func (s *ScriptSet) Backfill(ctx context.Context, pool client.Pool, sessions []S
 func (s *ScriptSet) ReverseMerge(ctx context.Context, pool client.Pool, sessions []Session) (int, error) {
 	return mergeCounters(ctx, pool, s.script(MigrationPhase, OpReverseMerge), sessions, "reverse merge")
 }
+
+// EmbeddedFS is the embedded script directory (impl/fencing/lua, rooted at
+// its manifest.json), for tools that copy or mutate it.
+func EmbeddedFS() fs.FS {
+	sub, err := fs.Sub(luaFiles, "lua")
+	if err != nil {
+		panic(fmt.Sprintf("fencing: embedded scripts: %v", err))
+	}
+	return sub
+}
