@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -310,4 +311,33 @@ func EmbeddedFS() fs.FS {
 		panic(fmt.Sprintf("fencing: embedded scripts: %v", err))
 	}
 	return sub
+}
+
+// Text is the source of one of the set's scripts (an entry of Files).
+func (s *ScriptSet) Text(e ManifestEntry) string { return s.src[scriptKey{e.Phase, e.Op}].text }
+
+// WriteDir writes the set as a script-set directory (manifest.json and every
+// file), with replace[file] in place of a file's own source: a mutant's set,
+// or a complete copy of a set that fell back on the embedded scripts.
+func (s *ScriptSet) WriteDir(dir string, replace map[string]string) error {
+	m := Manifest{Name: s.Name}
+	for _, e := range s.Files() {
+		text := s.Text(e)
+		if r, ok := replace[e.File]; ok {
+			text = r
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(e.File))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("write script set: %w", err)
+		}
+		if err := os.WriteFile(dst, []byte(text), 0o644); err != nil {
+			return fmt.Errorf("write script set: %w", err)
+		}
+		m.Scripts = append(m.Scripts, e)
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write script set: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, ManifestName), append(b, '\n'), 0o644)
 }
