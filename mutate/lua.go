@@ -162,9 +162,9 @@ func (r *LuaRunner) args(dir, name string) RunArgs {
 }
 
 // Run runs one Lua mutant through the static validator and its rows.
-func (r *LuaRunner) Run(ctx context.Context, m Mutant) Result {
+func (r *LuaRunner) Run(ctx context.Context, m Mutant) (res Result) {
 	began := time.Now()
-	res := Result{Mutant: m, Status: Survived}
+	res = Result{Mutant: m, Status: Survived}
 	defer func() { res.Seconds = time.Since(began).Seconds() }()
 	if reason, ok := Equivalents[m.ID]; ok {
 		res.Status, res.Reason = Equivalent, reason
@@ -215,9 +215,6 @@ func (r *LuaRunner) Run(ctx context.Context, m Mutant) Result {
 		if res.Status == Killed && !r.Every {
 			return res
 		}
-	}
-	if res.Status == Killed && len(res.Kills) > 1 {
-		res.Kills = res.Kills[:len(res.Kills):len(res.Kills)]
 	}
 	return res
 }

@@ -67,6 +67,7 @@ type mutateFlags struct {
 	timeout                                    time.Duration
 	every                                      bool
 	list                                       bool
+	ids                                        string
 }
 
 // luaRows are the rows that can judge a Lua mutant.
@@ -87,6 +88,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.server, "server", "valkey-server", "server binary")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up on one suite run of one mutant after this long")
 	fs.BoolVar(&f.every, "every-row", false, "run every covering row on every mutant, also in smoke")
+	fs.StringVar(&f.ids, "id", "", "run only the mutants with these comma-separated `ids` (from --list or mutation.json; e.g. to re-run survivors after strengthening a row)")
 	fs.BoolVar(&f.list, "list", false, "list the mutants (id, operator, what changed) and exit without running them")
 	fs.Usage = func() { fmt.Fprint(stderr, mutateHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -167,7 +169,20 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 		generated += len(gm)
 		goMutants = gm
 	}
-	mutants = luamut.Sample(append(mutants, goMutants...), f.max, f.seed)
+	mutants = append(mutants, goMutants...)
+	if f.ids != "" {
+		want := strings.Split(f.ids, ",")
+		var picked []mutate.Mutant
+		for _, id := range want {
+			i := slices.IndexFunc(mutants, func(m mutate.Mutant) bool { return m.ID == strings.TrimSpace(id) })
+			if i < 0 {
+				return 0, fmt.Errorf("%w: --id %s: no such mutant (slotgate mutate --list shows them)", errUsage, id)
+			}
+			picked = append(picked, mutants[i])
+		}
+		mutants, f.max = picked, 0
+	}
+	mutants = luamut.Sample(mutants, f.max, f.seed)
 	if f.list {
 		for _, m := range mutants {
 			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n", m.ID, m.Operator, m.Desc, joinRows(m.Rows))

@@ -45,9 +45,9 @@ func generateGo(root string, rows []report.RowID, seed int64) ([]mutate.Mutant, 
 	return out, nil
 }
 
-func runGo(ctx context.Context, root string, m mutate.Mutant, profile, outDir string, log io.Writer) mutate.Result {
+func runGo(ctx context.Context, root string, m mutate.Mutant, profile, outDir string, log io.Writer) (res mutate.Result) {
 	began := time.Now()
-	res := mutate.Result{Mutant: m, Status: mutate.Survived, Ran: m.Rows}
+	res = mutate.Result{Mutant: m, Status: mutate.Survived, Ran: m.Rows}
 	defer func() { res.Seconds = time.Since(began).Seconds() }()
 	if reason, ok := mutate.Equivalents[m.ID]; ok {
 		res.Status, res.Reason = mutate.Equivalent, reason
