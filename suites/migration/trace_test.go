@@ -364,6 +364,50 @@ func (r *replayer) transitions(ctx context.Context, m *model.Model, reachable *m
 	return len(seen), first
 }
 
+// guardProbe probes the owner+generation guards of phase's renew and
+// release (spec 000 §Per-phase operation table: "owner+generation
+// guarded") right after owner acquired at gen: a renew or release naming
+// another owner or another generation is a no-op; the owner's own renew
+// succeeds and its release frees the lease, which is then restored as it
+// was, so the step's keyspace comparison is unchanged. The model has no
+// renew or release action (neither issues anything; a lease ends by Expire),
+// so without these probes a renew that never renews, or a release that frees
+// whatever it finds, replays in step with the model — `slotgate mutate`
+// found exactly those survivors (issue 14).
+func (r *replayer) guardProbe(ctx context.Context, phase fencing.Phase, s fencing.Session, pre model.State, pod int, gen int64) error {
+	d, owner := r.dirs[phase], model.PodName(pod)
+	for _, bad := range []struct {
+		owner string
+		gen   int64
+	}{{owner + "-other", gen}, {owner, gen + 1}, {owner, gen - 1}} {
+		if bad.owner == owner && (pre.Old == model.Lease{Owner: pod, Gen: int(bad.gen)} || pre.New == model.Lease{Owner: pod, Gen: int(bad.gen)}) {
+			continue // the pod's own older lease in the other keyspace: not a wrong name
+		}
+		if ok, err := d.Renew(ctx, s, bad.owner, bad.gen); err != nil || ok {
+			return fmt.Errorf("guard probe (%s): renew as %s at gen %d of %s's lease at gen %d: renewed=%v, err=%v", phase, bad.owner, bad.gen, owner, gen, ok, err)
+		}
+		if ok, err := d.Release(ctx, s, bad.owner, bad.gen); err != nil || ok {
+			return fmt.Errorf("guard probe (%s): release as %s at gen %d of %s's lease at gen %d: released=%v, err=%v", phase, bad.owner, bad.gen, owner, gen, ok, err)
+		}
+	}
+	if ok, err := d.Renew(ctx, s, owner, gen); err != nil || !ok {
+		return fmt.Errorf("guard probe (%s): %s's renew of its own live lease at gen %d: renewed=%v, err=%v", phase, owner, gen, ok, err)
+	}
+	lease := fencing.NewKeys(s).Lease
+	if phase == fencing.O || phase == fencing.A { // O and A hold the lease on the old key
+		lease = fencing.OldKeys(s).Lease
+	}
+	if ok, err := d.Release(ctx, s, owner, gen); err != nil || !ok {
+		return fmt.Errorf("guard probe (%s): %s's release of its own live lease at gen %d: released=%v, err=%v", phase, owner, gen, ok, err)
+	}
+	reply, err := r.pool.Do(ctx, client.NewCmd("EXISTS", []string{lease}))
+	if n, cerr := client.AsInt64(reply); err != nil || cerr != nil || n != 0 {
+		return fmt.Errorf("guard probe (%s): %s still exists (%v) after its owner released it, err=%v", phase, lease, reply, errors.Join(err, cerr))
+	}
+	_, err = r.pool.Do(ctx, client.Cmd{Prefix: []string{"SET"}, Keys: []string{lease}, Args: []string{strconv.FormatInt(gen, 10) + ":" + owner, "PX", strconv.FormatInt(time.Hour.Milliseconds(), 10)}})
+	return err
+}
+
 // apply runs action a of the model on the real node: the actor's phase
 // script for Acquire, B's renew for MigrateB, a DEL for lease loss, the
 // real backfill and reverse merge. Fleet, gate and mode steps touch no key.
@@ -371,12 +415,13 @@ func (r *replayer) apply(ctx context.Context, s fencing.Session, pre model.State
 	owner := model.PodName(a.Pod)
 	switch a.Kind {
 	case model.Acquire:
-		got, err := r.dirs[pre.Pods[a.Pod-1]].Acquire(ctx, s, owner)
+		phase := pre.Pods[a.Pod-1]
+		got, err := r.dirs[phase].Acquire(ctx, s, owner)
 		if err != nil {
 			return model.Effect{}, err
 		}
 		if got.OK {
-			return model.Effect{Acquired: true, Gen: int(got.Generation)}, nil
+			return model.Effect{Acquired: true, Gen: int(got.Generation)}, r.guardProbe(ctx, phase, s, pre, a.Pod, got.Generation)
 		}
 		return model.Effect{Held: true, Gen: int(got.Holder.Generation)}, nil
 	case model.MigrateB:
