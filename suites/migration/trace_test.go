@@ -134,6 +134,25 @@ func traceConformance(ctx SpecContext) report.Check {
 		controls = append(controls, ctl)
 	}
 
+	// The guard probes' own controls: C scripts whose renew or release
+	// guard is broken change no key along any model action, so only the
+	// probes can see them (regression of the slotgate mutate survivors).
+	for _, gm := range []fencing.Mutant{fencing.MutantRenewIgnoresGeneration, fencing.MutantReleaseUnguarded} {
+		scripts, err := fencing.WithPauseMutant(gm)
+		if err != nil {
+			scripts, err = fencing.WithMutant(gm)
+		}
+		Expect(err).NotTo(HaveOccurred())
+		bad := newReplayer(pool, fencing.MutantNone, fmt.Sprintf("tg%s%x", gm, rng.Uint32()))
+		bad.dirs[fencing.C] = fencing.New(pool, fencing.Options{Scripts: scripts, LeaseTTL: time.Hour})
+		_, d := bad.transitions(ctx, correct, reachable, false)
+		r := check.Result{Status: check.Pass, Message: "the correct model and the " + string(gm) + " C scripts agree on every transition"}
+		if d != nil {
+			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged after %d steps: %s", len(d.trace.Steps), d.summary())}
+		}
+		controls = append(controls, harness.Variant(string(gm)+"-guard-probe", "C "+string(gm)+": the owner+generation guard of renew/release broken, no key written differently along any model action; the guard probes after each acquire must see it", r))
+	}
+
 	total := seqSteps + walkSteps
 	ev.Observed = append(ev.Observed,
 		fmt.Sprintf("%d action sequences of length %d (%d steps), %d random walks (%d steps), %d distinct keyspace transitions of %d reachable states", seqs, sz.depth, seqSteps, sz.walks, walkSteps, edges, len(reachable.States)),
