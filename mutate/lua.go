@@ -138,15 +138,25 @@ func (r *LuaRunner) Baseline(ctx context.Context, rows []report.RowID, progress 
 	defer os.RemoveAll(dir)
 	for _, row := range rows {
 		for _, st := range LuaStages(row) {
-			began := time.Now()
-			card, err := r.Suites.Run(ctx, st, r.args(dir, "baseline"))
-			if err != nil {
-				return fmt.Errorf("baseline %s: %w", st, err)
+			// Two attempts: a fault the harness could not confirm on a
+			// loaded runner (inconclusive) is the harness's, not the
+			// scripts'; a second failure stops the run.
+			var bad []string
+			for attempt := 1; attempt <= 2; attempt++ {
+				began := time.Now()
+				card, err := r.Suites.Run(ctx, st, r.args(dir, "baseline"))
+				if err != nil {
+					return fmt.Errorf("baseline %s: %w", st, err)
+				}
+				if bad = Failing(card); len(bad) == 0 {
+					progress(fmt.Sprintf("baseline %s passed in %s", st, time.Since(began).Round(100*time.Millisecond)))
+					break
+				}
+				progress(fmt.Sprintf("baseline %s attempt %d did not pass (%s)", st, attempt, bad[0]))
 			}
-			if bad := Failing(card); len(bad) > 0 {
+			if len(bad) > 0 {
 				return fmt.Errorf("baseline %s does not pass with the unmutated scripts, so no kill could be trusted:\n  %s", st, strings.Join(bad, "\n  "))
 			}
-			progress(fmt.Sprintf("baseline %s passed in %s", st, time.Since(began).Round(100*time.Millisecond)))
 		}
 	}
 	return nil
@@ -210,6 +220,12 @@ func (r *LuaRunner) Run(ctx context.Context, m Mutant) (res Result) {
 			if k, ok := Killer(card, st.Rows); ok {
 				record(k)
 				break // the row killed it; its later stages add nothing
+			}
+			if bad := Failing(card); len(bad) > 0 && res.Status != Killed {
+				// Not killed, but not judged either (a fault not
+				// confirmed, a suite timeout): no survivor claim.
+				res.Status, res.Reason = Error, "run not conclusive: "+bad[0]
+				return res
 			}
 		}
 		if res.Status == Killed && !r.Every {

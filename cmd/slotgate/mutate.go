@@ -86,7 +86,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the sample and of every suite run")
 	fs.Float64Var(&f.minKill, "min-kill", 0.9, "exit 0 only when killed / (killed + survived) is at least this")
 	fs.StringVar(&f.server, "server", "valkey-server", "server binary")
-	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up on one suite run of one mutant after this long")
+	fs.DurationVar(&f.timeout, "timeout", 3*time.Minute, "give up on one suite run of one mutant after this long")
 	fs.BoolVar(&f.every, "every-row", false, "run every covering row on every mutant, also in smoke")
 	fs.StringVar(&f.ids, "id", "", "run only the mutants with these comma-separated `ids` (from --list or mutation.json; e.g. to re-run survivors after strengthening a row)")
 	fs.BoolVar(&f.list, "list", false, "list the mutants (id, operator, what changed) and exit without running them")
