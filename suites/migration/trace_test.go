@@ -395,6 +395,25 @@ func (r *replayer) transitions(ctx context.Context, m *model.Model, reachable *m
 // found exactly those survivors (issue 14).
 func (r *replayer) guardProbe(ctx context.Context, phase fencing.Phase, s fencing.Session, pre model.State, pod int, gen int64) error {
 	d, owner := r.dirs[phase], model.PodName(pod)
+	lease := fencing.NewKeys(s).Lease
+	if phase == fencing.O || phase == fencing.A { // O and A hold the lease on the old key
+		lease = fencing.OldKeys(s).Lease
+	}
+	// The lease TTL the scripts were given (the replayer's hour): a lease
+	// just set or renewed has more than half of it left and never more —
+	// a TTL scaled, or dropped (PTTL -1), breaks the lease's expiry, which
+	// the model takes as given (Expire).
+	ttl := func(after string) error {
+		reply, err := r.pool.Do(ctx, client.NewCmd("PTTL", []string{lease}))
+		ms, cerr := client.AsInt64(reply)
+		if full := time.Hour.Milliseconds(); err != nil || cerr != nil || ms <= full/2 || ms > full {
+			return fmt.Errorf("guard probe (%s): after %s, %s has PTTL %v ms, want within (%d, %d] (err %v)", phase, after, lease, reply, full/2, full, errors.Join(err, cerr))
+		}
+		return nil
+	}
+	if err := ttl("the acquire"); err != nil {
+		return err
+	}
 	for _, bad := range []struct {
 		owner string
 		gen   int64
@@ -412,9 +431,8 @@ func (r *replayer) guardProbe(ctx context.Context, phase fencing.Phase, s fencin
 	if ok, err := d.Renew(ctx, s, owner, gen); err != nil || !ok {
 		return fmt.Errorf("guard probe (%s): %s's renew of its own live lease at gen %d: renewed=%v, err=%v", phase, owner, gen, ok, err)
 	}
-	lease := fencing.NewKeys(s).Lease
-	if phase == fencing.O || phase == fencing.A { // O and A hold the lease on the old key
-		lease = fencing.OldKeys(s).Lease
+	if err := ttl("the owner's renew"); err != nil {
+		return err
 	}
 	if ok, err := d.Release(ctx, s, owner, gen); err != nil || !ok {
 		return fmt.Errorf("guard probe (%s): %s's release of its own live lease at gen %d: released=%v, err=%v", phase, owner, gen, ok, err)
