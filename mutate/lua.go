@@ -221,6 +221,16 @@ func (r *LuaRunner) Run(ctx context.Context, m Mutant) (res Result) {
 				record(k)
 				break // the row killed it; its later stages add nothing
 			}
+			for _, c := range card.Cells {
+				for _, ch := range c.Checks {
+					if ch.Status == report.StatusUnknown && res.Reason == "" {
+						// Undecided is no kill (the gate fails it as blind,
+						// but a loaded runner can make a check undecided
+						// too); the survivor carries it for triage.
+						res.Reason = "a check went undecided (blind): " + ch.Scenario + ": " + oneLine(ch.Message, 200)
+					}
+				}
+			}
 			if bad := Failing(card); len(bad) > 0 && res.Status != Killed {
 				// Not killed, but not judged either (a fault not
 				// confirmed, a suite timeout): no survivor claim.

@@ -130,7 +130,7 @@ Total {{secs .Meta.Seconds}} (build {{secs .Meta.BuildSeconds}}, baseline {{secs
 <table><tr><th>group</th><th>mutants</th><th>killed</th><th>survived</th><th>equivalent</th><th>errors</th><th>kill rate</th></tr>
 {{range .Summary.ByGroup}}<tr><td>{{.Name}}</td><td>{{.Mutants}}</td><td>{{.Killed}}</td><td>{{.Survived}}</td><td>{{.Equivalent}}</td><td>{{.Errors}}</td><td>{{pct .KillRate}}</td></tr>{{end}}</table>
 <h2>Survivors</h2>
-{{range .Results}}{{if eq .Status "survived"}}<div><p class="survived">{{.ID}} — {{.Operator}}: {{.Desc}} ({{.File}}:{{.Line}}{{if .Func}} {{.Func}}{{end}}) — ran by {{rows .Ran}}</p><pre>{{.Diff}}</pre></div>{{end}}{{else}}<p>none</p>{{end}}
+{{range .Results}}{{if eq .Status "survived"}}<div><p class="survived">{{.ID}} — {{.Operator}}: {{.Desc}} ({{.File}}:{{.Line}}{{if .Func}} {{.Func}}{{end}}) — ran by {{rows .Ran}}{{if .Reason}}; {{.Reason}}{{end}}</p><pre>{{.Diff}}</pre></div>{{end}}{{else}}<p>none</p>{{end}}
 <h2>Equivalent</h2>
 {{range .Results}}{{if eq .Status "equivalent"}}<details><summary class="equivalent">{{.ID}} — {{.Desc}}: {{.Reason}}</summary><pre>{{.Diff}}</pre></details>{{end}}{{end}}
 <h2>Errors</h2>

@@ -342,6 +342,9 @@ func progress(w io.Writer, i, n int, r mutate.Result) {
 		line += " — killed by " + r.Killer.String()
 	case mutate.Survived:
 		line += " — SURVIVED (ran by " + joinRows(r.Ran) + ")"
+		if r.Reason != "" {
+			line += "; " + r.Reason
+		}
 	default:
 		line += " — " + string(r.Status) + ": " + r.Reason
 	}
