@@ -221,7 +221,18 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	defer os.RemoveAll(work)
 
-	meta := mutate.Meta{StartedAt: started, Profile: string(profile), Seed: f.seed, Rows: rows, Kinds: kinds,
+	var covered []report.RowID // the rows that run a sampled mutant (--row may name more)
+	if slices.Contains(kinds, mutate.KindLua) {
+		covered = append(covered, report.RowLocality) // its static validator judges every Lua mutant
+	}
+	for _, m := range mutants {
+		for _, r := range m.Rows {
+			if !slices.Contains(covered, r) {
+				covered = append(covered, r)
+			}
+		}
+	}
+	meta := mutate.Meta{StartedAt: started, Profile: string(profile), Seed: f.seed, Rows: covered, Kinds: kinds,
 		Scripts: set.Name, Generated: generated, Max: f.max, MinKill: f.minKill, CommandLine: strings.Join(os.Args, " ")}
 	if set.Dir != "" {
 		meta.Scripts += " (" + set.Dir + ")"
