@@ -81,12 +81,11 @@ func (m Mutant) Group() string {
 
 // Kill names the check that killed a mutant.
 type Kill struct {
-	Row      report.RowID  `json:"row"`
-	Column   report.Column `json:"column"`
-	Check    string        `json:"check"` // the scenario, e.g. fencing-scripts/read-side/go-redis
-	Status   report.Status `json:"status"`
-	Message  string        `json:"message"`
-	Scenario string        `json:"-"`
+	Row     report.RowID  `json:"row"`
+	Column  report.Column `json:"column"`
+	Check   string        `json:"check"` // the scenario, e.g. fencing-scripts/read-side/go-redis
+	Status  report.Status `json:"status"`
+	Message string        `json:"message"`
 }
 
 func (k Kill) String() string {

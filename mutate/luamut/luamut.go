@@ -25,22 +25,24 @@ import (
 type Operator string
 
 const (
-	OpRelational    Operator = "relational" // == ~= < <= > >= swapped
-	OpPlusOne       Operator = "plus-one"   // + 1 → + 0 / + 2
-	OpDropGuard     Operator = "drop-guard" // if … then … return … end removed
-	OpSwapKeys      Operator = "swap-keys"  // KEYS[i] → KEYS[j]
-	OpKeyFromArgv   Operator = "key-argv"   // a declared key replaced by ARGV[1]
-	OpKeyConcat     Operator = "key-concat" // KEYS[i] built by concatenation (same value, undeclared)
-	OpTTL           Operator = "ttl"        // PX / PEXPIRE TTL ×10, ÷10, or dropped
-	OpDropCall      Operator = "drop-call"  // a redis.call removed (statement) or replaced by false
-	OpNone          Operator = ""           // unset
-	numOperators             = 8            // for tests
-	maxDiffContext           = 2            // lines of context in a mutant's diff
-	argvKey                  = "ARGV[1]"    // the undeclared key of OpKeyFromArgv
-	concatSuffix             = " .. ''"     // the concatenation of OpKeyConcat
-	dropCallValue            = "false"      // a dropped redis.call in an expression
-	ttlScaleUp               = " * 10"      // OpTTL longer
-	ttlScaleDownFmt          = "math.floor(%s / 10)"
+	OpRelational  Operator = "relational" // == ~= < <= > >= swapped
+	OpPlusOne     Operator = "plus-one"   // + 1 → + 0 / + 2
+	OpDropGuard   Operator = "drop-guard" // if … then … return … end removed
+	OpSwapKeys    Operator = "swap-keys"  // KEYS[i] → KEYS[j]
+	OpKeyFromArgv Operator = "key-argv"   // a declared key replaced by ARGV[1]
+	OpKeyConcat   Operator = "key-concat" // KEYS[i] built by concatenation (same value, undeclared)
+	OpTTL         Operator = "ttl"        // PX / PEXPIRE TTL ×10, ÷10, or dropped
+	OpDropCall    Operator = "drop-call"  // a redis.call removed (statement) or replaced by false
+)
+
+// The edits' fixed texts.
+const (
+	maxDiffContext  = 2         // lines of context in a mutant's diff
+	argvKey         = "ARGV[1]" // the undeclared key of OpKeyFromArgv
+	concatSuffix    = " .. ''"  // the concatenation of OpKeyConcat
+	dropCallValue   = "false"   // a dropped redis.call in an expression
+	ttlScaleUp      = " * 10"   // OpTTL longer
+	ttlScaleDownFmt = "math.floor(%s / 10)"
 )
 
 // Mutant is one mutated script.
