@@ -118,7 +118,7 @@ func Killer(card *report.Scorecard, rows []report.RowID) (Kill, bool) {
 		}
 		for _, ch := range c.Checks {
 			if ch.Status == report.StatusFail {
-				return Kill{Row: ch.Row, Column: ch.Column, Check: ch.Scenario, Status: ch.Status, Message: oneLine(ch.Message, 300)}, true
+				return Kill{Row: ch.Row, Column: ch.Column, Check: scenarioName(ch.Scenario), Status: ch.Status, Message: oneLine(ch.Message, 300)}, true
 			}
 		}
 	}
@@ -130,6 +130,19 @@ func Killer(card *report.Scorecard, rows []report.RowID) (Kill, bool) {
 		}
 	}
 	return Kill{}, false
+}
+
+// scenarioName shortens the spec text FromGinkgo gives a scenario that
+// crashed before recording its check ("<container> <name> [row · col] — spec")
+// to its name, marked as crashed (an assertion inside the scenario failed:
+// the mutant made an operation fail loudly).
+func scenarioName(s string) string {
+	head, _, found := strings.Cut(s, " [")
+	if !found {
+		return s
+	}
+	f := strings.Fields(head)
+	return f[len(f)-1] + " (scenario failed before its check)"
 }
 
 // Failing lists the failing checks of a scorecard: a baseline with any is

@@ -23,6 +23,9 @@ func TestKillerTakesTheFirstFailingCheckOfTheRows(t *testing.T) {
 	if !ok || k.Check != "fencing-migration/trace-conformance" || k.Column != report.ColumnSilentlyWrong || k.Message != "diverged at step 3" {
 		t.Fatalf("killer %+v %v", k, ok)
 	}
+	if got := scenarioName("fencing-scripts fencing-scripts/script-ops/go-redis [fencing-scripts · errors] — tagged scripts run"); got != "fencing-scripts/script-ops/go-redis (scenario failed before its check)" {
+		t.Fatalf("crashed scenario name %q", got)
+	}
 	if got := Failing(card); len(got) != 1 {
 		t.Fatalf("failing %v", got)
 	}
