@@ -6,7 +6,7 @@ GO    ?= go
 OUT   ?= slotgate-report
 ARGS  ?=
 
-.PHONY: all deps build test unit locality smoke conformance stability bench size images containers vet fmt clean
+.PHONY: all deps build test unit locality smoke conformance stability mutate bench size images containers vet fmt clean
 
 all: build
 
@@ -45,6 +45,12 @@ ROWS ?=
 stability: build
 	./bin/slotgate stability --runs $(N) --profile smoke --out $(OUT)-stability $(if $(ROWS),--row $(ROWS))
 
+# Mutation testing (README "Mutation testing"): mutants of the fencing scripts
+# (and impl's Go with -tags gomut) through the rows that cover them; a kill rate.
+# Not part of make test. make mutate ARGS="--max 80 --seed 3"
+mutate: build
+	./bin/slotgate mutate --profile smoke --out $(OUT)-mutation $(ARGS)
+
 # Local images from the host's Debian packages (no registry needed), and the
 # smoke profile on the container provider (testcontainers; Docker required).
 images:
@@ -65,4 +71,4 @@ bench:
 	$(GO) test -run '^$$' -bench RenewVsRawEvalSHA -benchtime 2000x ./impl/fencing
 
 clean:
-	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-sizing $(OUT)-containers $(OUT)-stability
+	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-mutation $(OUT)-sizing $(OUT)-containers $(OUT)-stability

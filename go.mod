@@ -19,6 +19,7 @@ require (
 	github.com/rs/zerolog v1.33.0
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/valkey-io/valkey-go v1.0.79
+	github.com/yuin/gopher-lua v1.1.2
 )
 
 require (

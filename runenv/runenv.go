@@ -43,6 +43,11 @@ const (
 	// EnvOut is the run's out directory: each scenario writes its history
 	// under <out>/histories (unset: histories are not stored).
 	EnvOut = "SLOTGATE_OUT"
+	// EnvScripts is a fencing script-set directory (a manifest.json and the
+	// .lua files it names; fencing.LoadScripts) the fencing rows run instead
+	// of the embedded scripts: `slotgate run --scripts DIR` and every
+	// mutant of `slotgate mutate` (default: impl's embedded set).
+	EnvScripts = "SLOTGATE_SCRIPTS"
 )
 
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).

@@ -57,7 +57,10 @@ type FleetOptions struct {
 	// Scripts, when set, gives each phase's scripts instead (a negative
 	// control's known-bad variant of one phase); Mutant is then ignored.
 	Scripts func(fencing.Phase) fencing.Scripts
-	Seed    uint64
+	// Set is the script set the pods run (nil: impl's embedded set);
+	// Mutant and ReadMutant are applied over it.
+	Set  *fencing.ScriptSet
+	Seed uint64
 }
 
 // Fleet is a set of simulated relay pods running the fencing directory
@@ -131,8 +134,15 @@ func NewFleet(ctx context.Context, opts FleetOptions, clock *Clock, phase fencin
 	return f, nil
 }
 
+func (f *Fleet) set() *fencing.ScriptSet {
+	if f.opts.Set == nil {
+		return fencing.Embedded()
+	}
+	return f.opts.Set
+}
+
 func (f *Fleet) directory(p *Pod, phase fencing.Phase) *fencing.Directory {
-	scripts := fencing.ForPhaseMutant(phase, f.opts.Mutant)
+	scripts := f.set().PhaseMutant(phase, f.opts.Mutant)
 	if f.opts.Scripts != nil {
 		scripts = f.opts.Scripts(phase)
 	}

@@ -120,6 +120,9 @@ type Operator struct {
 	// Admin is a pool on the standalone node for SCAN counts, backfill and
 	// reverse merge (the operator's own path, not a pod link).
 	Admin client.Pool
+	// Scripts is the set whose backfill and reverse merge run (nil: the
+	// fleet's set).
+	Scripts *fencing.ScriptSet
 	// Roll is the per-pod interval of a rolling update; Poll how often the
 	// fleet and node are observed while a refused condition persists;
 	// Timeout bounds a wait for the condition.
@@ -302,7 +305,7 @@ func (o *Operator) Backfill(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return fencing.Backfill(ctx, o.Admin, sessions)
+	return o.scripts().Backfill(ctx, o.Admin, sessions)
 }
 
 // ReverseMerge waits for the gate to allow the reverse max-merge, then
@@ -315,7 +318,14 @@ func (o *Operator) ReverseMerge(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return fencing.ReverseMerge(ctx, o.Admin, sessions)
+	return o.scripts().ReverseMerge(ctx, o.Admin, sessions)
+}
+
+func (o *Operator) scripts() *fencing.ScriptSet {
+	if o.Scripts != nil {
+		return o.Scripts
+	}
+	return o.Fleet.set()
 }
 
 // EnterCompatible waits for the gate to open the G3 door.

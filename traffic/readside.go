@@ -299,7 +299,7 @@ func (p *ReadProbe) loop(ctx context.Context, lane Lane, sessions []fencing.Sess
 			scripts[phase] = map[fencing.ReadMutant]fencing.Scripts{}
 			for _, m := range p.opts.Variants {
 				if m.Applies(phase) {
-					scripts[phase][m] = fencing.WithReadMutant(fencing.ForPhase(phase), m)
+					scripts[phase][m] = fencing.WithReadMutant(p.f.set().Phase(phase), m)
 				}
 			}
 		}

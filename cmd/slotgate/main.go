@@ -36,6 +36,7 @@ through its one-way doors, by running the G2 conformance matrix (spec 000
 Usage:
   slotgate run    [flags]   run the suites, print the scorecard, write the report
   slotgate stability [flags] run the rows N times with fresh seeds: flip table, non-pass cells, replays
+  slotgate mutate [flags]   mutants of the implementation (fencing Lua, impl Go) through the rows: kill rate per row
   slotgate report [flags]   re-render the report from a stored results.json
   slotgate check --from DIR re-run the pure checkers on a run's stored histories, offline; diff the scorecard
   slotgate rows             list the rows, the spec section each enforces, and its topology
@@ -81,6 +82,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			return code
 		}
+	case "mutate":
+		var code int
+		code, err = cmdMutate(args[1:], stdout, stderr)
+		if err == nil {
+			return code
+		}
 	case "report":
 		err = cmdReport(args[1:], stdout, stderr)
 	case "check":
@@ -106,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topHelp)
 		return exitPass
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want run, stability, report, check, rows, model, validate, size, preflight or help)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want run, stability, mutate, report, check, rows, model, validate, size, preflight or help)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/runenv"
@@ -75,6 +76,7 @@ type runFlags struct {
 	haltBudget string        // --halt-budget: runenv.ParseHaltBudget
 	jobs       int           // --jobs: suites at a time (schedule.go)
 	shard      string        // --shard i/n (shard.go)
+	scripts    string        // --scripts DIR: a fencing script set (fencing.LoadScripts)
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -96,6 +98,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
 	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that measures time against a bound (failure drills, registry, Marconi) always runs alone (default: one per core)")
 	fs.StringVar(&f.shard, "shard", "", "run shard `i/n` of the selected rows' suites (a deterministic split balanced by recorded wall time); merge the shards with slotgate report --merge")
+	fs.StringVar(&f.scripts, "scripts", "", "run the fencing rows against the fencing script set in `DIR` (a manifest.json mapping each .lua file to its operation and phase; README, Bring your own scripts) instead of impl's embedded scripts; the locality row validates it too")
 	f.external.register(fs)
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -135,6 +138,8 @@ type plan struct {
 	// whole run's rows (rows, run and packages are this shard's).
 	shardOf   *shardSpec
 	requested []report.RowID
+
+	scriptSet *fencing.ScriptSet // --scripts, loaded
 }
 
 // validateMarconiEnv refuses MARCONI_* flags that spec 002 §8 forbids
@@ -248,6 +253,16 @@ func validate(f runFlags) (plan, error) {
 	}
 	if p.root, err = moduleRoot(); err != nil {
 		return p, err
+	}
+	if f.scripts != "" {
+		if p.scripts, err = filepath.Abs(f.scripts); err != nil {
+			return p, fmt.Errorf("%w: --scripts %s: %v", errUsage, f.scripts, err)
+		}
+		set, err := fencing.LoadScripts(p.scripts)
+		if err != nil {
+			return p, fmt.Errorf("%w: --scripts: %v", errUsage, err)
+		}
+		p.scriptSet = set
 	}
 	if p.timeout == 0 {
 		p.timeout = 60 * time.Minute
@@ -395,6 +410,12 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	for _, s := range p.servers {
 		fmt.Fprintf(stdout, "slotgate: target %s\n", s)
 	}
+	if s := p.scriptSet; s != nil {
+		fmt.Fprintf(stdout, "slotgate: fencing scripts %q from %s (%d files)\n", s.Name, s.Dir, len(s.Files()))
+		if len(s.Fallback) > 0 {
+			fmt.Fprintf(stdout, "slotgate: the manifest leaves out %s: the embedded scripts stand in there\n", strings.Join(s.Fallback, ", "))
+		}
+	}
 	removeReports(out)
 
 	// One ginkgo per suite package, each with its own JSON report, up to
@@ -410,6 +431,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		runenv.EnvProvider+"="+string(p.provider),
 		runenv.EnvHaltBudget+"="+p.haltBudget,
 		runenv.EnvOut+"="+out,
+		runenv.EnvScripts+"="+p.scripts,
 		// The suite processes watch slotgate and tear down if it is
 		// SIGKILLed (fixtures/owner.go); ginkgo itself dies with it.
 		fixtures.EnvOwner+"="+fixtures.OwnerStamp(),

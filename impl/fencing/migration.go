@@ -8,24 +8,19 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 )
 
-var (
-	backfillScript     = mustScript("migration/backfill.lua")
-	reverseMergeScript = mustScript("migration/reverse_merge.lua")
-)
-
 // Backfill folds each session's old generation counter into its new one by
 // max-merge (spec 000 §The protocol: "Backfill (once, after full-B) …
 // Idempotent"). It is a cross-slot script per session, legal only with
 // cluster mode disabled. It returns how many sessions it merged.
 func Backfill(ctx context.Context, pool client.Pool, sessions []Session) (int, error) {
-	return mergeCounters(ctx, pool, backfillScript, sessions, "backfill")
+	return Embedded().Backfill(ctx, pool, sessions)
 }
 
 // ReverseMerge folds each session's new generation counter into its old one
 // (spec 000 §Deployment Gate rule 4): required before rolling back into O,
 // which issues from the old counter alone (absence is mutant M7).
 func ReverseMerge(ctx context.Context, pool client.Pool, sessions []Session) (int, error) {
-	return mergeCounters(ctx, pool, reverseMergeScript, sessions, "reverse merge")
+	return Embedded().ReverseMerge(ctx, pool, sessions)
 }
 
 func mergeCounters(ctx context.Context, pool client.Pool, s *client.Script, sessions []Session, what string) (int, error) {

@@ -1,7 +1,5 @@
 package fencing
 
-import "fmt"
-
 // Phase is a script version of the fencing migration (spec 000 §The
 // protocol). The fleet deploys them in order O → A → B → C; rollback walks
 // back one adjacent phase at a time (§Deployment Gate rule 4).
@@ -60,25 +58,7 @@ func PhaseFromIndex(i int) (Phase, bool) {
 
 // ForPhase returns the script version of p, exactly per spec 000 §Per-phase
 // operation table. It panics on an unknown phase (a programming error).
-func ForPhase(p Phase) Scripts {
-	switch p {
-	case C:
-		return PhaseC()
-	case O, A, B:
-	default:
-		panic(fmt.Sprintf("fencing: unknown phase %q", p))
-	}
-	dir := map[Phase]string{O: "o", A: "a", B: "b"}[p]
-	return Scripts{
-		Name:     string(p),
-		Phase:    p,
-		Acquire:  mustScript(dir + "/acquire.lua"),
-		Renew:    mustScript(dir + "/renew.lua"),
-		Release:  mustScript(dir + "/release.lua"),
-		Lookup:   mustScript(dir + "/lookup.lua"),
-		Validate: mustScript(dir + "/validate.lua"),
-	}
-}
+func ForPhase(p Phase) Scripts { return Embedded().Phase(p) }
 
 // MigrationMutant names one of the spec's nine mutations (spec 000
 // §Mechanized verification), each a known-bad variant the conformance suite
@@ -135,13 +115,4 @@ func (m MigrationMutant) Trips() string {
 // ForPhaseMutant returns phase p's scripts with script mutant m applied when
 // m touches p (M1, M3: B's acquire; M2, M5: A's acquire). Gate mutants and
 // mutants of another phase leave the scripts correct.
-func ForPhaseMutant(p Phase, m MigrationMutant) Scripts {
-	s := ForPhase(p)
-	file := map[MigrationMutant]string{M1: "m1_acquire_b.lua", M2: "m2_acquire_a.lua", M3: "m3_acquire_b.lua", M5: "m5_acquire_a.lua"}[m]
-	if file == "" || m.ScriptPhase() != p {
-		return s
-	}
-	s.Name = string(p) + "+" + string(m)
-	s.Acquire = mustScript("mutants/migration/" + file)
-	return s
-}
+func ForPhaseMutant(p Phase, m MigrationMutant) Scripts { return Embedded().PhaseMutant(p, m) }

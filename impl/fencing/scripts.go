@@ -35,17 +35,7 @@ func mustScript(path string) *client.Script {
 
 // PhaseC is the final, slot-clean script version: new keys only, no
 // cross-slot access anywhere (§The protocol, C).
-func PhaseC() Scripts {
-	return Scripts{
-		Name:     "C",
-		Phase:    C,
-		Acquire:  mustScript("c/acquire.lua"),
-		Renew:    mustScript("c/renew.lua"),
-		Release:  mustScript("c/release.lua"),
-		Lookup:   mustScript("c/lookup.lua"),
-		Validate: mustScript("c/validate.lua"),
-	}
-}
+func PhaseC() Scripts { return Embedded().Phase(C) }
 
 // Mutant names a known-bad variant of the C scripts. Mutants exist so the
 // harness can prove its checkers fail: a checker that cannot fail is a defect.

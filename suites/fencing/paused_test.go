@@ -56,7 +56,7 @@ func runPaused(ctx context.Context, b client.Backend, name string, scripts func(
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Cluster: cluster.Addrs(), Backend: b, Pods: pods,
 		Reliable: harness.Sessions(rng, "paused-reliable", n), Huddle: harness.Sessions(rng, "paused-huddle", n),
-		TTL: pauseTTL, Acquires: 2, ReleaseP: 0.2, Scripts: scripts, Seed: rng.Uint64(),
+		TTL: pauseTTL, Acquires: 2, ReleaseP: 0.2, Scripts: scripts, Set: cfg.ScriptSet(), Seed: rng.Uint64(),
 	}, clock, fencing.C)
 	Expect(err).NotTo(HaveOccurred())
 	sleep := func(d time.Duration) {

@@ -49,10 +49,10 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	sessions := harness.Sessions(rng, "read-side", scale.Sessions)
-	dir := fencing.New(pool, fencing.Options{})
+	dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C)})
 	variants := map[fencing.ReadMutant]*fencing.Directory{}
 	for _, m := range readVariants() {
-		variants[m] = fencing.New(pool, fencing.Options{Scripts: fencing.WithReadMutant(fencing.PhaseC(), m)})
+		variants[m] = fencing.New(pool, fencing.Options{Scripts: fencing.WithReadMutant(cfg.ScriptSet().Phase(fencing.C), m)})
 	}
 	clock := traffic.ClockOf(ctx)
 	rec := &traffic.Recorder{}

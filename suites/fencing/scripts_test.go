@@ -59,7 +59,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 
 	By(fmt.Sprintf("racing %d pods for %d sessions × %d rounds on %s", scale.Contenders, scale.Sessions, scale.Rounds, cluster.Spec))
 	sessions := harness.Sessions(rng, "contention", scale.Sessions)
-	rec := runContention(ctx, fencing.New(pool, fencing.Options{}), sessions, scale.Rounds, scale.Contenders)
+	rec := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C)}), sessions, scale.Rounds, scale.Contenders)
 	h := rec.FencingHistory()
 	result := check.Judge(check.FencingInvariants, h)
 	acquired := 0
@@ -121,7 +121,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 	rng := cfg.Rand("fencing-scripts/script-ops/" + string(b))
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	dir := fencing.New(pool, fencing.Options{})
+	dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C)})
 	var outcomes []check.Outcome
 	phase := func(name string) {
 		By(name)
@@ -135,7 +135,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 	harness.MustConfirm(err, cfg.Seed)
 
 	By("negative control: a naive client that sends EVALSHA only")
-	naive := runContention(ctx, fencing.New(pool, fencing.Options{EvalSHAOnly: true}), harness.Sessions(rng, "naive", 4), 1, 1)
+	naive := runContention(ctx, fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), EvalSHAOnly: true}), harness.Sessions(rng, "naive", 4), 1, 1)
 	naiveCtl := harness.Variant("evalsha-only", "a client without NOSCRIPT fallback fails after any script-cache loss (failover, restart, SCRIPT FLUSH)", check.Judge(check.NoErrors, naive.Outcomes(), 1))
 	// Caught only by NOSCRIPT: any other error (a timeout on a loaded
 	// runner) is not the missing fallback this variant models.
@@ -187,7 +187,7 @@ func loudCrossSlot(name string, outcomes []check.Outcome) report.Control {
 }
 
 func untaggedOutcomes(ctx context.Context, pool client.Pool, rng *rand.Rand) []check.Outcome {
-	dir := fencing.New(pool, fencing.Options{Keys: fencing.OldKeys})
+	dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), Keys: fencing.OldKeys})
 	rec := &traffic.Recorder{}
 	clock := traffic.ClockOf(ctx)
 	for i := range 8 {

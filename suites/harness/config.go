@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/runenv"
 )
 
@@ -42,6 +43,7 @@ const (
 	RoleSubscription  = runenv.RoleSubscription
 	RoleReplicaReads  = runenv.RoleReplicaReads
 	EnvOut            = runenv.EnvOut
+	EnvScripts        = runenv.EnvScripts
 )
 
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).
@@ -77,6 +79,10 @@ type Config struct {
 	// HaltBudget bounds each client role's dispatch halt in the failure
 	// drills (EnvHaltBudget, --halt-budget).
 	HaltBudget HaltBudget
+	// Scripts is the fencing script set every row that builds a fencing
+	// directory runs (EnvScripts); never nil after ConfigFromEnv. Negative
+	// controls keep their own known-bad scripts.
+	Scripts *fencing.ScriptSet
 }
 
 // ConfigFromEnv reads the run configuration from the environment.
@@ -126,6 +132,12 @@ func ConfigFromEnv() (Config, error) {
 		return c, err
 	}
 	c.HaltBudget = b
+	c.Scripts = fencing.Embedded()
+	if v := os.Getenv(EnvScripts); v != "" {
+		if c.Scripts, err = fencing.LoadScripts(v); err != nil {
+			return c, fmt.Errorf("%w: %s: %w", ErrBadConfig, EnvScripts, err)
+		}
+	}
 	return c, nil
 }
 
@@ -156,4 +168,13 @@ func (c Config) Rand(scenario string) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(scenario))
 	return rand.New(rand.NewPCG(uint64(c.Seed), h.Sum64()))
+}
+
+// ScriptSet is the fencing script set of the run: c.Scripts, or impl's
+// embedded set when the Config was built by hand.
+func (c Config) ScriptSet() *fencing.ScriptSet {
+	if c.Scripts == nil {
+		return fencing.Embedded()
+	}
+	return c.Scripts
 }

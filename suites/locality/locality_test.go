@@ -105,8 +105,14 @@ func static(ctx SpecContext) report.Check {
 	agree := handAgrees(table, hand)
 
 	By("validating ./impl in-process (package validate) with the server's table")
+	dirs := []string{filepath.Join(root, "impl")}
+	if d := cfg.ScriptSet().Dir; d != "" {
+		// --scripts: the fencing rows run this set, so the contract judges it too.
+		By("and the --scripts set " + d)
+		dirs = append(dirs, d)
+	}
 	began := time.Now()
-	res, err := table.Dirs([]string{filepath.Join(root, "impl")})
+	res, err := table.Dirs(dirs)
 	Expect(err).NotTo(HaveOccurred())
 	implTime := time.Since(began)
 	for i, f := range res.Findings { // report paths from the module root
@@ -248,7 +254,7 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 
 	reference := []workload{
 		{"fencing-scripts", func(ctx context.Context, p client.Pool) {
-			dir := fencing.New(p, fencing.Options{Scripts: fencing.PhaseC(), LeaseTTL: 5 * time.Second})
+			dir := fencing.New(p, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), LeaseTTL: 5 * time.Second})
 			w := traffic.Contention{Sessions: sessions, Rounds: s.Rounds, Contenders: s.Contenders, Workers: 4}
 			Expect(w.Run(ctx, dir, traffic.ClockOf(ctx), &traffic.Recorder{})).To(Succeed())
 		}},
@@ -293,11 +299,11 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 	}{
 		{workload{"fencing/untagged-keys", func(ctx context.Context, p client.Pool) {
 			// The layout deployed today (phase O scripts over OldKeys): CROSSSLOT from G3 on.
-			dir := fencing.New(p, fencing.Options{Scripts: fencing.ForPhase(fencing.O), Keys: fencing.OldKeys, LeaseTTL: 5 * time.Second})
+			dir := fencing.New(p, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.O), Keys: fencing.OldKeys, LeaseTTL: 5 * time.Second})
 			Expect(traffic.Contention{Sessions: few, Rounds: 1, Contenders: 2, Workers: 2}.Run(ctx, dir, traffic.ClockOf(ctx), &traffic.Recorder{})).To(Succeed())
 		}}, "the un-tagged pair buzz:<c>:tunnel:<s>:lease|generation spans two slots: every script is CROSSSLOT on any cluster-enabled node, accepted here"},
 		{workload{"fencing/mis-tagged-keys", func(ctx context.Context, p client.Pool) {
-			dir := fencing.New(p, fencing.Options{Scripts: fencing.PhaseC(), Keys: fencing.MisTaggedKeys, LeaseTTL: 5 * time.Second})
+			dir := fencing.New(p, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), Keys: fencing.MisTaggedKeys, LeaseTTL: 5 * time.Second})
 			Expect(traffic.Contention{Sessions: few, Rounds: 1, Contenders: 2, Workers: 2}.Run(ctx, dir, traffic.ClockOf(ctx), &traffic.Recorder{})).To(Succeed())
 		}}, "fencing.MisTaggedKeys: the generation's tag is narrower than the lease's, so the C scripts' pair looks tagged yet spans slots (silent until G3, §Failure Modes)"},
 		{workload{"presence/single-mget", func(ctx context.Context, p client.Pool) {
@@ -385,7 +391,7 @@ func deadPathWorkloads(b client.Backend) []workload {
 			}
 		}},
 		{"fencing-expiry", func(ctx context.Context, p client.Pool) {
-			dir := fencing.New(p, fencing.Options{Scripts: fencing.PhaseC(), LeaseTTL: ttl})
+			dir := fencing.New(p, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), LeaseTTL: ttl})
 			ss := harness.Sessions(cfg.Rand("locality/fencing-expiry/"+string(b)), "loc-exp", 8)
 			gens := make([]int64, len(ss))
 			for i, se := range ss {

@@ -395,7 +395,7 @@ func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []chec
 	rng := cfg.Rand("fencing-migration/cross-slot")
 	var out []check.MigrationOp
 	for _, p := range phases {
-		dir := fencing.New(pool, fencing.Options{Scripts: fencing.ForPhase(p), LeaseTTL: leaseTTL})
+		dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(p), LeaseTTL: leaseTTL})
 		for _, s := range harness.Sessions(rng, "slot-rules", n) {
 			op := check.MigrationOp{Pod: "probe", Phase: string(p), FencingOp: check.FencingOp{Session: s.String(), Kind: check.OpAcquire, Owner: "probe", Call: clock.Now()}}
 			res, err := dir.Acquire(ctx, s, "probe")

@@ -161,7 +161,7 @@ func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]che
 	r.fleet, err = traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Addr: standalone.Addrs()[0], Backend: cfg.Backends[0], Pods: pods,
 		Reliable: harness.Sessions(r.rng, "tunnel", sessions/2), Huddle: harness.Sessions(r.rng, "huddle", sessions/2),
-		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Scripts: func(fencing.Phase) fencing.Scripts { return scripts }, Seed: r.rng.Uint64(),
+		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Scripts: func(fencing.Phase) fencing.Scripts { return scripts }, Set: cfg.ScriptSet(), Seed: r.rng.Uint64(),
 	}, r.clock, fencing.C)
 	Expect(err).NotTo(HaveOccurred())
 	defer r.fleet.Stop()         // also when an assertion below fails (Stop is idempotent)

@@ -188,7 +188,7 @@ func stage(ctx context.Context, in run) *staged {
 	defer cancel()
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Addr: standalone.Addrs()[0], Backend: r.backend, Pods: in.pods, Reliable: reliable, Huddle: huddle,
-		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, ReadMutant: in.readMutant, Seed: r.rng.Uint64(),
+		TTL: leaseTTL, Acquires: 6, ReleaseP: 0.3, Cap: in.cap, Mutant: in.mutant, ReadMutant: in.readMutant, Set: cfg.ScriptSet(), Seed: r.rng.Uint64(),
 	}, r.clock, fencing.O)
 	Expect(err).NotTo(HaveOccurred())
 	r.fleet = fleet

@@ -134,6 +134,25 @@ func traceConformance(ctx SpecContext) report.Check {
 		controls = append(controls, ctl)
 	}
 
+	// The guard probes' own controls: C scripts whose renew or release
+	// guard is broken change no key along any model action, so only the
+	// probes can see them (regression of the slotgate mutate survivors).
+	for _, gm := range []fencing.Mutant{fencing.MutantRenewIgnoresGeneration, fencing.MutantReleaseUnguarded} {
+		scripts, err := fencing.WithPauseMutant(gm)
+		if err != nil {
+			scripts, err = fencing.WithMutant(gm)
+		}
+		Expect(err).NotTo(HaveOccurred())
+		bad := newReplayer(pool, fencing.MutantNone, fmt.Sprintf("tg%s%x", gm, rng.Uint32()))
+		bad.dirs[fencing.C] = fencing.New(pool, fencing.Options{Scripts: scripts, LeaseTTL: time.Hour})
+		_, d := bad.transitions(ctx, correct, reachable, false)
+		r := check.Result{Status: check.Pass, Message: "the correct model and the " + string(gm) + " C scripts agree on every transition"}
+		if d != nil {
+			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged after %d steps: %s", len(d.trace.Steps), d.summary())}
+		}
+		controls = append(controls, harness.Variant(string(gm)+"-guard-probe", "C "+string(gm)+": the owner+generation guard of renew/release broken, no key written differently along any model action; the guard probes after each acquire must see it", r))
+	}
+
 	total := seqSteps + walkSteps
 	ev.Observed = append(ev.Observed,
 		fmt.Sprintf("%d action sequences of length %d (%d steps), %d random walks (%d steps), %d distinct keyspace transitions of %d reachable states", seqs, sz.depth, seqSteps, sz.walks, walkSteps, edges, len(reachable.States)),
@@ -176,7 +195,7 @@ func newReplayer(pool client.Pool, mu fencing.MigrationMutant, prefix string) *r
 	for _, p := range fencing.Phases {
 		// An hour-long TTL: expiry is the model's explicit Expire (a DEL),
 		// never the clock, so the replay is deterministic.
-		r.dirs[p] = fencing.New(pool, fencing.Options{Scripts: fencing.ForPhaseMutant(p, mu), LeaseTTL: time.Hour})
+		r.dirs[p] = fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().PhaseMutant(p, mu), LeaseTTL: time.Hour})
 	}
 	return r
 }
@@ -364,6 +383,68 @@ func (r *replayer) transitions(ctx context.Context, m *model.Model, reachable *m
 	return len(seen), first
 }
 
+// guardProbe probes the owner+generation guards of phase's renew and
+// release (spec 000 §Per-phase operation table: "owner+generation
+// guarded") right after owner acquired at gen: a renew or release naming
+// another owner or another generation is a no-op; the owner's own renew
+// succeeds and its release frees the lease, which is then restored as it
+// was, so the step's keyspace comparison is unchanged. The model has no
+// renew or release action (neither issues anything; a lease ends by Expire),
+// so without these probes a renew that never renews, or a release that frees
+// whatever it finds, replays in step with the model — `slotgate mutate`
+// found exactly those survivors (issue 14).
+func (r *replayer) guardProbe(ctx context.Context, phase fencing.Phase, s fencing.Session, pre model.State, pod int, gen int64) error {
+	d, owner := r.dirs[phase], model.PodName(pod)
+	lease := fencing.NewKeys(s).Lease
+	if phase == fencing.O || phase == fencing.A { // O and A hold the lease on the old key
+		lease = fencing.OldKeys(s).Lease
+	}
+	// The lease TTL the scripts were given (the replayer's hour): a lease
+	// just set or renewed has more than half of it left and never more —
+	// a TTL scaled, or dropped (PTTL -1), breaks the lease's expiry, which
+	// the model takes as given (Expire).
+	ttl := func(after string) error {
+		reply, err := r.pool.Do(ctx, client.NewCmd("PTTL", []string{lease}))
+		ms, cerr := client.AsInt64(reply)
+		if full := time.Hour.Milliseconds(); err != nil || cerr != nil || ms <= full/2 || ms > full {
+			return fmt.Errorf("guard probe (%s): after %s, %s has PTTL %v ms, want within (%d, %d] (err %v)", phase, after, lease, reply, full/2, full, errors.Join(err, cerr))
+		}
+		return nil
+	}
+	if err := ttl("the acquire"); err != nil {
+		return err
+	}
+	for _, bad := range []struct {
+		owner string
+		gen   int64
+	}{{owner + "-other", gen}, {owner, gen + 1}, {owner, gen - 1}} {
+		if bad.owner == owner && (pre.Old == model.Lease{Owner: pod, Gen: int(bad.gen)} || pre.New == model.Lease{Owner: pod, Gen: int(bad.gen)}) {
+			continue // the pod's own older lease in the other keyspace: not a wrong name
+		}
+		if ok, err := d.Renew(ctx, s, bad.owner, bad.gen); err != nil || ok {
+			return fmt.Errorf("guard probe (%s): renew as %s at gen %d of %s's lease at gen %d: renewed=%v, err=%v", phase, bad.owner, bad.gen, owner, gen, ok, err)
+		}
+		if ok, err := d.Release(ctx, s, bad.owner, bad.gen); err != nil || ok {
+			return fmt.Errorf("guard probe (%s): release as %s at gen %d of %s's lease at gen %d: released=%v, err=%v", phase, bad.owner, bad.gen, owner, gen, ok, err)
+		}
+	}
+	if ok, err := d.Renew(ctx, s, owner, gen); err != nil || !ok {
+		return fmt.Errorf("guard probe (%s): %s's renew of its own live lease at gen %d: renewed=%v, err=%v", phase, owner, gen, ok, err)
+	}
+	if err := ttl("the owner's renew"); err != nil {
+		return err
+	}
+	if ok, err := d.Release(ctx, s, owner, gen); err != nil || !ok {
+		return fmt.Errorf("guard probe (%s): %s's release of its own live lease at gen %d: released=%v, err=%v", phase, owner, gen, ok, err)
+	}
+	reply, err := r.pool.Do(ctx, client.NewCmd("EXISTS", []string{lease}))
+	if n, cerr := client.AsInt64(reply); err != nil || cerr != nil || n != 0 {
+		return fmt.Errorf("guard probe (%s): %s still exists (%v) after its owner released it, err=%v", phase, lease, reply, errors.Join(err, cerr))
+	}
+	_, err = r.pool.Do(ctx, client.Cmd{Prefix: []string{"SET"}, Keys: []string{lease}, Args: []string{strconv.FormatInt(gen, 10) + ":" + owner, "PX", strconv.FormatInt(time.Hour.Milliseconds(), 10)}})
+	return err
+}
+
 // apply runs action a of the model on the real node: the actor's phase
 // script for Acquire, B's renew for MigrateB, a DEL for lease loss, the
 // real backfill and reverse merge. Fleet, gate and mode steps touch no key.
@@ -371,12 +452,13 @@ func (r *replayer) apply(ctx context.Context, s fencing.Session, pre model.State
 	owner := model.PodName(a.Pod)
 	switch a.Kind {
 	case model.Acquire:
-		got, err := r.dirs[pre.Pods[a.Pod-1]].Acquire(ctx, s, owner)
+		phase := pre.Pods[a.Pod-1]
+		got, err := r.dirs[phase].Acquire(ctx, s, owner)
 		if err != nil {
 			return model.Effect{}, err
 		}
 		if got.OK {
-			return model.Effect{Acquired: true, Gen: int(got.Generation)}, nil
+			return model.Effect{Acquired: true, Gen: int(got.Generation)}, r.guardProbe(ctx, phase, s, pre, a.Pod, got.Generation)
 		}
 		return model.Effect{Held: true, Gen: int(got.Holder.Generation)}, nil
 	case model.MigrateB:
@@ -391,10 +473,10 @@ func (r *replayer) apply(ctx context.Context, s fencing.Session, pre model.State
 		_, err := r.pool.Do(ctx, client.NewCmd("DEL", []string{fencing.NewKeys(s).Lease}))
 		return model.Effect{}, err
 	case model.Backfill:
-		_, err := fencing.Backfill(ctx, r.pool, []fencing.Session{s})
+		_, err := cfg.ScriptSet().Backfill(ctx, r.pool, []fencing.Session{s})
 		return model.Effect{}, err
 	case model.ReverseMerge:
-		_, err := fencing.ReverseMerge(ctx, r.pool, []fencing.Session{s})
+		_, err := cfg.ScriptSet().ReverseMerge(ctx, r.pool, []fencing.Session{s})
 		return model.Effect{}, err
 	}
 	return model.Effect{}, nil

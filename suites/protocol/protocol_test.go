@@ -144,7 +144,7 @@ func (c *cell) drive(ctx context.Context) *cellRun {
 	By(fmt.Sprintf("RESP%d pool: racing %d pods for %d sessions × %d rounds", c.proto, s.Contenders, s.Sessions, s.Rounds))
 	rec := &traffic.Recorder{}
 	w := traffic.Contention{Sessions: harness.Sessions(rng, "proto", s.Sessions), Rounds: s.Rounds, Contenders: s.Contenders, Workers: 8}
-	Expect(w.Run(ctx, fencing.New(pool, fencing.Options{}), traffic.ClockOf(ctx), rec)).To(Succeed())
+	Expect(w.Run(ctx, fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C)}), traffic.ClockOf(ctx), rec)).To(Succeed())
 	r.fencing = rec.FencingHistory()
 	r.outcomes = append(r.outcomes, rec.Outcomes()...)
 

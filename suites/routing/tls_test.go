@@ -247,7 +247,7 @@ func scriptOutcomes(ctx context.Context, b client.Backend, t *fixtures.Topology,
 	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: t.Addrs(), Username: user.Name, Password: user.Password, TLS: t.TLS().ClientConfig(), ClientName: "slotgate-tls-scripts"})
 	Expect(err).NotTo(HaveOccurred(), "connect as %s", user.Name)
 	defer p.Close()
-	dir := fencing.New(p, fencing.Options{LeaseTTL: 10 * time.Second})
+	dir := fencing.New(p, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), LeaseTTL: 10 * time.Second})
 	var out []check.Outcome
 	rec := func(op string, err error) {
 		o := check.Outcome{Op: user.Name + " " + op, ErrKind: connKind(err)}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/mutate"
+	"github.com/slotgate/slotgate/mutate/luamut"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/runenv"
+)
+
+const mutateHelp = `Usage: slotgate mutate [flags]
+
+Measures the harness's own detection power (spec 000 §Mechanized
+verification, applied to slotgate itself): it generates mutants of the
+implementation under test, runs the rows that cover each mutant on real
+servers, and reports every mutant as killed (by which row, column and
+check), survived, or equivalent (with the reason). A gate is worth exactly
+the bugs it catches.
+
+Lua mutants (--kind lua) are made from the fencing script set — impl's
+embedded scripts, or --scripts DIR (a manifest.json and the .lua files it
+names; README, "Bring your own scripts") — parsed by gopher-lua, each
+re-parsed to be sure it compiles: relational swaps, +1 → +0/+2, removed
+if … return … end guards, swapped KEYS indexes, a key from ARGV or built by
+concatenation, TTL changes, a dropped redis.call. Each mutant is judged by
+the locality validator (in-process) and then by the rows that run its
+script: fencing-scripts (C scripts) and fencing-migration (every phase and
+the merges); --profile full adds protocol and locality's runtime twin. The
+suites are compiled once and reload the mutated set per mutant
+(SLOTGATE_SCRIPTS); one client backend (go-redis) runs them, since a script
+behaves the same under either. In the smoke profile a mutant stops at its
+first killer; in full every covering row runs it (per-row kill rates).
+
+Go mutants (--kind go) come from mutate/gomut when this build has it.
+
+Before any mutant, the unmutated set runs through every stage: a row that
+fails its own baseline would make every kill meaningless, so the run stops.
+
+Writes mutation.json and mutation.html (kill rate per row and per
+package/script, every survivor with its diff and the rows that ran it,
+equivalents with their reason) into --out. Exits 0 when the kill rate of
+non-equivalent mutants is at least --min-kill, 1 when it is lower (or the
+baseline fails), 2 on bad input (unknown row, bad --scripts directory or
+manifest, missing server binary).
+
+Flags:
+`
+
+type mutateFlags struct {
+	rows, profile, scripts, out, kinds, server string
+	max                                        int
+	seed                                       int64
+	minKill                                    float64
+	timeout                                    time.Duration
+	every                                      bool
+	list                                       bool
+	ids                                        string
+}
+
+// luaRows are the rows that can judge a Lua mutant.
+var luaRows = []report.RowID{report.RowFencingScripts, report.RowFencingMigration, report.RowProtocol, report.RowLocality}
+
+func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
+	var f mutateFlags
+	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.rows, "row", "", "comma `list` of rows that run mutants (default: every row that covers a mutant of the selected kinds)")
+	fs.StringVar(&f.profile, "profile", "smoke", "smoke (each mutant stops at its first killer) or full (every covering row runs every mutant; adds protocol and locality's runtime twin for Lua)")
+	fs.StringVar(&f.scripts, "scripts", "", "mutate the fencing script set in `DIR` (manifest.json + .lua files) instead of impl's embedded scripts")
+	fs.StringVar(&f.out, "out", "slotgate-mutation", "directory for mutation.json, mutation.html, the suites' log and binaries")
+	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua, go (go needs a build with mutate/gomut: -tags gomut)")
+	fs.IntVar(&f.max, "max", 0, "run at most `N` mutants, sampled deterministically by --seed (default: 40 in smoke, all in full)")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the sample and of every suite run")
+	fs.Float64Var(&f.minKill, "min-kill", 0.9, "exit 0 only when killed / (killed + survived) is at least this")
+	fs.StringVar(&f.server, "server", "valkey-server", "server binary")
+	fs.DurationVar(&f.timeout, "timeout", 3*time.Minute, "give up on one suite run of one mutant after this long")
+	fs.BoolVar(&f.every, "every-row", false, "run every covering row on every mutant, also in smoke")
+	fs.StringVar(&f.ids, "id", "", "run only the mutants with these comma-separated `ids` (from --list or mutation.json; e.g. to re-run survivors after strengthening a row)")
+	fs.BoolVar(&f.list, "list", false, "list the mutants (id, operator, what changed) and exit without running them")
+	fs.Usage = func() { fmt.Fprint(stderr, mutateHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, errHelp
+		}
+		return 0, fmt.Errorf("%w: %v (see slotgate mutate --help)", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q (see slotgate mutate --help)", errUsage, fs.Arg(0))
+	}
+	profile, err := runenv.ParseProfile(f.profile)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	full := profile == runenv.ProfileFull
+	if f.max == 0 && !full {
+		f.max = 40
+	}
+	if f.max < 0 || f.minKill < 0 || f.minKill > 1 {
+		return 0, fmt.Errorf("%w: --max must be ≥ 0 and --min-kill within [0, 1]", errUsage)
+	}
+	var kinds []mutate.Kind
+	for _, k := range strings.Split(f.kinds, ",") {
+		switch kk := mutate.Kind(strings.TrimSpace(k)); kk {
+		case mutate.KindLua, mutate.KindGo:
+			kinds = append(kinds, kk)
+		default:
+			return 0, fmt.Errorf("%w: --kind %q: want lua, go or lua,go", errUsage, k)
+		}
+	}
+	rows, err := parseRows(f.rows)
+	if err != nil {
+		return 0, err
+	}
+	if strings.TrimSpace(f.rows) != "" {
+		for _, r := range rows {
+			if !implemented(r) {
+				return 0, fmt.Errorf("%w: row %s is not implemented in this build", errUsage, r)
+			}
+		}
+		if slices.Contains(kinds, mutate.KindLua) && !slices.ContainsFunc(rows, func(r report.RowID) bool { return slices.Contains(luaRows, r) }) {
+			return 0, fmt.Errorf("%w: no row of --row %s runs the fencing scripts (Lua mutants need one of %s)", errUsage, f.rows, joinRows(luaRows))
+		}
+	}
+	set := fencing.Embedded()
+	if f.scripts != "" {
+		if set, err = fencing.LoadScripts(f.scripts); err != nil {
+			return 0, fmt.Errorf("%w: --scripts: %v", errUsage, err)
+		}
+	}
+	serverPath, serverVersion, err := serverBinary(f.server)
+	if err != nil && !f.list {
+		return 0, err
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return 0, err
+	}
+
+	// Generate.
+	var mutants []mutate.Mutant
+	generated := 0
+	if slices.Contains(kinds, mutate.KindLua) {
+		ms, err := mutate.LuaMutants(set, rows, full)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		generated += len(ms)
+		mutants = append(mutants, ms...)
+	}
+	var goMutants []mutate.Mutant
+	if slices.Contains(kinds, mutate.KindGo) {
+		gm, err := generateGo(root, rows, f.seed)
+		if err != nil {
+			return 0, fmt.Errorf("%w: --kind go: %v", errUsage, err)
+		}
+		generated += len(gm)
+		goMutants = gm
+	}
+	mutants = append(mutants, goMutants...)
+	if f.ids != "" {
+		want := strings.Split(f.ids, ",")
+		var picked []mutate.Mutant
+		for _, id := range want {
+			i := slices.IndexFunc(mutants, func(m mutate.Mutant) bool { return m.ID == strings.TrimSpace(id) })
+			if i < 0 {
+				return 0, fmt.Errorf("%w: --id %s: no such mutant (slotgate mutate --list shows them)", errUsage, id)
+			}
+			picked = append(picked, mutants[i])
+		}
+		mutants, f.max = picked, 0
+	}
+	mutants = luamut.Sample(mutants, f.max, f.seed)
+	if f.list {
+		for _, m := range mutants {
+			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n", m.ID, m.Operator, m.Desc, joinRows(m.Rows))
+		}
+		fmt.Fprintf(stdout, "%d mutants (%d generated)\n", len(mutants), generated)
+		return exitPass, nil
+	}
+	if len(mutants) == 0 {
+		return 0, fmt.Errorf("%w: no mutant covered by the selected rows", errUsage)
+	}
+
+	out, lock, err := openOut(f.out)
+	if err != nil {
+		return 0, err
+	}
+	defer lock.release()
+	started := time.Now()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sig, stopSig := notifySignals()
+	defer stopSig()
+	go func() {
+		if _, ok := <-sig; ok {
+			fmt.Fprintln(stderr, "slotgate: interrupted; stopping after the running suite tears down")
+			stop()
+		}
+	}()
+	logf, err := os.Create(filepath.Join(out, "suites.log"))
+	if err != nil {
+		return 0, fmt.Errorf("create log: %w", err)
+	}
+	defer logf.Close()
+	work, err := os.MkdirTemp("", "slotgate-mutate-")
+	if err != nil {
+		return 0, fmt.Errorf("scratch dir: %w", err)
+	}
+	defer os.RemoveAll(work)
+
+	var covered []report.RowID // the rows that run a sampled mutant (--row may name more)
+	if slices.Contains(kinds, mutate.KindLua) {
+		covered = append(covered, report.RowLocality) // its static validator judges every Lua mutant
+	}
+	for _, m := range mutants {
+		for _, r := range m.Rows {
+			if !slices.Contains(covered, r) {
+				covered = append(covered, r)
+			}
+		}
+	}
+	meta := mutate.Meta{StartedAt: started, Profile: string(profile), Seed: f.seed, Rows: covered, Kinds: kinds,
+		Scripts: set.Name, Generated: generated, Max: f.max, MinKill: f.minKill, CommandLine: strings.Join(os.Args, " ")}
+	if set.Dir != "" {
+		meta.Scripts += " (" + set.Dir + ")"
+	}
+	if len(set.Fallback) > 0 {
+		meta.Notes = append(meta.Notes, "the manifest leaves out "+strings.Join(set.Fallback, ", ")+": the embedded scripts stand in there and are mutated as part of the set")
+	}
+	fmt.Fprintf(stdout, "slotgate mutate: %d mutants (%d generated) · profile %s · seed %d · server %s · scripts %s\n", len(mutants), generated, profile, f.seed, serverVersion, meta.Scripts)
+
+	var results []mutate.Result
+	var luaList []mutate.Mutant
+	for _, m := range mutants {
+		if m.Kind == mutate.KindLua {
+			luaList = append(luaList, m)
+		}
+	}
+	if len(luaList) > 0 {
+		// The rows the Lua mutants need, in stage order.
+		var need []report.RowID
+		var pkgs []string
+		for _, m := range luaList {
+			for _, r := range m.Rows {
+				if !slices.Contains(need, r) {
+					need = append(need, r)
+				}
+			}
+		}
+		slices.SortFunc(need, func(a, b report.RowID) int { return slices.Index(luaRows, a) - slices.Index(luaRows, b) })
+		for _, r := range need {
+			for _, st := range mutate.LuaStages(r) {
+				pkgs = appendUnique(pkgs, st.Pkg)
+			}
+		}
+		b := time.Now()
+		fmt.Fprintf(stdout, "slotgate mutate: compiling %s once (the suites reload the script set per mutant)\n", strings.Join(pkgs, ", "))
+		suites, err := mutate.BuildSuites(ctx, root, filepath.Join(work, "bin"), pkgs, logf)
+		if err != nil {
+			return 0, err
+		}
+		meta.BuildSeconds = time.Since(b).Seconds()
+		table := commandTable("", serverPath, false, stderr)
+		runner := &mutate.LuaRunner{Set: set, Suites: suites, Table: table, Work: work, Every: full || f.every, Timeout: f.timeout, Log: logf,
+			Env: []string{
+				runenv.EnvProfile + "=smoke",
+				runenv.EnvSeed + "=" + strconv.FormatInt(f.seed, 10),
+				runenv.EnvServer + "=" + serverPath,
+				runenv.EnvBackends + "=go-redis",
+				fixtures.EnvOwner + "=" + fixtures.OwnerStamp(),
+			}}
+		if full {
+			runner.Env[0] = runenv.EnvProfile + "=full"
+		}
+		b = time.Now()
+		if err := runner.Baseline(ctx, need, func(s string) { fmt.Fprintln(stdout, "slotgate mutate: "+s) }); err != nil {
+			fmt.Fprintf(stderr, "slotgate mutate: %v\n", err)
+			return exitGateFail, nil
+		}
+		meta.BaselineSeconds = time.Since(b).Seconds()
+		for i, m := range luaList {
+			if ctx.Err() != nil {
+				break
+			}
+			r := runner.Run(ctx, m)
+			results = append(results, r)
+			progress(stdout, i+1, len(mutants), r)
+		}
+	}
+	for i, m := range goMutants {
+		if ctx.Err() != nil || !slices.ContainsFunc(mutants, func(x mutate.Mutant) bool { return x.ID == m.ID }) {
+			continue
+		}
+		r := runGo(ctx, root, m, string(profile), filepath.Join(work, "go"), logf)
+		results = append(results, r)
+		progress(stdout, len(luaList)+i+1, len(mutants), r)
+	}
+
+	meta.Seconds = time.Since(started).Seconds()
+	rep := mutate.NewReport(meta, results)
+	jsonPath, htmlPath, err := rep.Write(out)
+	if err != nil {
+		return 0, err
+	}
+	t := rep.Summary.Total
+	fmt.Fprintf(stdout, "\nkill rate %.1f%% (%d killed, %d survived, %d equivalent, %d errors) — min %.0f%%: %s\n", 100*t.KillRate, t.Killed, t.Survived, t.Equivalent, t.Errors, 100*f.minKill, map[bool]string{true: "PASS", false: "FAIL"}[rep.Pass])
+	for _, r := range results {
+		if r.Status == mutate.Survived {
+			fmt.Fprintf(stdout, "  survived %s: %s (ran by %s)\n", r.ID, r.Desc, joinRows(r.Ran))
+		}
+	}
+	fmt.Fprintf(stdout, "total %s, %.1fs per mutant (build %.0fs, baseline %.0fs)\nreport: %s\n       %s\n", time.Since(started).Round(time.Second), perMutant(results), meta.BuildSeconds, meta.BaselineSeconds, htmlPath, jsonPath)
+	if ctx.Err() != nil {
+		return exitSignal, nil
+	}
+	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
+		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
+	}
+	if !rep.Pass {
+		return exitGateFail, nil
+	}
+	return exitPass, nil
+}
+
+func perMutant(rs []mutate.Result) float64 {
+	if len(rs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, r := range rs {
+		t += r.Seconds
+	}
+	return t / float64(len(rs))
+}
+
+func progress(w io.Writer, i, n int, r mutate.Result) {
+	line := fmt.Sprintf("[%d/%d] %s %s: %s", i, n, r.ID, r.Operator, r.Desc)
+	switch r.Status {
+	case mutate.Killed:
+		line += " — killed by " + r.Killer.String()
+	case mutate.Survived:
+		line += " — SURVIVED (ran by " + joinRows(r.Ran) + ")"
+		if r.Reason != "" {
+			line += "; " + r.Reason
+		}
+	default:
+		line += " — " + string(r.Status) + ": " + r.Reason
+	}
+	fmt.Fprintf(w, "%s (%.1fs)\n", line, r.Seconds)
+}

@@ -1,0 +1,124 @@
+package mutate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slotgate/slotgate/report"
+)
+
+// Why suites run as prebuilt test binaries: a Lua mutant changes no Go code,
+// only the script set the suites load at run time (SLOTGATE_SCRIPTS), so one
+// `go test -c` per suite package serves every Lua mutant. Compiling a suite
+// costs minutes on a loaded 2-core runner; starting its binary and its
+// topology costs seconds (measured in the README). The topology is still
+// brought up per mutant: a mutant's scripts and the keys they wrote never
+// reach the next mutant's run.
+
+// Stage is one invocation of a suite binary: the rows it scores and an
+// optional Ginkgo focus. A row may run in two stages, its strongest
+// scenario first, so a mutant that scenario kills costs only that.
+type Stage struct {
+	Pkg   string // ./suites/migration
+	Rows  []report.RowID
+	Focus string // --ginkgo.focus regexp ("" = every spec of the rows)
+	Skip  string // --ginkgo.skip regexp
+}
+
+func (s Stage) String() string {
+	rows := make([]string, len(s.Rows))
+	for i, r := range s.Rows {
+		rows[i] = string(r)
+	}
+	out := strings.Join(rows, ",")
+	if s.Focus != "" {
+		out += " [" + s.Focus + "]"
+	}
+	if s.Skip != "" {
+		out += " [rest]"
+	}
+	return out
+}
+
+// Suites holds the compiled suite binaries.
+type Suites struct {
+	Root string // module root
+	Dir  string // where the binaries are
+	bins map[string]string
+}
+
+// BuildSuites compiles each package's test binary once (go test -c).
+func BuildSuites(ctx context.Context, root, dir string, pkgs []string, stderr io.Writer) (*Suites, error) {
+	s := &Suites{Root: root, Dir: dir, bins: map[string]string{}}
+	for _, pkg := range pkgs {
+		bin := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, stderr, stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("build suite %s: %w", pkg, err)
+		}
+		s.bins[pkg] = bin
+	}
+	return s, nil
+}
+
+// RunArgs configures one stage run.
+type RunArgs struct {
+	Env     []string // SLOTGATE_* (scripts, profile, seed, server, backends)
+	JSON    string   // where the Ginkgo JSON report goes
+	Log     io.Writer
+	Timeout time.Duration
+}
+
+// Run runs one stage and scores it. --ginkgo.fail-fast stops the suite at
+// the first failed spec: one failed check kills the mutant.
+func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecard, error) {
+	bin, ok := s.bins[st.Pkg]
+	if !ok {
+		return nil, fmt.Errorf("suite %s was not built", st.Pkg)
+	}
+	labels := make([]string, len(st.Rows))
+	for i, r := range st.Rows {
+		labels[i] = string(r)
+	}
+	args := []string{"--ginkgo.label-filter=" + strings.Join(labels, " || "), "--ginkgo.json-report=" + a.JSON, "--ginkgo.fail-fast", "--ginkgo.timeout=" + a.Timeout.String()}
+	if st.Focus != "" {
+		args = append(args, "--ginkgo.focus="+st.Focus)
+	}
+	if st.Skip != "" {
+		args = append(args, "--ginkgo.skip="+st.Skip)
+	}
+	_ = os.Remove(a.JSON)
+	cctx, cancel := context.WithTimeout(ctx, a.Timeout+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin, args...)
+	cmd.Dir = filepath.Join(s.Root, filepath.FromSlash(strings.TrimPrefix(st.Pkg, "./")))
+	cmd.Env = append(os.Environ(), a.Env...)
+	cmd.Stdout, cmd.Stderr = a.Log, a.Log
+	// The suite's servers die with it; it dies with us.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	runErr := cmd.Run()
+	var exit *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exit) {
+		return nil, fmt.Errorf("run suite %s: %w", st.Pkg, runErr)
+	}
+	reports, err := report.LoadGinkgoJSON(a.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("suite %s wrote no report (exit: %v): %w", st.Pkg, runErr, err)
+	}
+	card, err := report.FromGinkgo(reports, report.Meta{Rows: st.Rows})
+	if err != nil {
+		return nil, fmt.Errorf("score suite %s: %w", st.Pkg, err)
+	}
+	return card, nil
+}
