@@ -326,7 +326,28 @@ func waitUnblocked(ctx context.Context) {
 			total += b
 		}
 		return total
-	}).WithTimeout(5 * time.Second).WithPolling(10 * time.Millisecond).Should(BeZero())
+	}).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).Should(BeZero(), func() string { return blockedClients(ctx) })
+}
+
+// blockedClients names the clients blocked on every node (CLIENT LIST
+// flags containing b), for the failure message of waitUnblocked.
+func blockedClients(ctx context.Context) string {
+	var out []string
+	for _, n := range cluster.Nodes() {
+		v, err := n.Do(ctx, "CLIENT", "LIST")
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "flags=") && strings.Contains(f, "b") {
+					out = append(out, n.Name()+": "+line)
+				}
+			}
+		}
+	}
+	return "blocked clients: " + strings.Join(out, "; ")
 }
 
 // pgBackend is one client backend in pg_stat_activity.
