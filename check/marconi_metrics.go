@@ -93,8 +93,11 @@ type MetricsHistory struct {
 	// per identity with a live session, plus the master alias of each
 	// project whose master is live.
 	Routes map[string]int
-	// Stream lists, per tenant, the signal ids its Redis Stream holds
-	// (XRANGE on the server).
+	// Stream lists, per tenant, the signal id of every entry its Redis
+	// Stream holds (XRANGE on the server, read after the scrape): a signal
+	// is listed once per entry — its envelope, then one state handoff per
+	// ack of its obligation (§3.4 "Redis Stream handoff reflects
+	// durability_status").
 	Stream map[string][]string
 	// StreamComplete: the audit writer was running and the harness waited
 	// for it, so every entry the mesh answered audit_kept for must be in
@@ -152,6 +155,13 @@ func MarconiMetricsLedger(h MetricsHistory) (want []MetricExpect, inconsistent, 
 	bySignal := map[string]MetricsSend{}
 	kept := map[string]int{}
 	tenants := map[string]bool{}
+	inStream := map[string]map[string]bool{}
+	for t, ids := range h.Stream {
+		inStream[t] = map[string]bool{}
+		for _, id := range ids {
+			inStream[t][id] = true
+		}
+	}
 	for _, s := range h.Sends {
 		if s.Status != 200 {
 			continue
@@ -196,15 +206,23 @@ func MarconiMetricsLedger(h MetricsHistory) (want []MetricExpect, inconsistent, 
 		if s.Obligation != "" {
 			ob := map[string]string{"tenant": s.Tenant, "kind": s.Obligation}
 			add(MetricObligOpen, ob, 1, "obligations opened (200) minus terminal acks (200)")
-			if s.AuditKept {
-				add(MetricObligDurable, ob, 1, "obligations whose envelope the audit queue kept (stream-confirmed)")
-			} else {
+			// §4.1: the Redis Stream is the durable boundary — an
+			// obligation is durable once its envelope is in the stream
+			// (XRANGE), queued while only the in-memory queue holds it.
+			// Taken with the writer paused, a scrape must count none.
+			switch {
+			case !s.AuditKept:
 				add(MetricObligDegraded, ob, 1, "obligations whose envelope the audit queue refused")
+			case inStream[s.Tenant][s.SignalID]:
+				add(MetricObligDurable, ob, 1, "obligations whose envelope XRANGE finds in the tenant's stream")
+			default:
+				add(MetricObligDurable, ob, 0, "obligations whose envelope XRANGE finds in the tenant's stream")
 			}
 		}
 	}
 	// Acks: counted on 200 only, labelled by the acked signal's send.
 	firstAck, firstTerminal := map[string]time.Duration{}, map[string]time.Duration{}
+	handoffs := map[string]int{}
 	for _, a := range h.Acks {
 		if a.Status != 200 {
 			continue
@@ -227,6 +245,11 @@ func MarconiMetricsLedger(h MetricsHistory) (want []MetricExpect, inconsistent, 
 			if s.Obligation != "" {
 				add(MetricObligOpen, map[string]string{"tenant": s.Tenant, "kind": s.Obligation}, -1, "obligations opened (200) minus terminal acks (200)")
 			}
+		}
+		if s.Obligation != "" && s.AuditKept {
+			// §3.4: an ack of a durable-bound obligation re-offers its
+			// new state to the audit queue (one more entry).
+			handoffs[s.Tenant]++
 		}
 	}
 	// SLA violations (§3.4 sweepers): decided only where the timing is
@@ -261,23 +284,22 @@ func MarconiMetricsLedger(h MetricsHistory) (want []MetricExpect, inconsistent, 
 			}
 		}
 	}
-	// Audit queue depth: what the mesh kept minus what the stream holds.
+	// Audit queue depth: what the mesh kept (envelopes and state
+	// handoffs) minus the entries the stream holds.
 	for t := range tenants {
-		inStream := map[string]bool{}
 		for _, id := range h.Stream[t] {
-			inStream[id] = true
 			if s, ok := bySignal[id]; ok && !s.AuditKept {
 				inconsistent = append(inconsistent, fmt.Sprintf("%s answered audit_kept=false but is in the %s stream", id, t))
 			}
 		}
 		if h.StreamComplete {
 			for _, s := range h.Sends {
-				if s.Status == 200 && s.Tenant == t && s.AuditKept && !inStream[s.SignalID] {
+				if s.Status == 200 && s.Tenant == t && s.AuditKept && !inStream[t][s.SignalID] {
 					inconsistent = append(inconsistent, fmt.Sprintf("%s answered audit_kept=true but the %s stream lacks it after the writer drained", s.SignalID, t))
 				}
 			}
 		}
-		add(MetricAuditDepth, map[string]string{"tenant": t}, float64(kept[t]-len(inStream)), "audit_kept 200s minus the entries XRANGE finds in the stream")
+		add(MetricAuditDepth, map[string]string{"tenant": t}, float64(kept[t]+handoffs[t]-len(h.Stream[t])), "audit_kept 200s plus their obligations' acks (state handoffs) minus the entries XRANGE finds in the stream")
 	}
 	for t, n := range h.Routes {
 		add(MetricTableSize, map[string]string{"tenant": t}, float64(n), "live identities + live master aliases (harness model)")

@@ -28,7 +28,7 @@ func metricsFixture() (MetricsHistory, TelemetryScrape) {
 		Hooks:       map[string]int{"on_register": 1, "on_ws_connect": 2},
 		HookErrors:  map[string]int{"on_ws_connect/unknown_session": 1},
 		Routes:      map[string]int{"acme": 1},
-		Stream:      map[string][]string{"acme": {"a1"}},
+		Stream:      map[string][]string{"acme": {"a1", "a1"}}, // a1's envelope and its terminal ack's state handoff
 		Sweep:       100 * ms,
 		ScrapeStart: 2 * time.Second, ScrapeEnd: 2*time.Second + ms,
 	}
@@ -155,5 +155,37 @@ func TestMarconiMetricsExposed(t *testing.T) {
 	missing := edit(s, func(x []TelemetrySample) []TelemetrySample { return x[:11] }) // no obligation families
 	if r := MarconiMetricsExposed(MetricsPoint{Name: "final", Scrape: missing}); r.Status != Fail {
 		t.Errorf("obligation families missing: want fail, got %s", r.Status)
+	}
+}
+
+// TestMarconiMetricsDurableIsTheStream: §4.1's durable boundary is the
+// stream. With the writer paused (nothing in the stream yet) the queue
+// holds both envelopes and a1's state handoff, and no obligation is
+// durable; an instrument that counts durable at the queue's Offer fails.
+func TestMarconiMetricsDurableIsTheStream(t *testing.T) {
+	h, s := metricsFixture()
+	final := MetricsPoint{Name: "final", Scrape: s, History: h}
+	h.Stream = map[string][]string{}
+	paused := edit(s, func(x []TelemetrySample) []TelemetrySample {
+		x[13].Value = 0 // durable{acme,task}
+		x[16].Value = 3 // depth{acme}: a1, a2 and a1's handoff
+		return x
+	})
+	if r := MarconiMetricsAgree(MetricsPoint{Name: "mid-run", Scrape: paused, History: h}, final); r.Status != Pass {
+		t.Fatalf("writer paused: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	atOffer := edit(paused, func(x []TelemetrySample) []TelemetrySample {
+		x[13].Value = 1
+		return x
+	})
+	if r := MarconiMetricsAgree(MetricsPoint{Name: "mid-run", Scrape: atOffer, History: h}, final); r.Status != Fail {
+		t.Errorf("durable counted before the stream has it: want fail, got %s %s", r.Status, r.Message)
+	}
+	noHandoff := edit(paused, func(x []TelemetrySample) []TelemetrySample {
+		x[16].Value = 2
+		return x
+	})
+	if r := MarconiMetricsAgree(MetricsPoint{Name: "mid-run", Scrape: noHandoff, History: h}, final); r.Status != Fail {
+		t.Errorf("depth without the ack's state handoff: want fail, got %s %s", r.Status, r.Message)
 	}
 }

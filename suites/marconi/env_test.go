@@ -61,10 +61,15 @@ func scaleOf() meshScale {
 // newPool opens a cluster command pool of backend, counted at the seam,
 // with short timeouts: a legacy send path stuck on an unreachable node
 // fails in a fraction of a second instead of the clients' 5 s default.
+// The dial timeout is 1 s, not less: valkey-go bounds a new connection's
+// whole handshake (HELLO, CLIENT SETNAME, SETINFO) by it, and on a
+// loaded 2-core machine 300 ms failed a warm-up's first command with
+// "context deadline exceeded" (an unreachable node refuses at once: the
+// proxies are disabled, not blackholed).
 func newPool(ctx context.Context, b client.Backend, name string) *marconi.CountingPool {
 	GinkgoHelper()
 	p, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name,
-		DialTimeout: 300 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}))
+		DialTimeout: time.Second, ReadTimeout: 500 * time.Millisecond}))
 	Expect(err).NotTo(HaveOccurred(), "open %s pool", b)
 	DeferCleanup(p.Close)
 	return marconi.Count(p)
@@ -326,7 +331,28 @@ func waitUnblocked(ctx context.Context) {
 			total += b
 		}
 		return total
-	}).WithTimeout(5 * time.Second).WithPolling(10 * time.Millisecond).Should(BeZero())
+	}).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).Should(BeZero(), func() string { return blockedClients(ctx) })
+}
+
+// blockedClients names the clients blocked on every node (CLIENT LIST
+// flags containing b), for the failure message of waitUnblocked.
+func blockedClients(ctx context.Context) string {
+	var out []string
+	for _, n := range cluster.Nodes() {
+		v, err := n.Do(ctx, "CLIENT", "LIST")
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+			for _, f := range strings.Fields(line) {
+				if strings.HasPrefix(f, "flags=") && strings.Contains(f, "b") {
+					out = append(out, n.Name()+": "+line)
+				}
+			}
+		}
+	}
+	return "blocked clients: " + strings.Join(out, "; ")
 }
 
 // pgBackend is one client backend in pg_stat_activity.

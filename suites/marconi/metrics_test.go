@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -212,12 +213,26 @@ func (r *metricsRun) run(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reject := audit.DefaultQueueConfig()
 	reject.MaxEntries, reject.Policy = metricsRejectCap, audit.PolicyRejectNew
-	q, err := audit.NewQueue(audit.QueueOptions{Metrics: audit.NewMetrics(reg), Tenants: map[string]audit.QueueConfig{tb: reject}, Mutant: r.v.queue})
+	// The queue and the writer tell the mesh what they lost and appended,
+	// as in the obligations row: an obligation is durable once the stream
+	// has it (§4.1), degraded_not_durable if the queue refused or lost it.
+	var mesh atomic.Pointer[marconi.Mesh]
+	q, err := audit.NewQueue(audit.QueueOptions{Metrics: audit.NewMetrics(reg), Tenants: map[string]audit.QueueConfig{tb: reject}, Mutant: r.v.queue,
+		OnLost: func(e audit.Entry, why audit.DropReason) {
+			if m := mesh.Load(); m != nil {
+				m.AuditLost(e, why)
+			}
+		}})
 	if err != nil {
 		return err
 	}
 	r.queue = q
-	if r.writer, err = audit.NewWriter(audit.WriterOptions{Pool: r.pool, Queue: q}); err != nil {
+	if r.writer, err = audit.NewWriter(audit.WriterOptions{Pool: r.pool, Queue: q,
+		OnAppended: func(es []audit.Entry) {
+			if m := mesh.Load(); m != nil {
+				m.AuditAppended(es)
+			}
+		}}); err != nil {
 		return err
 	}
 	m, err := marconi.New(marconi.Options{Pool: r.pool, Flags: marconi.ShippedFlags(), Sink: q, Registry: reg,
@@ -227,6 +242,7 @@ func (r *metricsRun) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	mesh.Store(m)
 	if _, err := m.Start(ctx); err != nil {
 		return err
 	}
@@ -681,7 +697,9 @@ func (r *metricsRun) awaitStream(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if len(ids) >= kept[t] {
+			// Every kept envelope in the stream and the queue empty: the
+			// acks' state handoffs, queued after them, were taken too.
+			if len(ids) >= kept[t] && r.queue.Stats(t).Depth == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -714,8 +732,10 @@ func (r *metricsRun) point(ctx context.Context, name string, complete bool) erro
 		if err != nil {
 			return err
 		}
-		for id := range ids {
-			stream[t] = append(stream[t], id)
+		for id, n := range ids {
+			for range n { // one per entry: the envelope and each state handoff
+				stream[t] = append(stream[t], id)
+			}
 		}
 	}
 	routes := r.routes()
