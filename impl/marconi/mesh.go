@@ -241,6 +241,13 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 	}
 	m.wg.Add(1)
 	go m.sweep()
+	if m.expiry == ExpirySweeper {
+		// Its own loop: the expiry sweep asks Redis about sessions past
+		// their TTL, and a slow or cut Redis must not delay the SLA
+		// sweep, which works on the in-memory map alone (§3.4).
+		m.wg.Add(1)
+		go m.sweepExpiry()
+	}
 	return w, nil
 }
 
@@ -297,9 +304,6 @@ func (m *Mesh) sweep() {
 		for tenant, n := range m.pending.sweep(now) {
 			m.m.pendingExpired.WithLabelValues(tenant).Add(float64(n))
 		}
-		if m.expiry == ExpirySweeper {
-			m.sweepExpired(now)
-		}
 		violations, forgotten := m.obligations.sweep(now, m.opts.Mutant == MutantSweeperEarly)
 		if m.opts.Mutant == MutantSweeperNeverFires {
 			violations = nil
@@ -313,11 +317,31 @@ func (m *Mesh) sweep() {
 		for _, o := range forgotten {
 			m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
 		}
-		if m.board.sink != nil {
+		// Lost state handoffs go again while the audit queue is written
+		// (MARCONI_AUDIT_QUEUE_WRITE); one the queue refuses stays dirty.
+		if m.board.sink != nil && m.flags.Load().AuditQueueWrite {
 			for _, e := range m.obligations.handoffs() {
-				m.board.sink.Offer(e)
+				if !m.board.sink.Offer(e) {
+					m.obligations.lostHandoff(e.Envelope.SignalID)
+				}
 			}
 		}
+	}
+}
+
+// sweepExpiry is on_session_expired's sweeper (ExpirySweeper), on the
+// sweep cadence.
+func (m *Mesh) sweepExpiry() {
+	defer m.wg.Done()
+	tick := time.NewTicker(m.opts.SweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+		}
+		m.sweepExpired(m.opts.Now())
 	}
 }
 
@@ -528,8 +552,13 @@ func (m *Mesh) Ack(signalID string, kind AckKind) error {
 	}
 	// The new state goes to the stream the way the signal did (§3.4: the
 	// handoff reflects the index), so a restarted instance rehydrates it.
-	if update != nil && m.board.sink != nil && m.flags.Load().AuditQueueWrite {
-		m.board.sink.Offer(*update)
+	if update != nil && m.board.sink != nil {
+		// A handoff the queue refuses (or that waits for the audit queue
+		// flag) stays dirty: the sweeper offers it again, so a restarted
+		// instance never reopens an obligation whose ack got its 200.
+		if !m.flags.Load().AuditQueueWrite || !m.board.sink.Offer(*update) {
+			m.obligations.lostHandoff(signalID)
+		}
 	}
 	if m.m.mutant != MetricsAckBeforeLookup {
 		m.m.acked.WithLabelValues(o.tenant, o.signalType, string(kind)).Inc()
