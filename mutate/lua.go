@@ -148,7 +148,10 @@ func (r *LuaRunner) Baseline(ctx context.Context, rows []report.RowID, progress 
 				if err != nil {
 					return fmt.Errorf("baseline %s: %w", st, err)
 				}
-				if bad = Failing(card); len(bad) == 0 {
+				if bad = Failing(card); len(bad) == 0 && !Scored(card, st.Rows) {
+					bad = []string{fmt.Sprintf("stage %s scored no cell of %v (its focus selects no spec?)", st, st.Rows)}
+				}
+				if len(bad) == 0 {
 					progress(fmt.Sprintf("baseline %s passed in %s", st, time.Since(began).Round(100*time.Millisecond)))
 					break
 				}
@@ -217,7 +220,17 @@ func (r *LuaRunner) Run(ctx context.Context, m Mutant) (res Result) {
 				res.Status, res.Reason = Error, err.Error()
 				return res
 			}
-			if k, ok := Killer(card, st.Rows); ok {
+			if ctx.Err() != nil {
+				// Interrupted: what the suite scored is the interrupt's.
+				res.Status, res.Reason = Error, "interrupted"
+				return res
+			}
+			k, ok := Killer(card, st.Rows)
+			if !ok && !Scored(card, st.Rows) {
+				res.Status, res.Reason = Error, fmt.Sprintf("stage %s scored no cell (the suite crashed or timed out)", st)
+				return res
+			}
+			if ok {
 				record(k)
 				break // the row killed it; its later stages add nothing
 			}

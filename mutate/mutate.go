@@ -133,18 +133,20 @@ func Killer(card *report.Scorecard, rows []report.RowID) (Kill, bool) {
 		// panic): scored by no cell, but the run failed loudly.
 		return Kill{Row: row, Check: "suite", Status: report.StatusFail, Message: oneLine(p, 300)}, true
 	}
-	scored := false
+	return Kill{}, false
+}
+
+// Scored reports whether any of rows' cells got a verdict. A run that
+// scored none (the suite died before any scenario recorded a check, or
+// its focus selected no spec) is neither a kill nor a survivor: the
+// runner reports it as an error, which fails the mutate gate.
+func Scored(card *report.Scorecard, rows []report.RowID) bool {
 	for _, c := range card.Cells {
 		if (len(rows) == 0 || slices.Contains(rows, c.Row)) && c.Status != report.StatusNotRun {
-			scored = true
+			return true
 		}
 	}
-	if !scored && len(card.Cells) > 0 {
-		// The suite process died before any scenario recorded a check
-		// (a crash, a deadlock killed at the timeout): loud, a kill.
-		return Kill{Row: row, Check: "suite", Status: report.StatusFail, Message: "the suite scored no cell (crashed or timed out)"}, true
-	}
-	return Kill{}, false
+	return false
 }
 
 // scenarioName shortens the spec text FromGinkgo gives a scenario that
@@ -281,5 +283,8 @@ func KillerFromResults(path string, rows []report.RowID) (Kill, bool, error) {
 		return Kill{}, false, fmt.Errorf("read results %s: %w", path, err)
 	}
 	k, ok := Killer(card, rows)
+	if !ok && !Scored(card, rows) {
+		return Kill{}, false, fmt.Errorf("%s: no cell of %v was scored (the suite crashed, timed out or selected no spec)", path, rows)
+	}
 	return k, ok, nil
 }

@@ -36,14 +36,14 @@ type Meta struct {
 type Report struct {
 	Meta    Meta     `json:"meta"`
 	Summary Summary  `json:"summary"`
-	Pass    bool     `json:"pass"` // kill rate ≥ min_kill
+	Pass    bool     `json:"pass"` // kill rate ≥ min_kill, no errors, at least one mutant decided
 	Results []Result `json:"results"`
 }
 
 // NewReport tallies results and judges the kill rate against meta.MinKill.
 func NewReport(meta Meta, results []Result) *Report {
 	s := Summarize(results)
-	return &Report{Meta: meta, Summary: s, Pass: s.Total.KillRate >= meta.MinKill, Results: results}
+	return &Report{Meta: meta, Summary: s, Pass: s.Total.KillRate >= meta.MinKill && s.Total.Errors == 0 && s.Total.Killed+s.Total.Survived > 0, Results: results}
 }
 
 // Write writes mutation.json and mutation.html into dir.

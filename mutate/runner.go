@@ -104,7 +104,10 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	cmd.Env = append(os.Environ(), a.Env...)
 	cmd.Stdout, cmd.Stderr = a.Log, a.Log
 	// The suite's servers die with it; it dies with us.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: a terminal Ctrl-C reaches slotgate only, which
+	// interrupts the suite once (cmd.Cancel); a second interrupt would make
+	// Ginkgo skip its cleanup.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
 	runErr := cmd.Run()

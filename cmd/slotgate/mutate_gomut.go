@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -77,13 +78,32 @@ func runGo(ctx context.Context, root string, m mutate.Mutant, profile, outDir st
 		}
 		goSlotgate = bin
 	}
-	path, err := gomut.Run(ctx, root, g, gomut.RunArgs{Rows: m.Rows, Profile: profile, OutDir: outDir, Stdout: log, Stderr: log,
-		Slotgate: goSlotgate, ExtraArgs: []string{"--backend", "go-redis", "--timeout", "10m"}})
-	if err != nil && path == "" {
-		res.Status, res.Reason = mutate.Error, err.Error()
-		return res
+	// One run of the mutant, in an out dir of its own (never a previous
+	// mutant's results.json).
+	attempt := 0
+	runOnce := func() (mutate.Kill, bool, error) {
+		attempt++
+		sum := sha256.Sum256([]byte(m.ID))
+		dir := filepath.Join(outDir, fmt.Sprintf("%x-%d", sum[:6], attempt))
+		path, err := gomut.Run(ctx, root, g, gomut.RunArgs{Rows: m.Rows, Profile: profile, OutDir: dir, Stdout: log, Stderr: log,
+			Slotgate: goSlotgate, ExtraArgs: []string{"--backend", "go-redis", "--timeout", "10m"}})
+		if err != nil && path == "" {
+			return mutate.Kill{}, false, err
+		}
+		if ctx.Err() != nil {
+			return mutate.Kill{}, false, fmt.Errorf("interrupted")
+		}
+		return mutate.KillerFromResults(path, m.Rows)
 	}
-	k, killed, err := mutate.KillerFromResults(path, m.Rows)
+	k, killed, err := runOnce()
+	if err == nil && killed && k.Check == "suite" {
+		// A suite-level failure (a panic, a fixture that did not start) is
+		// the mutant's only if it happens again: Go mutants run without a
+		// baseline of their own, and a loaded runner can fail a suite.
+		if k2, again, err2 := runOnce(); err2 != nil || !again || k2.Check != "suite" {
+			k, killed, err = mutate.Kill{}, false, fmt.Errorf("unconfirmed crash: %s (a second run did not repeat it)", k.Message)
+		}
+	}
 	switch {
 	case err != nil:
 		res.Status, res.Reason = mutate.Error, err.Error()

@@ -60,6 +60,12 @@ func cmdCheck(args []string, stdout, stderr io.Writer) (int, error) {
 	if !o.Identical() {
 		return exitGateFail, nil
 	}
+	if o.Checks > 0 && len(o.Reproduced) == 0 {
+		// Nothing was re-checked: a re-check that cannot fail proves
+		// nothing (no histories stored, or none persisted a checker).
+		fmt.Fprintln(stdout, "no check could be re-run from its history: nothing was re-checked")
+		return exitGateFail, nil
+	}
 	return exitPass, nil
 }
 
