@@ -326,3 +326,12 @@ func processesUsing(dirs []string) []string {
 	}
 	return out
 }
+
+// TestMain removes the binaries slotgateBinaries built (~80 MB a run).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.dir != "" {
+		os.RemoveAll(buildOnce.dir)
+	}
+	os.Exit(code)
+}
