@@ -468,11 +468,11 @@ func ReadAuditGroup(ctx context.Context, pool client.Pool, tenant, group string)
 		// forever. Nothing after last-delivered-id means nothing is
 		// undelivered, whatever the counter says.
 		if last, err := client.AsString(fields["last-delivered-id"]); err == nil && g.Undelivered > 0 {
-			v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, "("+last, "+", "COUNT", "1"))
+			next, err := entryAfter(ctx, pool, keys.Stream, last)
 			if err != nil {
-				return g, fmt.Errorf("xrange %s: %w", keys.Stream, err)
+				return g, err
 			}
-			if entries, _ := v.([]any); len(entries) == 0 {
+			if next == "" {
 				g.Undelivered = 0
 			}
 		}
@@ -500,34 +500,32 @@ func fieldsOf(v any) map[string]any {
 // ReadAuditStream counts the entries of tenant's stream per signal id
 // (XRANGE in pages).
 func ReadAuditStream(ctx context.Context, pool client.Pool, tenant string) (map[string]int, error) {
-	keys, err := audit.KeysFor(tenant)
+	entries, err := ReadStreamEntries(ctx, pool, tenant)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
-	start := "-"
-	for {
-		v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, start, "+", "COUNT", "1000"))
-		if err != nil {
-			return nil, fmt.Errorf("xrange %s: %w", keys.Stream, err)
-		}
-		entries, _ := v.([]any)
-		for _, raw := range entries {
-			pair, _ := raw.([]any)
-			if len(pair) != 2 {
-				return nil, fmt.Errorf("xrange %s: entry %v: %w", keys.Stream, raw, client.ErrUnexpectedReply)
-			}
-			id, _ := client.AsString(pair[0])
-			start = "(" + id
-			fields := fieldsOf(pair[1])
-			if sid, err := client.AsString(fields["signal_id"]); err == nil {
-				out[sid]++
-			}
-		}
-		if len(entries) < 1000 {
-			return out, nil
+	for _, e := range entries {
+		if e.SignalID != "" {
+			out[e.SignalID]++
 		}
 	}
+	return out, nil
+}
+
+// entryAfter is the id of stream's first entry after id ("" when none).
+func entryAfter(ctx context.Context, pool client.Pool, stream, id string) (string, error) {
+	v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{stream}, "("+id, "+", "COUNT", "1"))
+	if err != nil {
+		return "", fmt.Errorf("xrange %s: %w", stream, err)
+	}
+	if entries, _ := v.([]any); len(entries) > 0 {
+		if pair, _ := entries[0].([]any); len(pair) == 2 {
+			next, _ := client.AsString(pair[0])
+			return next, nil
+		}
+	}
+	return "", nil
 }
 
 // ReadAuditCounts counts rows per signal id of one audit table (read

@@ -154,14 +154,8 @@ func TrueArchiverLag(ctx context.Context, pool client.Pool, tenant, group string
 		}
 	}
 	if oldest == "" {
-		v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, "("+last, "+", "COUNT", "1"))
-		if err != nil {
-			return 0, fmt.Errorf("xrange %s: %w", keys.Stream, err)
-		}
-		if entries, _ := v.([]any); len(entries) > 0 {
-			if pair, _ := entries[0].([]any); len(pair) == 2 {
-				oldest, _ = client.AsString(pair[0])
-			}
+		if oldest, err = entryAfter(ctx, pool, keys.Stream, last); err != nil {
+			return 0, err
 		}
 	}
 	if oldest == "" {

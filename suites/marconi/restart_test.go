@@ -204,49 +204,7 @@ func restartDrillRun(ctx context.Context, b client.Backend, project string, n, p
 // streamedIDs reads every signal id in the tenant's Marconi Cache stream
 // (XRANGE over the whole 7-day window: one key, one slot).
 func streamedIDs(ctx context.Context, b client.Backend) (map[string]int, error) {
-	keys, err := audit.KeysFor(tenant)
-	if err != nil {
-		return nil, err
-	}
-	p := newPool(ctx, b, "marconi-ledger")
-	out := map[string]int{}
-	start := "-"
-	for {
-		reply, err := p.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, start, "+", "COUNT", "1000"))
-		if err != nil {
-			return nil, fmt.Errorf("xrange %s: %w", keys.Stream, err)
-		}
-		entries, ok := reply.([]any)
-		if !ok || len(entries) == 0 {
-			return out, nil
-		}
-		var last string
-		for _, e := range entries {
-			pair, ok := e.([]any)
-			if !ok || len(pair) != 2 {
-				return nil, fmt.Errorf("xrange entry %v: %w", e, client.ErrUnexpectedReply)
-			}
-			last, _ = client.AsString(pair[0])
-			fields := map[string]string{}
-			switch f := pair[1].(type) {
-			case []any:
-				for i := 0; i+1 < len(f); i += 2 {
-					k, _ := client.AsString(f[i])
-					v, _ := client.AsString(f[i+1])
-					fields[k] = v
-				}
-			case map[string]any:
-				for k, v := range f {
-					fields[k], _ = client.AsString(v)
-				}
-			}
-			out[fields["signal_id"]]++
-		}
-		if len(entries) < 1000 {
-			return out, nil
-		}
-		start = "(" + last
-	}
+	return traffic.ReadAuditStream(ctx, newPool(ctx, b, "marconi-ledger"), tenant)
 }
 
 func (r *restartRun) silently(b client.Backend) report.Check {
