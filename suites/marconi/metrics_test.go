@@ -14,9 +14,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
@@ -780,45 +777,5 @@ func (r *metricsRun) summary() string {
 // HTTP GET on its real socket, parsed from the text exposition. A
 // histogram's sample is its count.
 func scrapeMesh(ctx context.Context, baseURL string) check.TelemetryScrape {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+marconi.PathMetrics, nil)
-	if err != nil {
-		return check.TelemetryScrape{Err: err.Error()}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return check.TelemetryScrape{Err: fmt.Sprintf("scrape: %v", err)}
-	}
-	defer resp.Body.Close()
-	out := check.TelemetryScrape{Status: resp.StatusCode}
-	if resp.StatusCode != http.StatusOK {
-		out.Err = "scrape answered " + resp.Status
-		return out
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		out.Err = fmt.Sprintf("parse scrape: %v", err)
-		return out
-	}
-	for name, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			var v float64
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				v = m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				v = m.GetGauge().GetValue()
-			case dto.MetricType_HISTOGRAM:
-				v = float64(m.GetHistogram().GetSampleCount())
-			default:
-				v = m.GetUntyped().GetValue()
-			}
-			out.Samples = append(out.Samples, check.TelemetrySample{Name: name, Labels: labels, Value: v})
-		}
-	}
-	return out
+	return traffic.Scrape(ctx, http.DefaultClient, baseURL+marconi.PathMetrics)
 }

@@ -2,7 +2,6 @@ package telemetry_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -10,13 +9,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/telemetry"
+	"github.com/slotgate/slotgate/traffic"
 )
 
 // scrape reads m the way a Prometheus server does: an HTTP GET of its
@@ -24,43 +21,7 @@ import (
 func scrape(ctx context.Context, m *telemetry.Metrics) check.TelemetryScrape {
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/metrics", nil)
-	if err != nil {
-		return check.TelemetryScrape{Err: err.Error()}
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		return check.TelemetryScrape{Err: fmt.Sprintf("scrape: %v", err)}
-	}
-	defer resp.Body.Close()
-	out := check.TelemetryScrape{Status: resp.StatusCode}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		out.Err = fmt.Sprintf("parse scrape: %v", err)
-		return out
-	}
-	for name, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			out.Samples = append(out.Samples, check.TelemetrySample{Name: name, Labels: labels, Value: sampleValue(f.GetType(), m)})
-		}
-	}
-	return out
-}
-
-func sampleValue(t dto.MetricType, m *dto.Metric) float64 {
-	switch t {
-	case dto.MetricType_COUNTER:
-		return m.GetCounter().GetValue()
-	case dto.MetricType_GAUGE:
-		return m.GetGauge().GetValue()
-	default:
-		return m.GetUntyped().GetValue()
-	}
+	return traffic.Scrape(ctx, srv.Client(), srv.URL+"/metrics")
 }
 
 // mustScrape is scrape for snapshots the checks read counts from: a failed
