@@ -239,14 +239,12 @@ func (m *Mesh) Start(ctx context.Context) (Warmup, error) {
 		}
 		m.listener = l
 	}
-	m.wg.Add(1)
-	go m.sweep()
+	m.every(m.opts.SweepEvery, m.sweep)
 	if m.expiry == ExpirySweeper {
 		// Its own loop: the expiry sweep asks Redis about sessions past
 		// their TTL, and a slow or cut Redis must not delay the SLA
 		// sweep, which works on the in-memory map alone (§3.4).
-		m.wg.Add(1)
-		go m.sweepExpiry()
+		m.every(m.opts.SweepEvery, m.sweepExpired)
 	}
 	return w, nil
 }
@@ -289,59 +287,50 @@ func (m *Mesh) warm(ctx context.Context) (Warmup, []string, error) {
 	return w, names, nil
 }
 
-// sweep runs the pending-TTL and obligation SLA sweepers (§3.4, §3.5).
-func (m *Mesh) sweep() {
-	defer m.wg.Done()
-	tick := time.NewTicker(m.opts.SweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-tick.C:
-		}
-		now := m.opts.Now()
-		for tenant, n := range m.pending.sweep(now) {
-			m.m.pendingExpired.WithLabelValues(tenant).Add(float64(n))
-		}
-		violations, forgotten := m.obligations.sweep(now, m.opts.Mutant == MutantSweeperEarly)
-		if m.opts.Mutant == MutantSweeperNeverFires {
-			violations = nil
-		}
-		for _, v := range violations {
-			m.m.slaViolations.WithLabelValues(v.Tenant, v.Kind, v.SLA).Inc()
-			if m.opts.OnViolation != nil {
-				m.opts.OnViolation(v)
+// every runs f every d, with the time of the tick, until Close.
+func (m *Mesh) every(d time.Duration, f func(now time.Time)) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-tick.C:
 			}
+			f(m.opts.Now())
 		}
-		for _, o := range forgotten {
-			m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
-		}
-		// Lost state handoffs go again while the audit queue is written
-		// (MARCONI_AUDIT_QUEUE_WRITE); one the queue refuses stays dirty.
-		if m.board.sink != nil && m.flags.Load().AuditQueueWrite {
-			for _, e := range m.obligations.handoffs() {
-				if !m.board.sink.Offer(e) {
-					m.obligations.lostHandoff(e.Envelope.SignalID)
-				}
-			}
-		}
-	}
+	}()
 }
 
-// sweepExpiry is on_session_expired's sweeper (ExpirySweeper), on the
-// sweep cadence.
-func (m *Mesh) sweepExpiry() {
-	defer m.wg.Done()
-	tick := time.NewTicker(m.opts.SweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-tick.C:
+// sweep runs the pending-TTL and obligation SLA sweepers (§3.4, §3.5).
+func (m *Mesh) sweep(now time.Time) {
+	for tenant, n := range m.pending.sweep(now) {
+		m.m.pendingExpired.WithLabelValues(tenant).Add(float64(n))
+	}
+	violations, forgotten := m.obligations.sweep(now, m.opts.Mutant == MutantSweeperEarly)
+	if m.opts.Mutant == MutantSweeperNeverFires {
+		violations = nil
+	}
+	for _, v := range violations {
+		m.m.slaViolations.WithLabelValues(v.Tenant, v.Kind, v.SLA).Inc()
+		if m.opts.OnViolation != nil {
+			m.opts.OnViolation(v)
 		}
-		m.sweepExpired(m.opts.Now())
+	}
+	for _, o := range forgotten {
+		m.m.obligationsOpen.WithLabelValues(o.tenant, o.ob.Kind).Dec()
+	}
+	// Lost state handoffs go again while the audit queue is written
+	// (MARCONI_AUDIT_QUEUE_WRITE); one the queue refuses stays dirty.
+	if m.board.sink != nil && m.flags.Load().AuditQueueWrite {
+		for _, e := range m.obligations.handoffs() {
+			if !m.board.sink.Offer(e) {
+				m.obligations.lostHandoff(e.Envelope.SignalID)
+			}
+		}
 	}
 }
 
