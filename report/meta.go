@@ -82,10 +82,17 @@ type SuiteRun struct {
 	// Exclusive says why the suite ran alone (it measures time against a
 	// bound); empty when it shared the machine.
 	Exclusive string `json:"exclusive,omitempty"`
+	// Timed is the bound it judges time against when it ran beside at
+	// most one untimed suite (and no other timed one).
+	Timed string `json:"timed,omitempty"`
 	// Start is when it started, from the run's start; Wall its wall time,
 	// compile included.
 	Start Duration `json:"start"`
 	Wall  Duration `json:"wall"`
+	// CPU is the user and system time of its Ginkgo process tree (the
+	// suite binary and the servers it started and reaped): against Wall,
+	// how many cores it kept busy — what the scheduler's budget weighs.
+	CPU Duration `json:"cpu,omitempty"`
 }
 
 // Timing is the wall time of the suites, rows and scenarios of a run.

@@ -21,17 +21,36 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// exclusiveSuites are the suite packages that measure time against a bound,
-// with the bound: they run alone, so another suite's load never decides
-// their verdict. Every other suite counts events (lost writes, duplicates,
-// redirects, commandstats), which load slows down but does not change, and
-// shares the machine up to --jobs at a time.
-var exclusiveSuites = map[string]string{
-	"./suites/failuredrills": "per-shard dispatch halts against the halt budget",
-	"./suites/registry":      "discovery within one heartbeat (300 ms smoke, 500 ms full)",
-	"./suites/marconi":       "hot-path sends answered in memory while every link is cut",
-	"./suites/marconiaudit":  "Offer p99 within 1 ms (memory speed)",
+// timedSuites are the suite packages that judge time against a bound, with
+// the bound. How tight it is decides what they may share the machine with:
+// a memory-speed bound (~1 ms) runs alone, since any other suite's load could
+// decide it; a bound of hundreds of milliseconds or more runs beside at most
+// one untimed suite and never beside another timed one, so on a 2-core
+// machine it keeps a core to itself. Every other suite counts events (lost
+// writes, duplicates, redirects, commandstats), which load slows down but
+// does not change, and shares the machine up to --jobs at a time.
+var timedSuites = map[string]timedSuite{
+	"./suites/failuredrills": {bound: "per-shard dispatch halts against the halt budget (seconds)"},
+	"./suites/registry":      {bound: "discovery within one heartbeat (300 ms smoke, 500 ms full)"},
+	"./suites/marconi":       {bound: "hook and SLA deadlines (500–750 ms)"},
+	"./suites/marconiaudit":  {bound: "Offer p99 within 1 ms (memory speed)", alone: true},
 }
+
+type timedSuite struct {
+	bound string
+	alone bool
+}
+
+// exclusiveSuites are the timed suites that run alone, with their bound.
+var exclusiveSuites = func() map[string]string {
+	m := map[string]string{}
+	for p, t := range timedSuites {
+		if t.alone {
+			m[p] = t.bound
+		}
+	}
+	return m
+}()
 
 // defaultJobs is --jobs when not given: one suite per core. The suites
 // mostly wait on timers (failover elections, TTL drains, load windows), so
@@ -45,6 +64,7 @@ type suiteJob struct {
 	name      string // axioms
 	rows      []report.RowID
 	exclusive string // why it runs alone; "" shares the machine
+	timed     string // the bound it judges time against, when it shares with one untimed suite
 	weight    float64
 
 	cmd            *exec.Cmd
@@ -53,16 +73,30 @@ type suiteJob struct {
 	out            *suiteOutput
 }
 
+// cpu is the user and system time of the job's process tree: ginkgo, the
+// suite binary it waited for and the servers that binary reaped (wait4's
+// rusage of a child includes its own waited-for children). 0 before the
+// job ended.
+func (j *suiteJob) cpu() time.Duration {
+	if j.cmd == nil || j.cmd.ProcessState == nil {
+		return 0
+	}
+	return j.cmd.ProcessState.UserTime() + j.cmd.ProcessState.SystemTime()
+}
+
 // jsonName is the Ginkgo JSON report the job writes into --out.
 func (j *suiteJob) jsonName() string { return "ginkgo-" + j.name + ".json" }
 
-// planJobs turns the run's packages into jobs in start order: the exclusive
-// ones first (nothing else is running yet), then the rest heaviest first,
-// so the lanes end together (longest processing time first).
+// planJobs turns the run's packages into jobs in start order: the ones that
+// run alone first (nothing else is running yet), then the rest heaviest
+// first, so the lanes end together (longest processing time first).
 func planJobs(pkgs []string, rows []report.RowID, full bool) []*suiteJob {
 	var jobs []*suiteJob
 	for _, pkg := range pkgs {
 		j := &suiteJob{pkg: pkg, name: path.Base(pkg), exclusive: exclusiveSuites[pkg], weight: suiteWeight(pkg, full)}
+		if t, ok := timedSuites[pkg]; ok && !t.alone {
+			j.timed = t.bound
+		}
 		for _, r := range rows {
 			if suiteOf[r] == pkg {
 				j.rows = append(j.rows, r)
@@ -102,16 +136,21 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 		err error
 	}
 	finished := make(chan exit)
+	queue = slices.Clone(queue) // taken out of order below; the caller's slice stays whole
 	var running []*suiteJob
 	tick := time.NewTicker(s.ticker)
 	defer tick.Stop()
 	total := len(queue)
 	for {
 		for len(queue) > 0 && interrupted == "" {
-			j := queue[0]
-			if len(running) > 0 && (j.exclusive != "" || len(running) >= s.jobs || running[0].exclusive != "") {
+			// The first queued suite that may start beside the running
+			// ones; a suite that runs alone waits for the machine to empty
+			// and holds the ones behind it (it is only ever queued first).
+			next := slices.IndexFunc(queue, func(j *suiteJob) bool { return s.mayStart(j, running) })
+			if next < 0 || (next > 0 && queue[0].exclusive != "") {
 				break
 			}
+			j := queue[next]
 			left := s.timeout - time.Since(s.started)
 			if left <= 0 {
 				break // the run's --timeout is spent: the rest is not run
@@ -129,7 +168,7 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 				return interrupted, fmt.Errorf("start ginkgo for %s: %w", j.pkg, err)
 			}
 			j.started = time.Now()
-			queue = queue[1:]
+			queue = slices.Delete(queue, next, next+1)
 			running = append(running, j)
 			go func() { finished <- exit{j, <-done} }()
 			s.con.status("▶ %s started%s · %d running · %d queued", j.name, alone(j), len(running), len(queue))
@@ -155,7 +194,7 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 			if e.err != nil {
 				verdict = "done (ginkgo: " + e.err.Error() + ")"
 			}
-			s.con.detach(e.j, fmt.Sprintf("■ %s %s in %s · %d/%d suites finished", e.j.name, verdict, e.j.ended.Sub(e.j.started).Round(time.Second), total-len(queue)-len(running), total))
+			s.con.detach(e.j, fmt.Sprintf("■ %s %s in %s (cpu %s) · %d/%d suites finished", e.j.name, verdict, e.j.ended.Sub(e.j.started).Round(time.Second), e.j.cpu().Round(time.Second), total-len(queue)-len(running), total))
 		case <-tick.C:
 			names := make([]string, len(running))
 			for i, r := range running {
@@ -164,6 +203,34 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 			s.con.status("%s elapsed · %d/%d suites finished · running %s · %d queued", time.Since(s.started).Round(time.Second), total-len(queue)-len(running), total, strings.Join(names, ", "), len(queue))
 		}
 	}
+}
+
+// mayStart says whether j may start beside running: a suite that runs
+// alone only on an empty machine and with nothing beside it; a timed one
+// beside at most one untimed suite; the rest up to --jobs at a time.
+func (s *scheduler) mayStart(j *suiteJob, running []*suiteJob) bool {
+	if len(running) == 0 {
+		return true
+	}
+	if j.exclusive != "" {
+		return false
+	}
+	timed := j.timed != ""
+	for _, r := range running {
+		if r.exclusive != "" {
+			return false
+		}
+		if r.timed != "" {
+			if timed {
+				return false
+			}
+			timed = true
+		}
+	}
+	if timed {
+		return len(running) < min(2, s.jobs)
+	}
+	return len(running) < s.jobs
 }
 
 func (s *scheduler) interruptAll(running []*suiteJob) {
@@ -175,6 +242,9 @@ func (s *scheduler) interruptAll(running []*suiteJob) {
 func alone(j *suiteJob) string {
 	if j.exclusive != "" {
 		return " alone (" + j.exclusive + ")"
+	}
+	if j.timed != "" {
+		return " beside at most one untimed suite (" + j.timed + ")"
 	}
 	return ""
 }
@@ -334,8 +404,8 @@ func scheduleMeta(jobs int, began time.Time, all []*suiteJob) *report.Schedule {
 		if j.started.IsZero() {
 			continue
 		}
-		s.Suites = append(s.Suites, report.SuiteRun{Package: j.pkg, Rows: j.rows, Exclusive: j.exclusive,
-			Start: report.Duration(j.started.Sub(began)), Wall: report.Duration(j.ended.Sub(j.started))})
+		s.Suites = append(s.Suites, report.SuiteRun{Package: j.pkg, Rows: j.rows, Exclusive: j.exclusive, Timed: j.timed,
+			Start: report.Duration(j.started.Sub(began)), Wall: report.Duration(j.ended.Sub(j.started)), CPU: report.Duration(j.cpu())})
 	}
 	return s
 }
@@ -353,14 +423,24 @@ func removeReports(out string) {
 
 // exclusiveLine names the suites that run alone.
 func exclusiveLine(jobs []*suiteJob) string {
-	var names []string
+	var alone, timed []string
 	for _, j := range jobs {
-		if j.exclusive != "" {
-			names = append(names, j.name)
+		switch {
+		case j.exclusive != "":
+			alone = append(alone, j.name)
+		case j.timed != "":
+			timed = append(timed, j.name)
 		}
 	}
-	if len(names) == 0 {
-		return "none measures time, so none runs alone"
+	var parts []string
+	if len(alone) > 0 {
+		parts = append(parts, strings.Join(alone, ", ")+" run alone (a memory-speed bound)")
 	}
-	return strings.Join(names, ", ") + " run alone (they measure time against a bound)"
+	if len(timed) > 0 {
+		parts = append(parts, strings.Join(timed, ", ")+" each run beside at most one untimed suite (a bound in milliseconds to seconds)")
+	}
+	if len(parts) == 0 {
+		return "none measures time, so all share the machine"
+	}
+	return strings.Join(parts, "; ")
 }
