@@ -247,15 +247,41 @@ func (a *Archiver) runTenant(ctx context.Context, tenant string) error {
 		}
 		ta.b.reset()
 		for _, msg := range msgs {
+			if ctx.Err() != nil {
+				break // stopping: what was not taken in hand stays pending for the next archiver
+			}
 			if recovered {
 				ta.recovered.Inc()
 			}
-			if err := ta.archive(ctx, msg); err != nil {
+			hand, done := ta.inHand(ctx)
+			err := ta.archive(hand, msg)
+			done()
+			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// inHand is the context an entry taken in hand finishes on. A stop (ctx
+// ends: a §8 flag flip restarts the archiver on the other table set, a
+// rollout stops the pod) lets the entry finish its write and its ack for up
+// to Timeout. An entry written but not acknowledged is claimed by the
+// archiver that takes over and written again — after a shadow→primary flip
+// into the other tables, where the UPSERT on signal_id cannot make it
+// harmless (the stage-flags row caught one archived in both). A crash
+// (ErrCrashed) still stops every loop where it is.
+func (ta *tenantArchiver) inHand(ctx context.Context) (context.Context, context.CancelFunc) {
+	hand, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), ErrCrashed) {
+			cancel()
+			return
+		}
+		time.AfterFunc(ta.a.o.Timeout, cancel)
+	})
+	return hand, func() { stop(); cancel() }
 }
 
 // archive writes one entry and acknowledges it after the commit.

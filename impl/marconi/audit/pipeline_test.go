@@ -422,3 +422,75 @@ func TestWriterRestartResumes(t *testing.T) {
 		t.Errorf("queue after the restarts: %+v", st)
 	}
 }
+
+// A stop between an entry's write and its ack (a §8 flip from shadow to
+// primary restarts the archiver on the other table set) lets the entry in
+// hand finish its ack: the archiver that takes over never writes it into
+// the other tables too.
+func TestArchiverStopFinishesEntryInHand(t *testing.T) {
+	s := startServers(t)
+	ctx := t.Context()
+	schema := fmt.Sprintf("stop_%d", time.Now().UnixNano())
+	if err := Migrate(ctx, s.pg.DSN(), MigrateOptions{Schema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	tenant := schema + "-t"
+	q, err := NewQueue(QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWriter(WriterOptions{Pool: pool(t, s, client.BackendGoRedis, client.RESP3), Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWriter := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(wctx) })
+	defer func() { stopWriter(); wg.Wait() }()
+	const n = 20
+	for i := range n {
+		q.Offer(entry(tenant, i))
+	}
+	dial := func(ctx context.Context) (client.Pool, error) {
+		return client.NewPool(ctx, client.Options{Backend: client.BackendGoRedis, Mode: client.ModeCluster, Addrs: s.cluster.Addrs()})
+	}
+	archiver := func(consumer string, targets Targets, crash func(CrashPoint, string, string) bool) *Archiver {
+		a, err := NewArchiver(ArchiverOptions{Dial: dial, PostgresDSN: s.pg.DSN(), Schema: schema, Tenants: []string{tenant}, Consumer: consumer,
+			Targets: targets, Block: 100 * time.Millisecond, ClaimMinIdle: 50 * time.Millisecond, ClaimEvery: 50 * time.Millisecond, Crash: crash})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	// The shadow archiver is stopped right after its 5th write committed.
+	sctx, stop := context.WithCancel(ctx)
+	written := 0
+	shadow := archiver("shadow", Targets{Shadow: true}, func(p CrashPoint, _, _ string) bool {
+		if p == CrashBeforeAck {
+			if written++; written == 5 {
+				stop()
+			}
+		}
+		return false
+	})
+	if err := shadow.Run(sctx); err != nil {
+		t.Fatalf("shadow archiver: %v", err)
+	}
+	pctx, stopPrimary := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- archiver("primary", Targets{Primary: true}, nil).Run(pctx) }()
+	waitFor(t, "every entry archived", 20*time.Second, func() bool {
+		a, _ := countRows(t, s.pg.DSN(), schema, TableQueueShadow)
+		b, _ := countRows(t, s.pg.DSN(), schema, TableQueue)
+		return a+b >= n
+	})
+	stopPrimary()
+	if err := <-done; err != nil {
+		t.Fatalf("primary archiver: %v", err)
+	}
+	shadowRows, _ := countRows(t, s.pg.DSN(), schema, TableQueueShadow)
+	primaryRows, _ := countRows(t, s.pg.DSN(), schema, TableQueue)
+	if shadowRows != 5 || primaryRows != n-5 {
+		t.Errorf("shadow %d rows, primary %d rows; want 5 and %d, each entry archived once (the entry in hand at the stop acknowledged, not claimed again)", shadowRows, primaryRows, n-5)
+	}
+}
