@@ -399,6 +399,15 @@ type MeshRouteState struct {
 	Pending int
 }
 
+// stored is s as its stored history reads back: the freshness stamp in
+// UTC wall time, without the monotonic reading a live time.Time carries
+// (and %v prints), so a message quoting s is the same live and replayed
+// by `slotgate check --from`, on any machine's time zone.
+func (s MeshRouteState) stored() MeshRouteState {
+	s.LastHeartbeat = s.LastHeartbeat.Round(0).UTC()
+	return s
+}
+
 // MeshHookStep is one hook call observed on the real tables.
 type MeshHookStep struct {
 	Hook      string
@@ -429,7 +438,7 @@ func MarconiHookTransitions(steps []MeshHookStep) Result {
 	var bad []string
 	for _, st := range steps {
 		seen[st.Hook]++
-		a, b := st.After, st.Before
+		a, b := st.After.stored(), st.Before.stored() // judged as stored, so as replayed
 		var why string
 		switch st.Hook {
 		case "on_register":

@@ -341,7 +341,7 @@ type MetricsPoint struct {
 // An SLA series whose deadline falls too close to a scrape is skipped at
 // that scrape (and said so), never guessed.
 // A scrape that failed is unknown here (the errors column judges it).
-func MarconiMetricsAgree(points ...MetricsPoint) Result {
+func MarconiMetricsAgree(points []MetricsPoint) Result {
 	const name = "marconi-metrics-agree"
 	judged := map[string]bool{}
 	for _, f := range MarconiMetricFamilies {
@@ -415,7 +415,7 @@ func MarconiMetricsAgree(points ...MetricsPoint) Result {
 // A registry that cannot gather (a duplicate series) answers 500; an
 // instrument never registered is missing: both are loud, and both are
 // failures of the instrument, not of the count.
-func MarconiMetricsExposed(points ...MetricsPoint) Result {
+func MarconiMetricsExposed(points []MetricsPoint) Result {
 	const name = "marconi-metrics-exposed"
 	if len(points) == 0 {
 		return unknown(name, "no scrape")

@@ -77,7 +77,7 @@ func edit(s TelemetryScrape, f func([]TelemetrySample) []TelemetrySample) Teleme
 
 func TestMarconiMetricsAgree(t *testing.T) {
 	h, s := metricsFixture()
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "final", Scrape: s, History: h}); r.Status != Pass {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: s, History: h}}); r.Status != Pass {
 		t.Fatalf("good run: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
 	cases := map[string]TelemetryScrape{
@@ -104,7 +104,7 @@ func TestMarconiMetricsAgree(t *testing.T) {
 		}),
 	}
 	for name, bad := range cases {
-		if r := MarconiMetricsAgree(MetricsPoint{Name: "final", Scrape: bad, History: h}); r.Status != Fail {
+		if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: bad, History: h}}); r.Status != Fail {
 			t.Errorf("%s: want fail, got %s %s", name, r.Status, r.Message)
 		}
 	}
@@ -113,7 +113,7 @@ func TestMarconiMetricsAgree(t *testing.T) {
 func TestMarconiMetricsLedgerInconsistent(t *testing.T) {
 	h, s := metricsFixture()
 	h.Frames = map[string]int{} // the 200 said pushed; no receiver got it
-	r := MarconiMetricsAgree(MetricsPoint{Name: "final", Scrape: s, History: h})
+	r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: s, History: h}})
 	if r.Status != Fail {
 		t.Fatalf("pushed without a frame: want fail, got %s %s", r.Status, r.Message)
 	}
@@ -129,16 +129,16 @@ func TestMarconiMetricsUnknown(t *testing.T) {
 	h, s := metricsFixture()
 	near := h
 	near.ScrapeStart, near.ScrapeEnd = time.Second+50*time.Millisecond, time.Second+60*time.Millisecond // inside bolt's SLA window
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "final", Scrape: s, History: near}); r.Status != Unknown {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: s, History: near}}); r.Status != Unknown {
 		t.Errorf("SLA deadline at the scrape: want unknown, got %s %s", r.Status, r.Message)
 	}
 	idle := h
 	idle.HookErrors = nil
 	bad := edit(s, func(x []TelemetrySample) []TelemetrySample { return x[:len(x)-1] })
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "final", Scrape: bad, History: idle}); r.Status != Unknown {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: bad, History: idle}}); r.Status != Unknown {
 		t.Errorf("a family never moved: want unknown, got %s %s", r.Status, r.Message)
 	}
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "final", Scrape: TelemetryScrape{Status: 500, Err: "gather"}, History: h}); r.Status != Unknown {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: TelemetryScrape{Status: 500, Err: "gather"}, History: h}}); r.Status != Unknown {
 		t.Errorf("failed scrape: want unknown, got %s", r.Status)
 	}
 }
@@ -146,14 +146,14 @@ func TestMarconiMetricsUnknown(t *testing.T) {
 func TestMarconiMetricsExposed(t *testing.T) {
 	h, s := metricsFixture()
 	good := MetricsPoint{Name: "final", Scrape: s, History: h}
-	if r := MarconiMetricsExposed(good); r.Status != Pass {
+	if r := MarconiMetricsExposed([]MetricsPoint{good}); r.Status != Pass {
 		t.Fatalf("good: %s %s", r.Status, r.Message)
 	}
-	if r := MarconiMetricsExposed(MetricsPoint{Name: "mid", Scrape: TelemetryScrape{Status: 500, Err: "duplicate"}}, good); r.Status != Fail {
+	if r := MarconiMetricsExposed([]MetricsPoint{{Name: "mid", Scrape: TelemetryScrape{Status: 500, Err: "duplicate"}}, good}); r.Status != Fail {
 		t.Errorf("500 mid-run: want fail, got %s", r.Status)
 	}
 	missing := edit(s, func(x []TelemetrySample) []TelemetrySample { return x[:11] }) // no obligation families
-	if r := MarconiMetricsExposed(MetricsPoint{Name: "final", Scrape: missing}); r.Status != Fail {
+	if r := MarconiMetricsExposed([]MetricsPoint{{Name: "final", Scrape: missing}}); r.Status != Fail {
 		t.Errorf("obligation families missing: want fail, got %s", r.Status)
 	}
 }
@@ -171,21 +171,21 @@ func TestMarconiMetricsDurableIsTheStream(t *testing.T) {
 		x[16].Value = 3 // depth{acme}: a1, a2 and a1's handoff
 		return x
 	})
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "mid-run", Scrape: paused, History: h}, final); r.Status != Pass {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "mid-run", Scrape: paused, History: h}, final}); r.Status != Pass {
 		t.Fatalf("writer paused: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
 	atOffer := edit(paused, func(x []TelemetrySample) []TelemetrySample {
 		x[13].Value = 1
 		return x
 	})
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "mid-run", Scrape: atOffer, History: h}, final); r.Status != Fail {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "mid-run", Scrape: atOffer, History: h}, final}); r.Status != Fail {
 		t.Errorf("durable counted before the stream has it: want fail, got %s %s", r.Status, r.Message)
 	}
 	noHandoff := edit(paused, func(x []TelemetrySample) []TelemetrySample {
 		x[16].Value = 2
 		return x
 	})
-	if r := MarconiMetricsAgree(MetricsPoint{Name: "mid-run", Scrape: noHandoff, History: h}, final); r.Status != Fail {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "mid-run", Scrape: noHandoff, History: h}, final}); r.Status != Fail {
 		t.Errorf("depth without the ack's state handoff: want fail, got %s %s", r.Status, r.Message)
 	}
 }

@@ -83,6 +83,37 @@ type ObligationHistory struct {
 	MinOps int
 }
 
+// stored is h as its stored history reads back: every time in wall time,
+// without the monotonic reading a live time.Time carries, so the live
+// judgement compares exactly what `slotgate check --from` replays (a
+// monotonic and a wall difference part when the wall clock is stepped).
+func (h ObligationHistory) stored() ObligationHistory {
+	wall := func(t time.Time) time.Time { return t.Round(0) }
+	ops := make([]ObligationOp, len(h.Ops))
+	for i, op := range h.Ops {
+		op.Start, op.End = wall(op.Start), wall(op.End)
+		acks := make([]ObligationAck, len(op.Acks))
+		for j, a := range op.Acks {
+			a.Start, a.End = wall(a.Start), wall(a.End)
+			acks[j] = a
+		}
+		op.Acks = acks
+		ops[i] = op
+	}
+	raises := make([]ObligationRaise, len(h.Raises))
+	for i, r := range h.Raises {
+		r.At = wall(r.At)
+		raises[i] = r
+	}
+	instances := make([]ObligationInstance, len(h.Instances))
+	for i, in := range h.Instances {
+		in.Start, in.End = wall(in.Start), wall(in.End)
+		instances[i] = in
+	}
+	h.Ops, h.Raises, h.Instances, h.End = ops, raises, instances, wall(h.End)
+	return h
+}
+
 func (h ObligationHistory) instance(name string) (ObligationInstance, bool) {
 	for _, in := range h.Instances {
 		if in.Name == name {
@@ -167,6 +198,7 @@ func answered(op ObligationOp, terminal bool) bool {
 //     outside outages, so every answered ack must reach PG.)
 func MarconiObligations(h ObligationHistory) Result {
 	const name = "marconi-obligations"
+	h = h.stored()
 	if len(h.Ops) < h.MinOps || len(h.Ops) == 0 {
 		return unknown(name, "%d obligations opened, want at least %d", len(h.Ops), h.MinOps)
 	}
@@ -319,6 +351,7 @@ func MarconiObligations(h ObligationHistory) Result {
 // restart.
 func MarconiObligationCalls(h ObligationHistory) Result {
 	const name = "marconi-obligation-calls"
+	h = h.stored()
 	if len(h.Ops) < h.MinOps || len(h.Ops) == 0 {
 		return unknown(name, "%d obligations opened, want at least %d", len(h.Ops), h.MinOps)
 	}

@@ -21,6 +21,14 @@ var replayable = []any{
 	MarconiExactlyOnce, MarconiLossBudget, MarconiShadowEqual, MarconiPipelineErrors,
 	MarconiHotPathIO, MarconiSendsDelivered, MarconiStaleRoutes, MarconiHookTransitions,
 	MarconiCacheHealth, MarconiRehydrated, MarconiAuditLedger,
+	// The Marconi rows' remaining checkers and their compositions
+	// (marconi_controls.go), so every Marconi check replays (issue 16).
+	MarconiNoSubscribe, MarconiQueueDefaults, MarconiEngagement,
+	MarconiStageFlagsLedger, MarconiStageFlagsRefusals, MarconiMetricsAgree, MarconiMetricsExposed,
+	MarconiObligations, MarconiObligationCalls, AuditCapsExact,
+	MarconiReadsOneAtATime, MarconiStreamResume, MarconiTrimKeepsUnconsumed, MarconiLagAlert, MarconiKillPremise,
+	ArchiverKilled, MarconiSendsAnswered, MarconiUnrunnable,
+	MarconiHookAndStaleRoutes, MarconiStaleRoutesFailing, MarconiCacheHealthFailing, MarconiDoubleWriteSeen,
 	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,
 	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround,
 	NoErrors, RefusedWith,

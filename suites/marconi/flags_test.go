@@ -96,21 +96,21 @@ func flagsOf(ctx SpecContext, b client.Backend) *flagsRun {
 }
 
 func (r *flagsRun) ledger() report.Check {
-	result := check.MarconiStageFlagsLedger(r.good)
+	result := check.Judge(check.MarconiStageFlagsLedger, r.good)
 	stale := harness.Variant(string(marconi.MutantStaleFallback), "the table-read flags off but the routes still read from the process-local table: a registration the SessionStore got from another writer is not seen",
-		check.MarconiStageFlagsLedger(r.stale))
+		check.Judge(check.MarconiStageFlagsLedger, r.stale))
 	drops := harness.Variant(string(marconi.MutantRollbackDrops), "turning a flag off starts the mesh from clean state: the pending index is dropped, signals answered 200 queued_offline are lost",
-		check.MarconiStageFlagsLedger(r.drops))
+		check.Judge(check.MarconiStageFlagsLedger, r.drops))
 	planted := r.good
 	planted.Pulled = append(append([]check.MeshDelivery(nil), r.good.Pulled...), r.good.Pulled...)
-	dup := harness.SelfTest("pulled-twice", "every signal drained by the final pending call is recorded twice", check.MarconiStageFlagsLedger(planted))
+	dup := harness.SelfTest("pulled-twice", "every signal drained by the final pending call is recorded twice", check.Judge(check.MarconiStageFlagsLedger, planted))
 	return harness.Check(report.RowMarconiStageFlags, report.ColumnSilentlyWrong, "", result, r.ev, stale, drops, dup)
 }
 
 func (r *flagsRun) refusals() report.Check {
-	result := check.MarconiStageFlagsRefusals(r.good)
+	result := check.Judge(check.MarconiStageFlagsRefusals, r.good)
 	accepts := harness.Variant(string(marconi.MutantAcceptForbidden), "the flag rules skipped: the mesh starts with, and flips to, combinations spec 002 §8 forbids",
-		check.MarconiStageFlagsRefusals(r.accepts))
+		check.Judge(check.MarconiStageFlagsRefusals, r.accepts))
 	planted := r.good
 	planted.Attempts = append([]check.FlagAttempt(nil), r.good.Attempts...)
 	for i := range planted.Attempts {
@@ -118,7 +118,7 @@ func (r *flagsRun) refusals() report.Check {
 			planted.Attempts[i].Err = "bad marconi flags"
 		}
 	}
-	unnamed := harness.SelfTest("unnamed-refusal", "every refusal's message stripped of its rule name", check.MarconiStageFlagsRefusals(planted))
+	unnamed := harness.SelfTest("unnamed-refusal", "every refusal's message stripped of its rule name", check.Judge(check.MarconiStageFlagsRefusals, planted))
 	return harness.Check(report.RowMarconiStageFlags, report.ColumnErrors, "", result, r.ev, accepts, unnamed)
 }
 

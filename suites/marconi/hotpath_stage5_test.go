@@ -188,7 +188,7 @@ func noSubscribe(ctx SpecContext, b client.Backend) report.Check {
 	}
 	By(fmt.Sprintf("%d receivers attach to a Stage 5 instance; every node's commandstats and CLIENT LIST before and while attached; send latency against a no-op handler on the same server", n))
 	c, lat := attachCount(ctx, b, marconi.Options{Pool: store, Sink: marconi.NewMemorySink(), Store: marconi.StoreOptions{Prefix: "attach"}}, "attach", n)
-	result := check.MarconiNoSubscribe(c)
+	result := check.Judge(check.MarconiNoSubscribe, c)
 	ev.Metrics = map[string]float64{"attached": float64(c.Attached), "nodes_counted": float64(len(c.Nodes)),
 		"send_p50_ms": ms(lat.sendP50), "send_p99_ms": ms(lat.sendP99), "noop_p50_ms": ms(lat.noopP50), "noop_p99_ms": ms(lat.noopP99),
 		"send_p99_over_noop_p99": float64(lat.sendP99) / float64(max(lat.noopP99, 1)), "send_p99_over_5ms_target": float64(lat.sendP99) / float64(5*time.Millisecond)}
@@ -201,7 +201,7 @@ func noSubscribe(ctx SpecContext, b client.Backend) report.Check {
 	DeferCleanup(sub.Close)
 	bad, _ := attachCount(ctx, b, marconi.Options{Pool: storePool(ctx, b, "marconi-attach-legacy"), Sink: marconi.NewMemorySink(), Store: marconi.StoreOptions{Prefix: "attach-legacy"},
 		Mutant: marconi.MutantWSSubscribe, LegacySubscriber: sub}, "attach-legacy", 8)
-	ctl := harness.Variant(string(marconi.MutantWSSubscribe), "every attached socket also SUBSCRIBEs its legacy session channel (the §2.2 forwarding loop Stage 5 removes); delivery unchanged", check.MarconiNoSubscribe(bad))
+	ctl := harness.Variant(string(marconi.MutantWSSubscribe), "every attached socket also SUBSCRIBEs its legacy session channel (the §2.2 forwarding loop Stage 5 removes); delivery unchanged", check.Judge(check.MarconiNoSubscribe, bad))
 	ctl.Observed += fmt.Sprintf(" (commands %v, subscriptions %v)", bad.Commands, bad.Subscribed)
 	return harness.Check(report.RowMarconiHotPath, report.ColumnSilentlyWrong, "", result, ev, ctl)
 }
@@ -259,8 +259,8 @@ func engagement(ctx SpecContext, b client.Backend) report.Check {
 	By("negative control: stamp_engagement invalidating the entry")
 	bad := engagementRun(ctx, marconi.Options{Pool: storePool(ctx, b, "marconi-engagement-bad"), Sink: marconi.NewMemorySink(), Store: marconi.StoreOptions{Prefix: "engage-bad"},
 		Mutant: marconi.MutantEngagementInvalidates}, "engage-bad", 8)
-	return harness.Check(report.RowMarconiHotPath, report.ColumnSilentlyWrong, "", check.MarconiEngagement(e), ev,
-		harness.Variant(string(marconi.MutantEngagementInvalidates), "stamp_engagement drops the entry's WS handle instead of a freshness update", check.MarconiEngagement(bad)))
+	return harness.Check(report.RowMarconiHotPath, report.ColumnSilentlyWrong, "", check.Judge(check.MarconiEngagement, e), ev,
+		harness.Variant(string(marconi.MutantEngagementInvalidates), "stamp_engagement drops the entry's WS handle instead of a freshness update", check.Judge(check.MarconiEngagement, bad)))
 }
 
 // measureQueue offers to a real audit queue built with def (the zero
@@ -312,7 +312,7 @@ func queueDefaults() report.Check {
 	ev := harness.Evidence(cfg, nil, nil)
 	By("a queue as shipped (zero configuration): 50,001 offers with no writer; entries aged 599 s and 601 s")
 	got := measureQueue(audit.QueueConfig{})
-	result := check.MarconiQueueDefaults(got)
+	result := check.Judge(check.MarconiQueueDefaults, got)
 	ev.Metrics = map[string]float64{"depth_after_50001": float64(got.DepthAtOverflow), "lost_entry": float64(got.LostFirst), "max_bytes": float64(got.MaxBytes)}
 	By("negative controls: a queue shipped with 10,000 entries; one that rejects the newest instead")
 	small := audit.DefaultQueueConfig()
@@ -320,6 +320,6 @@ func queueDefaults() report.Check {
 	reject := audit.DefaultQueueConfig()
 	reject.Policy = audit.PolicyRejectNew
 	return harness.Check(report.RowMarconiHotPath, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Variant("max-entries-10000", "a default of 10,000 entries (the sizing formula's floor for a smaller burst, not the spec's default)", check.MarconiQueueDefaults(measureQueue(small))),
-		harness.Variant("policy-reject-new", "overwrite_policy reject_new as the default: the newest entry is refused instead of the oldest overwritten", check.MarconiQueueDefaults(measureQueue(reject))))
+		harness.Variant("max-entries-10000", "a default of 10,000 entries (the sizing formula's floor for a smaller burst, not the spec's default)", check.Judge(check.MarconiQueueDefaults, measureQueue(small))),
+		harness.Variant("policy-reject-new", "overwrite_policy reject_new as the default: the newest entry is refused instead of the oldest overwritten", check.Judge(check.MarconiQueueDefaults, measureQueue(reject))))
 }

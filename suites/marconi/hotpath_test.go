@@ -117,7 +117,7 @@ func hotPathIO(ctx SpecContext, b client.Backend) report.Check {
 	}
 	io := check.MeshIO{Sends: running.sends, ClientHotPath: running.client, PausedSends: paused.sends,
 		ServerRedis: paused.server, ServerPG: paused.pgActive, MinSends: s.Senders * s.PerSender / 2}
-	result := check.MarconiHotPathIO(io)
+	result := check.Judge(check.MarconiHotPathIO, io)
 	all := append(running.latencies, paused.latencies...)
 	ev.Metrics = map[string]float64{
 		"sends": float64(running.sends + paused.sends), "receivers": float64(s.Receivers),
@@ -158,7 +158,7 @@ func publishControl(ctx context.Context, b client.Backend, s meshScale, probe *p
 	burst := traffic.MeshBurst{Recipients: keys, Senders: s.Senders, PerSender: s.ControlPerSender * 4, Kind: "hot", Rand: cfg.Rand("marconi-hot-path/publish/" + string(b))}
 	m := measure(ctx, rec, burst, func() []*marconi.CountingPool { return []*marconi.CountingPool{store} }, nil, true, probe)
 	io := check.MeshIO{Sends: m.sends, ClientHotPath: m.client, PausedSends: m.sends, ServerRedis: m.server, ServerPG: m.pgActive, MinSends: burst.Senders * burst.PerSender / 2}
-	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "the legacy §2.2 bus kept on the send path: PUBLISH on the session channel before the 200, delivery unchanged", check.MarconiHotPathIO(io))
+	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "the legacy §2.2 bus kept on the send path: PUBLISH on the session channel before the 200, delivery unchanged", check.Judge(check.MarconiHotPathIO, io))
 	serverPublishes := int64(0)
 	for k, v := range m.server {
 		if len(k) > 8 && k[len(k)-8:] == ":publish" {
@@ -192,7 +192,7 @@ func syncPGControl(ctx context.Context, b client.Backend, s meshScale, probe *pg
 	burst := traffic.MeshBurst{Recipients: keys, Senders: s.Senders, PerSender: s.ControlPerSender * 4, Kind: "hot", Rand: cfg.Rand("marconi-hot-path/sync-pg/" + string(b))}
 	m := measure(ctx, rec, burst, func() []*marconi.CountingPool { return []*marconi.CountingPool{store} }, tracer, true, probe)
 	io := check.MeshIO{Sends: m.sends, ClientHotPath: m.client, PausedSends: m.sends, ServerRedis: m.server, ServerPG: m.pgActive, MinSends: burst.Senders * burst.PerSender / 2}
-	ctl := harness.Variant(string(marconi.MutantSyncPGWrite), "the legacy synchronous PostgreSQL INSERT kept in send_signal (what Stage 5 removes)", check.MarconiHotPathIO(io))
+	ctl := harness.Variant(string(marconi.MutantSyncPGWrite), "the legacy synchronous PostgreSQL INSERT kept in send_signal (what Stage 5 removes)", check.Judge(check.MarconiHotPathIO, io))
 	ctl = harness.Premise(ctl, m.client["pg:INSERT"] > 0 && len(m.pgActive) > 0, "no INSERT seen on the send path and in pg_stat_activity")
 	ctl.Observed += fmt.Sprintf(" (pgx tracer: %d INSERT on the send path; pg_stat_activity: %d backends ran)", m.client["pg:INSERT"], len(m.pgActive))
 	return ctl
@@ -247,7 +247,7 @@ func hotPathOutage(ctx SpecContext, b client.Backend) report.Check {
 	restore()
 	missing := traffic.AwaitDeliveries(withTimeout(ctx, 10*time.Second), rec, "pushed")
 	h := rec.History()
-	result := check.MarconiSendsDelivered(h, 3*s.Senders*s.PerSender/2, false)
+	result := check.Judge(check.MarconiSendsDelivered, h, 3*s.Senders*s.PerSender/2, false)
 	lat := rec.Latencies()
 	ev.Metrics = map[string]float64{"sends": float64(len(h.Sends)), "sends_during_outage": float64(len(h.Sends) - healthy),
 		"outage_burst_ms": ms(during), "client_p99_ms": ms(traffic.Quantile(lat, 0.99)), "undelivered_pushed": float64(missing),
@@ -275,7 +275,7 @@ func publishOutageControl(ctx context.Context, b client.Backend, s meshScale) re
 	restore()
 	h := rec.History()
 	failed := len(h.Sends) - okSends(rec)
-	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "a send path that needs Redis fails its sends while Redis is unreachable", check.MarconiSendsDelivered(h, s.Senders, false))
+	ctl := harness.Variant(string(marconi.MutantPublishBeforeAck), "a send path that needs Redis fails its sends while Redis is unreachable", check.Judge(check.MarconiSendsDelivered, h, s.Senders, false))
 	ctl = harness.Premise(ctl, failed > 0, "no send failed: the outage did not reach the send path")
 	ctl.Observed += fmt.Sprintf(" (%d of %d sends failed)", failed, len(h.Sends))
 	return ctl

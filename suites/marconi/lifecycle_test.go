@@ -319,24 +319,20 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	ev := r.ev
 	ev.Observed = append([]string(nil), r.ev.Observed...)
 	minJudged := scaleOf().MinReads
-	result := check.All("marconi-cache-lifecycle", check.MarconiHookTransitions(r.steps), check.MarconiStaleRoutes(r.hist, expiryBound, minJudged))
+	result := check.All("marconi-cache-lifecycle", check.Judge(check.MarconiHookTransitions, r.steps), check.Judge(check.MarconiStaleRoutes, r.hist, expiryBound, minJudged))
 	if r.tourErr != nil {
 		ev.Observed = append(ev.Observed, "hook tour stopped: "+r.tourErr.Error())
 	}
 	for _, st := range r.steps {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s(%s) via %s: %+v → %+v", st.Hook, st.SessionID, st.Via, brief(st.Before), brief(st.After)))
 	}
-	tour := check.MarconiHookTransitions(r.forgetSteps)
-	stale := check.MarconiStaleRoutes(r.forgetHist, expiryBound, 1)
-	ctl := harness.Variant(string(marconi.MutantForgetfulDeregister), "on_deregister drops the registration but forgets routing.invalidate_project: the route keeps naming the dead session",
-		check.All("forgetful", tour, stale))
 	// Caught only when both the hook's own transition and the churn's
 	// stale-route bound saw it: each check must be able to fail alone.
-	ctl.Caught = ctl.Caught && tour.Status == check.Fail && stale.Status == check.Fail
-	ctl.Observed = fmt.Sprintf("hook transitions: %s | stale routes: %s", tour.Message, stale.Message)
+	ctl := harness.Variant(string(marconi.MutantForgetfulDeregister), "on_deregister drops the registration but forgets routing.invalidate_project: the route keeps naming the dead session",
+		check.Judge(check.MarconiHookAndStaleRoutes, r.forgetSteps, r.forgetHist, expiryBound))
 	// The static listener heard only the demoted primary: its tour's
 	// expiry on the promoted one never reaches on_session_expired.
-	staticTour := check.MarconiHookTransitions(r.staticSteps)
+	staticTour := check.Judge(check.MarconiHookTransitions, r.staticSteps)
 	staticCtl := harness.Variant(string(marconi.MutantStaticListener), "the keyspace listener subscribes to the primaries seen at Start and never rediscovers: after the failover on_session_expired silently stops",
 		staticTour)
 	expiredSeen := false
@@ -348,20 +344,17 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 		staticCtl.Observed += " | tour: " + r.staticErr.Error()
 	}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("graceful failover of the tenant's shard before the tour; B's listener covered the promoted primary %v after it", r.resubscribed.Round(time.Millisecond)))
-	staleRoutes := check.MarconiStaleRoutes(r.staleHist, expiryBound, 1)
-	staleFailed := check.MeshFailedSends(r.staleHist)
 	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "on_deregister keeps the dead route and send_signal answers 500 on it instead of queuing offline: nothing is routed to a dead session, only failed sends tell",
-		staleRoutes)
-	staleCtl = harness.Premise(staleCtl, len(staleFailed) > 0, "no send met the dead route")
-	staleCtl.Observed = fmt.Sprintf("%d of %d sends failed | %s", len(staleFailed), len(r.staleHist.Sends), staleRoutes.Message)
+		check.Judge(check.MarconiStaleRoutesFailing, r.staleHist, expiryBound))
+	staleCtl = harness.Premise(staleCtl, len(check.MeshFailedSends(r.staleHist)) > 0, "no send met the dead route")
 	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl)
 }
 
 func (r *lifecycleRun) health(b client.Backend) report.Check {
 	ev := r.ev
 	ev.Observed = append([]string(nil), r.ev.Observed...)
-	result := check.MarconiCacheHealth(r.cache)
-	cold := check.MarconiCacheHealth(r.cold)
+	result := check.Judge(check.MarconiCacheHealth, r.cache)
+	cold := check.Judge(check.MarconiCacheHealth, r.cold)
 	ctl := harness.Variant(string(marconi.MutantSkipWarmup), "Start skips warm_caches_from_store: active sessions miss until they re-register; their heartbeats reach no registration",
 		cold)
 	missed := 0
@@ -371,11 +364,9 @@ func (r *lifecycleRun) health(b client.Backend) report.Check {
 		}
 	}
 	ctl = harness.Premise(ctl, missed > 0, "no first read missed")
-	staleHealth := check.MarconiCacheHealth(r.stale)
 	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "send_signal answers 500 on a route whose session is gone (on_deregister kept it): each failed send is counted and fails the check",
-		staleHealth)
+		check.Judge(check.MarconiCacheHealthFailing, r.stale))
 	staleCtl = harness.Premise(staleCtl, len(r.stale.FailedSends) > 0, "no send met the dead route")
-	staleCtl.Observed = fmt.Sprintf("%d failed sends | %s", len(r.stale.FailedSends), staleHealth.Message)
 	ev.Observed = append(ev.Observed, fmt.Sprintf("%d sends, %d failed; %d churn sessions ended, %d of them without a later send", len(r.hist.Sends), len(r.cache.FailedSends), r.cache.Ended, len(r.cache.Uncovered)))
 	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnErrors, "", result, ev, ctl, staleCtl)
 }

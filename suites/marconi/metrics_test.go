@@ -129,8 +129,8 @@ func runMetrics(ctx context.Context, b client.Backend) metricsResult {
 
 	ev := harness.Evidence(cfg, cluster, pool)
 	points := append(append([]check.MetricsPoint{}, ref.points...), nopend.points...)
-	silent := check.MarconiMetricsAgree(points...)
-	loud := check.MarconiMetricsExposed(ref.points...)
+	silent := check.Judge(check.MarconiMetricsAgree, points)
+	loud := check.Judge(check.MarconiMetricsExposed, ref.points)
 	series := 0
 	for _, p := range points {
 		want, _, _ := check.MarconiMetricsLedger(p.History)
@@ -152,11 +152,11 @@ func runMetrics(ctx context.Context, b client.Backend) metricsResult {
 	var silentCtl, loudCtl []report.Control
 	for _, r := range runs[2:] {
 		if r.v.errsCol {
-			ctl := harness.Variant(r.v.name, r.v.why, check.MarconiMetricsExposed(r.points...))
+			ctl := harness.Variant(r.v.name, r.v.why, check.Judge(check.MarconiMetricsExposed, r.points))
 			loudCtl = append(loudCtl, ctl)
 			continue
 		}
-		ctl := harness.Variant(r.v.name, r.v.why, check.MarconiMetricsAgree(r.points...))
+		ctl := harness.Variant(r.v.name, r.v.why, check.Judge(check.MarconiMetricsAgree, r.points))
 		consistent := true
 		for _, p := range r.points {
 			_, inc, _ := check.MarconiMetricsLedger(p.History)

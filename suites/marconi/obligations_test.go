@@ -612,21 +612,21 @@ func obligationsOf(ctx SpecContext, b client.Backend) *obligationsResult {
 }
 
 func (r *obligationsResult) silently() report.Check {
-	result := check.MarconiObligations(r.main.h)
+	result := check.Judge(check.MarconiObligations, r.main.h)
 	ev := r.ev
 	ev.Observed = append([]string{},
 		fmt.Sprintf("SLAs %d s / %d s, sweeper every %v, raise bound %v after the deadline; the Redis outage overflowed the audit queue (%d entries lost → degraded_not_durable)", obAckSLA, obTerminalSLA, obSweep, obBound, r.main.lost))
-	durable := harness.Premise(harness.Variant(string(marconi.MutantDurableAtOffer), "obligations marked durable when the in-memory queue takes them, before the stream (the durable boundary) has them", check.MarconiObligations(r.durableSoon.h)),
+	durable := harness.Premise(harness.Variant(string(marconi.MutantDurableAtOffer), "obligations marked durable when the in-memory queue takes them, before the stream (the durable boundary) has them", check.Judge(check.MarconiObligations, r.durableSoon.h)),
 		r.durableSoon.lost > 0, "the Redis outage lost nothing from the audit queue")
 	return harness.Check(report.RowMarconiObligations, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Variant(string(marconi.MutantSweeperNeverFires), "the SLA sweeper runs but raises nothing", check.MarconiObligations(r.never.h)),
-		harness.Variant(string(marconi.MutantSweeperEarly), "the SLA sweeper raises at half the SLA", check.MarconiObligations(r.early.h)),
-		harness.Variant(string(marconi.MutantForgetObligations), "a restarted instance does not rehydrate the obligation index from the stream", check.MarconiObligations(r.forget.h)),
+		harness.Variant(string(marconi.MutantSweeperNeverFires), "the SLA sweeper runs but raises nothing", check.Judge(check.MarconiObligations, r.never.h)),
+		harness.Variant(string(marconi.MutantSweeperEarly), "the SLA sweeper raises at half the SLA", check.Judge(check.MarconiObligations, r.early.h)),
+		harness.Variant(string(marconi.MutantForgetObligations), "a restarted instance does not rehydrate the obligation index from the stream", check.Judge(check.MarconiObligations, r.forget.h)),
 		durable)
 }
 
 func (r *obligationsResult) loud() report.Check {
-	result := check.MarconiObligationCalls(r.main.h)
+	result := check.Judge(check.MarconiObligationCalls, r.main.h)
 	return harness.Check(report.RowMarconiObligations, report.ColumnErrors, "", result, r.ev,
-		harness.Variant(string(marconi.MutantForgetObligations), "a restarted instance forgot the open obligations: acks to it answer 404", check.MarconiObligationCalls(r.forget.h)))
+		harness.Variant(string(marconi.MutantForgetObligations), "a restarted instance forgot the open obligations: acks to it answer 404", check.Judge(check.MarconiObligationCalls, r.forget.h)))
 }

@@ -66,7 +66,7 @@ func rehydrateOnce(ctx context.Context, pool client.Pool, prefix string, mutant 
 	for k, v := range env.mesh.Tables().Routes {
 		routes[k.String()] = v
 	}
-	return check.MarconiRehydrated(active, routes), env.warm, serving, len(snap.Sessions)
+	return check.Judge(check.MarconiRehydrated, active, routes), env.warm, serving, len(snap.Sessions)
 }
 
 func rehydrateAtScale(ctx SpecContext, b client.Backend) report.Check {

@@ -145,7 +145,7 @@ func restartDrillRun(ctx context.Context, b client.Backend, project string, n, p
 	for k, v := range tables.Routes {
 		routes[k.String()] = v
 	}
-	d.rehydrated = check.MarconiRehydrated(active, routes)
+	d.rehydrated = check.Judge(check.MarconiRehydrated, active, routes)
 
 	recB := traffic.NewMeshRecorder(clock, bEnv.api)
 	burst.Rand = cfg.Rand("marconi-restart/" + project + "/window/" + string(b))
@@ -209,14 +209,14 @@ func streamedIDs(ctx context.Context, b client.Backend) (map[string]int, error) 
 
 func (r *restartRun) silently(b client.Backend) report.Check {
 	m := r.main
-	result := check.All("marconi-restart", m.rehydrated, check.MarconiSendsDelivered(m.window, 1, true), check.MarconiAuditLedger(m.ledger))
+	result := check.All("marconi-restart", m.rehydrated, check.Judge(check.MarconiSendsDelivered, m.window, 1, true), check.Judge(check.MarconiAuditLedger, m.ledger))
 	cold := r.noWarm.rehydrated
 	ctl := harness.Variant(string(marconi.MutantSkipWarmup), "B skips warm_caches_from_store: until the shims re-register, every active session is unroutable", cold)
 	// The control drill's A ran audit.MutantUncountedShutdown: its queue
 	// discards the in-flight entries at Close without counting them, so
 	// its own counter under-reports what the stream misses. Caught only
 	// if it actually died holding entries (the paused writer forces it).
-	hideCtl := harness.Variant(string(audit.MutantUncountedShutdown), "A's audit queue drops its in-flight entries at shutdown without counting them", check.MarconiAuditLedger(r.noWarm.ledger))
+	hideCtl := harness.Variant(string(audit.MutantUncountedShutdown), "A's audit queue drops its in-flight entries at shutdown without counting them", check.Judge(check.MarconiAuditLedger, r.noWarm.ledger))
 	if r.noWarm.inFlight == 0 {
 		hideCtl = harness.NotExercised(hideCtl, "A died holding no entries, so there was nothing to drop")
 	}
@@ -231,8 +231,8 @@ func (r *restartRun) silently(b client.Backend) report.Check {
 
 func (r *restartRun) loud(b client.Backend) report.Check {
 	m := r.main
-	result := check.All("marconi-restart", check.MarconiCacheHealth(m.cache), sendsAnswered(m.window))
-	cold := check.MarconiCacheHealth(r.noWarm.cache)
+	result := check.All("marconi-restart", check.Judge(check.MarconiCacheHealth, m.cache), check.Judge(check.MarconiSendsAnswered, m.window))
+	cold := check.Judge(check.MarconiCacheHealth, r.noWarm.cache)
 	ctl := harness.Variant(string(marconi.MutantSkipWarmup), "B skips warm_caches_from_store: reconnecting sockets are refused (unknown session) and the window's first reads miss", cold)
 	refused := 0
 	for _, e := range r.noWarm.cache.ControlErrors {
@@ -243,18 +243,6 @@ func (r *restartRun) loud(b client.Backend) report.Check {
 	ctl = harness.Premise(ctl, refused > 0, "no socket was refused")
 	ctl.Observed += fmt.Sprintf(" (%d sockets refused)", refused)
 	return harness.Check(report.RowMarconiRestart, report.ColumnErrors, "", result, r.ev, ctl)
-}
-
-// sendsAnswered fails on any send not answered 200.
-func sendsAnswered(h check.MeshHistory) check.Result {
-	outcomes := make([]check.Outcome, len(h.Sends))
-	for i, s := range h.Sends {
-		outcomes[i] = check.Outcome{Op: "send to " + s.Recipient}
-		if !s.OK() {
-			outcomes[i].ErrKind, outcomes[i].Err = fmt.Sprintf("http-%d", s.Status), s.Err
-		}
-	}
-	return check.NoErrors(outcomes, 1)
 }
 
 // marconiRefusal reports a recorded socket refusal for an unknown session.

@@ -44,10 +44,10 @@ var _ = Describe("marconi-loss-budget caps", func() {
 		Spec: "max_entries and max_bytes are inclusive caps met exactly: n fixed-size offers with no writer leave exactly min(n, max_entries, max_bytes/size) entries, the rest counted as lost, reject_new keeping the first ones (002 §3.6)",
 		Run: func(SpecContext) report.Check {
 			ev := harness.Evidence(cfg, nil, nil)
-			return harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", check.AuditCapsExact(runCapProbes(audit.MutantNone)), ev,
+			return harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", check.Judge(check.AuditCapsExact, runCapProbes(audit.MutantNone)), ev,
 				harness.Variant(string(audit.MutantBytesCapExclusive),
 					"max_bytes read as exclusive: an entry that fills the queue to exactly max_bytes does not fit — one entry fewer kept, one more lost, every loss counted",
-					check.AuditCapsExact(runCapProbes(audit.MutantBytesCapExclusive))))
+					check.Judge(check.AuditCapsExact, runCapProbes(audit.MutantBytesCapExclusive))))
 		},
 	})
 })

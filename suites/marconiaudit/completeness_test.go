@@ -147,8 +147,8 @@ func runCompleteness(ctx context.Context, b client.Backend) completenessResult {
 	ledgers := main.ledgers(ctx, pool, shadowSet, nil)
 	mainTables := shadowTables(ctx, main.spec.Schema)
 	premise := killPremise("main", crashes[main], s.Kills)
-	silent := check.All("marconi-audit-completeness", premise, check.MarconiExactlyOnce(ledgers, s.Signals/2), check.MarconiShadowEqual(mainTables, shadowPairs))
-	errs := check.All("marconi-audit-completeness/pipeline", premise, check.MarconiPipelineErrors(main.history(ctx, pool, nil, nil, nil)))
+	silent := check.All("marconi-audit-completeness", premise, check.Judge(check.MarconiExactlyOnce, ledgers, s.Signals/2), check.Judge(check.MarconiShadowEqual, mainTables, shadowPairs))
+	errs := check.All("marconi-audit-completeness/pipeline", premise, check.Judge(check.MarconiPipelineErrors, main.history(ctx, pool, nil, nil, nil)))
 
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Timings = map[string]report.Duration{"load": report.Duration(loadDone), "drain": report.Duration(drained - loadDone), "run": report.Duration(time.Since(began))}
@@ -169,22 +169,19 @@ func runCompleteness(ctx context.Context, b client.Backend) completenessResult {
 	By("judging the controls with the same checkers")
 	plainLedger := plain.ledgers(ctx, pool, shadowSet, nil)
 	plainTables := shadowTables(ctx, plain.spec.Schema)
-	plainOnce := check.MarconiExactlyOnce(plainLedger, 1)
-	plainShadow := check.MarconiShadowEqual(plainTables, shadowPairs)
 	plainCtl := harness.Variant(string(audit.MutantPlainInsert),
 		"plain INSERT into tables without the signal_id unique key: an entry re-delivered after a kill between commit and XACK becomes a second row",
-		check.All("control", killPremise("plain-insert", crashes[plain], s.ControlKills), plainOnce, plainShadow))
-	plainCtl.Caught = plainCtl.Caught && plainOnce.Status == check.Fail && plainShadow.Status == check.Fail
-	plainCtl.Observed = fmt.Sprintf("exactly-once: %s | shadow equality: %s", plainOnce.Message, plainShadow.Message)
+		check.Judge(check.MarconiDoubleWriteSeen, check.AuditDoubleWrite{Pipeline: "plain-insert", Kills: len(crashes[plain]), PlannedKills: s.ControlKills,
+			Ledgers: plainLedger, MinOffers: 1, Tables: plainTables, Pairs: shadowPairs}))
 
 	ackLedger := ackFirst.ledgers(ctx, pool, shadowSet, nil)
 	ackCtl := harness.Variant(string(audit.MutantAckBeforeWrite),
 		"XACK before the PG commit: a kill in between loses the entry (nothing pending, nothing in PG)",
-		check.All("control", killPremise("ack-first", crashes[ackFirst], s.ControlKills), check.MarconiExactlyOnce(ackLedger, 1)))
+		check.All("control", killPremise("ack-first", crashes[ackFirst], s.ControlKills), check.Judge(check.MarconiExactlyOnce, ackLedger, 1)))
 
 	norecCtl := harness.Variant(string(audit.MutantNoRecovery),
 		"no XAUTOCLAIM: the killed consumers' entries stay pending forever and never reach PG",
-		check.All("control", killPremise("no-recovery", crashes[noRecovery], s.ControlKills), check.MarconiPipelineErrors(noRecovery.history(ctx, pool, nil, nil, nil))))
+		check.All("control", killPremise("no-recovery", crashes[noRecovery], s.ControlKills), check.Judge(check.MarconiPipelineErrors, noRecovery.history(ctx, pool, nil, nil, nil))))
 
 	return completenessResult{
 		silent: harness.Check(report.RowMarconiAuditCompleteness, report.ColumnSilentlyWrong, "", silent, ev, plainCtl, ackCtl),
@@ -195,8 +192,5 @@ func runCompleteness(ctx context.Context, b client.Backend) completenessResult {
 // killPremise is Unknown unless the archiver was killed as often as
 // planned: a run whose kills did not happen proves nothing about them.
 func killPremise(name string, crashes []traffic.AuditCrash, want int) check.Result {
-	if len(crashes) < want {
-		return check.Result{Checker: "kill-premise", Status: check.Unknown, Message: fmt.Sprintf("%s: archiver killed %d times, %d planned", name, len(crashes), want)}
-	}
-	return check.Result{Checker: "kill-premise", Status: check.Pass, Message: fmt.Sprintf("%s: archiver killed %d times", name, len(crashes))}
+	return check.Judge(check.ArchiverKilled, name, len(crashes), want)
 }

@@ -255,13 +255,13 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		return ls
 	}
 	ledgers := withLossSets(main.ledgers(ctx, pool, canonicalSet, func(t string) bool { return slices.Contains(cutTenants, t) }))
-	ledger := check.MarconiLossBudget(ledgers)
+	ledger := check.Judge(check.MarconiLossBudget, ledgers)
 	bounds := map[string]time.Duration{}
 	for _, t := range mainTenants {
 		bounds[t] = offerBound
 	}
 	bounds[tenants["backpressure"]] = configs[tenants["backpressure"]].BackPressureWait + offerBound
-	loud := check.MarconiPipelineErrors(main.history(ctx, pool, outages, mainSampler.Samples(), bounds))
+	loud := check.Judge(check.MarconiPipelineErrors, main.history(ctx, pool, outages, mainSampler.Samples(), bounds))
 
 	accepted, lost := 0, 0.0
 	for _, l := range ledgers {
@@ -292,17 +292,17 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	By("judging the controls with the same checkers")
 	uncountedCtl := harness.Variant(string(audit.MutantUncountedDrop),
 		"the queue overwrites and refuses without counting: the loss budget is spent invisibly",
-		check.MarconiLossBudget(uncounted.ledgers(ctx, pool, canonicalSet, func(string) bool { return true })))
+		check.Judge(check.MarconiLossBudget, uncounted.ledgers(ctx, pool, canonicalSet, func(string) bool { return true })))
 	newestCtl := harness.Variant(string(audit.MutantOldestEvictsNewest),
 		"overwrite_policy=oldest evicts the newest queued entry: every loss counted, but the wrong signals lost",
-		check.MarconiLossBudget(withLossSets(newest.ledgers(ctx, pool, canonicalSet, func(string) bool { return true }))))
+		check.Judge(check.MarconiLossBudget, withLossSets(newest.ledgers(ctx, pool, canonicalSet, func(string) bool { return true }))))
 	silentCtl := harness.Variant(string(audit.MutantSilentWriter),
 		"the stream writer swallows its errors: nothing counted, nothing reported — the Redis outage shows only as lag",
-		check.MarconiPipelineErrors(silent.history(ctx, pool, silentOutages, silentSampler.Samples(), nil)))
+		check.Judge(check.MarconiPipelineErrors, silent.history(ctx, pool, silentOutages, silentSampler.Samples(), nil)))
 	wtHistory := check.AuditPipelineHistory{Name: "write-through", Offers: writeThrough.Offers(), OfferBound: map[string]time.Duration{wtTenant: offerBound}}
 	wtCtl := harness.Variant("sink/write-through",
 		"send_signal XADDs to the stream itself (timeout 200 ms): the hot path blocks on the Redis writer's health",
-		check.MarconiPipelineErrors(wtHistory))
+		check.Judge(check.MarconiPipelineErrors, wtHistory))
 
 	return lossResult{
 		silent: harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", ledger, ev, uncountedCtl, newestCtl),

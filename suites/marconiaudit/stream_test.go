@@ -241,17 +241,17 @@ func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Ch
 
 	refWire := check.WireReads{Known: wireKnown, Calls: xreadgroupCalls(ctx, refNode) - refBefore, Entries: int64(rowCount(ctx, ref))}
 	batchWire := check.WireReads{Known: wireKnown, Calls: xreadgroupCalls(ctx, batchNode) - batchBefore, Entries: int64(rowCount(ctx, batched))}
-	readsRes := check.MarconiReadsOneAtATime(refLog.Reads(), refWire, signals/2)
+	readsRes := check.Judge(check.MarconiReadsOneAtATime, refLog.Reads(), refWire, signals/2)
 	readsCtl := harness.Variant(string(audit.MutantBatchedRead),
 		"XREADGROUP COUNT 16: under the backlog one read returns many entries — the v0.3 batching §4.2 replaced",
-		check.MarconiReadsOneAtATime(batchLog.Reads(), batchWire, signals/2))
+		check.Judge(check.MarconiReadsOneAtATime, batchLog.Reads(), batchWire, signals/2))
 	reads = harness.Check(report.RowMarconiStream, report.ColumnSilentlyWrong, "", readsRes, ev, readsCtl)
 
 	refSamples := sampler.of(ref)
-	lagRes := check.MarconiLagAlert(refSamples, s.Bound, s.Tol, lagGrace)
+	lagRes := check.Judge(check.MarconiLagAlert, refSamples, s.Bound, s.Tol, lagGrace)
 	lagCtl := harness.Variant(string(audit.MutantLagSinceRead),
 		"the gauge measures how long the entry in hand has been read, not its age in the stream: a backlog ageing for seconds shows as milliseconds and the alert never fires",
-		check.MarconiLagAlert(sampler.of(sinceRead), s.Bound, s.Tol, lagGrace))
+		check.Judge(check.MarconiLagAlert, sampler.of(sinceRead), s.Bound, s.Tol, lagGrace))
 	early := append([]check.LagSample(nil), refSamples...)
 	for i := range early {
 		if early[i].True < s.Bound-s.Tol {
@@ -260,7 +260,7 @@ func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Ch
 	}
 	earlyCtl := harness.SelfTest("alert-fires-early",
 		"the reference samples with the gauge raised past the bound wherever the true lag was under it: an alert that fires before the lag passes N",
-		check.MarconiLagAlert(early, s.Bound, s.Tol, lagGrace))
+		check.Judge(check.MarconiLagAlert, early, s.Bound, s.Tol, lagGrace))
 	lagEv := ev
 	lagEv.Observed = []string{fmt.Sprintf("alert rule: %s > %.1f s (the spec's N, time-scaled; tolerance ± %.2f s for the gauge's update period and the sampling skew)", audit.MetricArchiverLag, s.Bound, s.Tol)}
 	lag = harness.Check(report.RowMarconiStream, report.ColumnErrors, "", lagRes, lagEv, lagCtl, earlyCtl)
@@ -321,7 +321,7 @@ func runWriterResume(ctx context.Context, b client.Backend) report.Check {
 	judge := func(p *pipeline) check.Result {
 		entries, err := traffic.ReadStreamEntries(ctx, pool, p.spec.Tenants[0])
 		Expect(err).NotTo(HaveOccurred())
-		return check.MarconiStreamResume(p.load.Offers(), entries, p.restarts(), s.WriterRestarts)
+		return check.Judge(check.MarconiStreamResume, p.load.Offers(), entries, p.restarts(), s.WriterRestarts)
 	}
 	res := judge(ref)
 	ev := harness.Evidence(cfg, cluster, pool)
@@ -395,7 +395,7 @@ func runTrim(ctx context.Context, b client.Backend) report.Check {
 		Expect(err).NotTo(HaveOccurred())
 		added, length, err := traffic.StreamInfo(ctx, pool, t)
 		Expect(err).NotTo(HaveOccurred())
-		return check.All("marconi-stream/trim", killPremise(p.spec.Name, p.crashes, len(plan)), check.MarconiTrimKeepsUnconsumed(check.TrimHistory{
+		return check.All("marconi-stream/trim", killPremise(p.spec.Name, p.crashes, len(plan)), check.Judge(check.MarconiTrimKeepsUnconsumed, check.TrimHistory{
 			Offers: p.load.Offers(), Rows: rows, Added: added, Length: length, Down: down, Retention: s.Retention, End: p.end(ctx, pool)[t],
 			TrimmedPending: p.sum(audit.MetricArchiverErrors, map[string]string{"tenant": t, "reason": "trimmed"}),
 		}))
@@ -445,7 +445,7 @@ func runProcessKills(ctx context.Context, b client.Backend) report.Check {
 	began := time.Now()
 	if cluster.Credentials().TLS != nil {
 		return harness.Check(report.RowMarconiStream, report.ColumnSilentlyWrong, "",
-			check.Result{Checker: "archiver-sigkill", Status: check.Unknown, Message: "the archiver process cannot be handed the topology's TLS configuration"}, report.Evidence{})
+			check.Judge(check.MarconiUnrunnable, "archiver-sigkill", "the archiver process cannot be handed the topology's TLS configuration"), report.Evidence{})
 	}
 	s := streamScaleOf()
 	pool := harness.Pool(ctx, b, cluster)
@@ -469,9 +469,9 @@ func runProcessKills(ctx context.Context, b client.Backend) report.Check {
 	plainKills := driveProcKills(ctx, plain, pool, clock, dir, plainPlan)
 	stopAll(ref, plain)
 
-	premise := check.MarconiKillPremise(refKills, len(refPlan))
-	res := check.All("marconi-stream/archiver-sigkill", premise, check.MarconiExactlyOnce(ref.ledgers(ctx, pool, canonicalSet, nil), s.KillSignals/4))
-	plainRes := check.All("control", check.MarconiKillPremise(plainKills, len(plainPlan)), check.MarconiExactlyOnce(plain.ledgers(ctx, pool, canonicalSet, nil), 1))
+	premise := check.Judge(check.MarconiKillPremise, refKills, len(refPlan))
+	res := check.All("marconi-stream/archiver-sigkill", premise, check.Judge(check.MarconiExactlyOnce, ref.ledgers(ctx, pool, canonicalSet, nil), s.KillSignals/4))
+	plainRes := check.All("control", check.Judge(check.MarconiKillPremise, plainKills, len(plainPlan)), check.Judge(check.MarconiExactlyOnce, plain.ledgers(ctx, pool, canonicalSet, nil), 1))
 
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Timings = map[string]report.Duration{"run": report.Duration(time.Since(began))}
