@@ -34,6 +34,9 @@ var replayable = []any{
 	SlotMathAgrees, PairsShareSlot, StragglersDrained,
 	SubscriptionsDelivered, SubscriptionErrors,
 	TelemetryExposed, TelemetryAgrees, TelemetryHotSlot, TelemetryRedirects,
+	// Issue 16: the non-Marconi rows' compositions, made checkers.
+	LoudRefusal, Happened, WithinBudget, PodValidatesOn, ScanSubset, ReplyShapesLoud, TelemetryPhaseC,
+	CrossSlotFree, StaticClean, HandTableAgrees, BadCorpus, DeclarationsNeeded, WorkloadsExercised,
 }
 
 // allChecker is the name a combined result's call carries (All).
