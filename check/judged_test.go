@@ -185,3 +185,60 @@ func TestScanSubset(t *testing.T) {
 		t.Fatalf("an erroring scan: %s", r.Status)
 	}
 }
+
+func TestTraceConformance(t *testing.T) {
+	d := &TraceDivergence{Steps: 3, What: "after acquire the model has g=2, the node g=1", Trace: "1. init\n2. acquire\n3. acquire\ndiverged: …\n"}
+	r := judgedReplays(t, TraceConformance, TraceReplay{Steps: 900, Transitions: 40, MinSteps: 500, Divergence: d})
+	if r.Status != Fail || r.Message != "the real keyspace diverged from the model after 3 steps: "+d.What || r.Counterexample != d.Trace {
+		t.Fatalf("a divergence: %s %q", r.Status, r.Message)
+	}
+	if r := TraceConformance(TraceReplay{Steps: 100, MinSteps: 500}); r.Status != Unknown {
+		t.Fatalf("too few steps: %s", r.Status)
+	}
+	if r := TraceConformance(TraceReplay{Steps: 900, Transitions: 40, MinSteps: 500}); r.Status != Pass {
+		t.Fatalf("agreement: %s", r.Status)
+	}
+}
+
+func TestScriptsDiverge(t *testing.T) {
+	d := &TraceDivergence{Steps: 4, What: "renew replied ok"}
+	r := judgedReplays(t, ScriptsDiverge, ScriptReplay{Scripts: "M3", Divergence: d, Walked: true})
+	if r.Status != Fail || r.Message != "diverged after 4 steps: renew replied ok; the random walks did not reach it" {
+		t.Fatalf("a caught mutant: %s %q", r.Status, r.Message)
+	}
+	if r := ScriptsDiverge(ScriptReplay{Scripts: "release-unguarded C"}); r.Status != Pass || r.Message != "the correct model and the release-unguarded C scripts agree on every transition" {
+		t.Fatalf("an agreeing mutant is not caught: %s %q", r.Status, r.Message)
+	}
+}
+
+func TestReadConformance(t *testing.T) {
+	ok := ReadReplay{Calls: 4000, States: 120, Invariant: "ReadSide"}
+	if r := judgedReplays(t, ReadConformance, ok); r.Status != Pass {
+		t.Fatalf("agreement: %s %q", r.Status, r.Message)
+	}
+	errored := ok
+	errored.Divergence = &TraceDivergence{What: "lookup: i/o timeout", Errored: true}
+	if r := ReadConformance(errored); r.Status != Unknown {
+		t.Fatalf("an errored call is no divergence: %s", r.Status)
+	}
+	// A mutant whose own model rule disagrees with its scripts breaks the
+	// one-switch premise of its control: the row fails.
+	oneSwitch := ok
+	oneSwitch.Mutants = []ReadMutantReplay{{Mutant: "R1", Same: &TraceDivergence{What: "validate replied true"}}}
+	if r := ReadConformance(oneSwitch); r.Status != Fail || r.Message != "the R1 model rule and the R1 scripts disagree: validate replied true" {
+		t.Fatalf("a mutant rule disagreeing with its scripts: %s %q", r.Status, r.Message)
+	}
+	broken := ok
+	broken.Broken = &TraceDivergence{What: "pod 2 trusts a stale lease", Trace: "…"}
+	if r := ReadConformance(broken); r.Status != Fail || r.Message != "ReadSide broken: pod 2 trusts a stale lease" {
+		t.Fatalf("a broken invariant: %s %q", r.Status, r.Message)
+	}
+	if r := ReadScriptsDiverge(ReadMutantReplay{Mutant: "R1", Divergence: &TraceDivergence{Errored: true, What: "x"}}, "ReadSide"); r.Status != Unknown {
+		t.Fatalf("an erroring mutant is not caught: %s", r.Status)
+	}
+	m := ReadMutantReplay{Mutant: "R1", Divergence: &TraceDivergence{Steps: 2, What: "lookup answered g=1"}, SameCalls: 300, Killed: &TraceDivergence{Steps: 5, What: "stale"}}
+	r := judgedReplays(t, ReadScriptsDiverge, m, "ReadSide")
+	if r.Status != Fail || r.Message != "diverged: lookup answered g=1 (shortest trace to that keyspace: 2 steps); the R1 model rule = the R1 scripts over 300 calls (agree); in the model ReadSide kills it after 5 steps: stale" {
+		t.Fatalf("a caught read mutant: %s %q", r.Status, r.Message)
+	}
+}
