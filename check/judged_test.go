@@ -242,3 +242,17 @@ func TestReadConformance(t *testing.T) {
 		t.Fatalf("a caught read mutant: %s %q", r.Status, r.Message)
 	}
 }
+
+// The locality verdicts moved into check replay on the twin's and the
+// validator's records.
+func TestLocalityVerdictsReplay(t *testing.T) {
+	bad := LocalityHistory{Calls: 40, MultiKey: 2, ViolationCount: 1, Errors: map[string]int{},
+		Violations: []LocalityCall{{Command: "MGET", Keys: []string{"a", "b"}, Slots: []int{15495, 3300}, Violation: ViolationCrossSlot, Site: "impl/presence/mget.go:84"}}}
+	if r := judgedReplays(t, CrossSlotFree, bad, 10); r.Status != Fail {
+		t.Fatalf("a cross-slot call: %s", r.Status)
+	}
+	res := validate.Result{Files: 30, Findings: []validate.Finding{{File: "x.go", Line: 3, Rule: validate.RuleScriptKeys, Message: "m"}}}
+	if r := judgedReplays(t, StaticClean, res, 10); r.Status != Fail {
+		t.Fatalf("a finding: %s", r.Status)
+	}
+}
