@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -133,8 +134,9 @@ func crashNote(sr types.SpecReport) string {
 	if f.ForwardedPanic != "" {
 		note += " (panic: " + f.ForwardedPanic + ")"
 	}
-	if f.Location.FileName != "" {
-		note += fmt.Sprintf(" at %s:%d", filepath.Base(f.Location.FileName), f.Location.LineNumber)
+	// A panic run re-raises is located at its re-panic, which says nothing.
+	if loc := f.Location.FileName; loc != "" && !strings.HasSuffix(loc, filepath.Join("suites", "harness", "scenario.go")) {
+		note += fmt.Sprintf(" at %s:%d", filepath.Base(loc), f.Location.LineNumber)
 	}
 	return note
 }
