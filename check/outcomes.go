@@ -78,3 +78,23 @@ func countKinds(m map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// LoudRefusal is the verdict on a bad variant that must fail loudly and for
+// the right reason (spec 000 §Axioms A2: an un-tagged pair is refused with
+// CROSSSLOT on any cluster-enabled node): the no-errors checker's status on
+// outcomes (fail when the variant errored, so a control built on it is
+// caught), told in RefusedWith's words. Its premise is that every operation
+// was refused with want; when it does not hold the verdict is unknown — an
+// error of another kind (a timeout on a loaded runner) is not the refusal
+// the variant models, and proves nothing either way.
+func LoudRefusal(outcomes []Outcome, want string) Result {
+	errs := NoErrors(outcomes, 1)
+	refused := RefusedWith(outcomes, want)
+	r := Result{Checker: "loud-" + refused.Checker, Status: errs.Status, Message: refused.Message, Counterexample: errs.Counterexample}
+	if (errs.Status == Pass || errs.Status == Fail) && refused.Status != Pass {
+		r.Status = Unknown
+		r.Message = "not refused with " + want + ": " + refused.Message
+		r.Counterexample = refused.Counterexample
+	}
+	return r
+}

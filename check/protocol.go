@@ -193,3 +193,17 @@ func DecodeErrors(reads []ShapeRead) int {
 	}
 	return n
 }
+
+// ReplyShapesLoud is ReplyShapes for a decoder that must fail loudly (spec
+// 000 §Conformance, Protocol choice: a decoder written for the other
+// protocol must error, never return a silently wrong value): its failure
+// counts only when at least one read was a decode error. A failure with
+// none is reported as a pass — the variant ran, and was not caught for the
+// reason it models.
+func ReplyShapesLoud(reads []ShapeRead, proto, minReads int) Result {
+	r := ReplyShapes(reads, proto, minReads)
+	if r.Status == Fail && DecodeErrors(reads) == 0 {
+		r.Status = Pass
+	}
+	return r
+}

@@ -408,3 +408,12 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 	}
 	return pass(name, "%d pod validates of their own frames judged (per phase: %s), every one as the real-time rules say", n, strings.Join(per, ", "))
 }
+
+// PodValidatesOn is PodValidates over the validates of one lane's pods,
+// its message naming the lane ("reliable lane: …"), so a result that
+// combines the lanes says which one a verdict is about.
+func PodValidatesOn(lane string, history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+	r := PodValidates(history, ttl, slack, minJudged)
+	r.Message = lane + " lane: " + r.Message
+	return r
+}

@@ -346,3 +346,25 @@ func sortedIDs(m map[string]*runtimeLife) []string {
 	sort.Strings(out)
 	return out
 }
+
+// ScanSubset is the verdict on the legacy scan_ready() discovery (SCAN has
+// no key, so a cluster client sends it to one node and the cursor ends
+// there): RegistryBounded over its run on the cluster (clusterSpec), which
+// must fail — a per-call subset — for the reason it models. Its premise is
+// that the subset is silent (no discovery error outside any fault,
+// RegistryErrorsOutside) and that the same scan is complete on a
+// standalone node (single): the check is about the cluster. Without it the
+// verdict is unknown, never caught.
+func ScanSubset(onCluster, single RegistryHistory, b RegistryBounds, clusterSpec string) Result {
+	scanCluster := RegistryBounded(onCluster, b)
+	scanSingle := RegistryBounded(single, b)
+	errs := RegistryErrorsOutside(onCluster, nil, 0, 1)
+	r := Result{Checker: "registry-scan-subset", Status: scanCluster.Status, Counterexample: scanCluster.Counterexample,
+		Message: fmt.Sprintf("on %s: %s (completeness %.1f%%; %s) | on standalone: %s (completeness %.1f%%)",
+			clusterSpec, scanCluster.Message, Coverage(onCluster, b).Percent(), errs.Message, scanSingle.Message, Coverage(single, b).Percent())}
+	if (r.Status == Pass || r.Status == Fail) && (errs.Status != Pass || scanSingle.Status != Pass) {
+		r.Status = Unknown
+		r.Message = "the scan was not silent on the cluster or not complete on the standalone node: " + r.Message
+	}
+	return r
+}

@@ -42,6 +42,10 @@ var replayable = []any{
 	SlotMathAgrees, PairsShareSlot, StragglersDrained,
 	SubscriptionsDelivered, SubscriptionErrors,
 	TelemetryExposed, TelemetryAgrees, TelemetryHotSlot, TelemetryRedirects,
+	// Issue 16: the non-Marconi rows' compositions, made checkers.
+	LoudRefusal, Happened, WithinBudget, PodValidatesOn, ScanSubset, ReplyShapesLoud, TelemetryPhaseC,
+	CrossSlotFree, StaticClean, HandTableAgrees, BadCorpus, DeclarationsNeeded, WorkloadsExercised,
+	TraceConformance, ScriptsDiverge, ReadConformance, ReadScriptsDiverge,
 }
 
 // allChecker is the name a combined result's call carries (All).

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/slotgate/slotgate/impl/fencing"
 )
 
 // Spec 000 §Conformance, Telemetry: "Per-shard/slot/channel metrics exist
@@ -322,4 +324,17 @@ func TelemetryRedirects(tallies []TelemetryRedirectTally, minObserved float64) R
 		return fail(name, strings.Join(first(bad, 8), "\n"), "%d of %d scopes miscount redirects (%.0f counted, %.0f observed, %.0f sent by the servers)", len(bad), len(tallies), counted, observed, sent)
 	}
 	return pass(name, "%.0f redirects counted = observed at the call path over %d scopes; the servers sent %.0f", counted, len(tallies), sent)
+}
+
+// TelemetryPhaseC is the phase gauge's half of the scrape check (spec 000
+// §Deployment Gate rule 2: the gate reads the phase a pod exports): the
+// pods run the C scripts, so buzz_fencing_phase must say C. A missing gauge
+// sums to 0 (phase O) and fails the same way.
+func TelemetryPhaseC(s TelemetryScrape) Result {
+	const name = "telemetry-phase"
+	phase := TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
+	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
+		return fail(name, "", "%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)
+	}
+	return pass(name, "%s = %v: phase C", fencing.PhaseGaugeName, phase)
 }

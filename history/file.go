@@ -40,6 +40,7 @@ type header struct {
 	Seed     int64  `json:"seed"`
 	Began    string `json:"began"`
 	Dropped  int    `json:"dropped,omitempty"`
+	Crashed  string `json:"crashed,omitempty"`
 }
 
 // Encode writes h as gzipped JSON Lines: a header line, then one line per
@@ -57,7 +58,7 @@ func Encode(w io.Writer, h History) error {
 	if err != nil {
 		return fmt.Errorf("encode history %s: %w", h.Scenario, err)
 	}
-	if err := put(line{Header: &header{Scenario: h.Scenario, Seed: h.Seed, Began: string(began), Dropped: h.Dropped}}); err != nil {
+	if err := put(line{Header: &header{Scenario: h.Scenario, Seed: h.Seed, Began: string(began), Dropped: h.Dropped, Crashed: h.Crashed}}); err != nil {
 		return err
 	}
 	ops := sortedOps(h.Ops)
@@ -128,7 +129,7 @@ func Decode(r io.Reader) (History, error) {
 		switch {
 		case l.Header != nil:
 			seen = true
-			h.Scenario, h.Seed, h.Dropped = l.Header.Scenario, l.Header.Seed, l.Header.Dropped
+			h.Scenario, h.Seed, h.Dropped, h.Crashed = l.Header.Scenario, l.Header.Seed, l.Header.Dropped, l.Header.Crashed
 			if err := h.Began.UnmarshalText([]byte(l.Header.Began)); err != nil {
 				return h, fmt.Errorf("decode history: line %d: %w", n, err)
 			}

@@ -72,4 +72,8 @@ type History struct {
 	// Dropped counts the ok operations Cap left out to keep the file under
 	// its size cap (never a fault window, never a non-ok operation).
 	Dropped int `json:"dropped,omitempty"`
+	// Crashed says the scenario ended before it was judged (a panic, a
+	// failed setup or assertion, a timeout) and how: the history holds
+	// what was recorded up to then, and no judgement.
+	Crashed string `json:"crashed,omitempty"`
 }

@@ -69,11 +69,14 @@ type Outcome struct {
 	Reproduced   []string // scenarios whose check was rebuilt identically
 	NotPersisted []string // "scenario: why"
 	Differ       []string // "scenario: what differs"
-	Cells        int
-	CellsSame    int      // cells byte-identical with every check replayed
-	CellsEmpty   int      // cells no check scored (identical, nothing to replay)
-	CellsStored  int      // cells identical but holding a not-persisted check
-	CellsDiffer  []string // "row/column: stored … · replayed …"
+	// Crashed lists the stored histories of scenarios that ended before
+	// they were judged ("scenario: how"): partial evidence, no check.
+	Crashed     []string
+	Cells       int
+	CellsSame   int      // cells byte-identical with every check replayed
+	CellsEmpty  int      // cells no check scored (identical, nothing to replay)
+	CellsStored int      // cells identical but holding a not-persisted check
+	CellsDiffer []string // "row/column: stored … · replayed …"
 }
 
 // Identical says the replay reproduced every stored cell.
@@ -105,6 +108,16 @@ func FromDir(dir string) (Outcome, *report.Scorecard, error) {
 		if hs, err = history.ReadDir(hdir); err != nil {
 			return o, nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
+	}
+	names := make([]string, 0, len(hs))
+	for name, h := range hs {
+		if h.Crashed != "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		o.Crashed = append(o.Crashed, fmt.Sprintf("%s: %s (%d operations, %d fault windows recorded)", name, hs[name].Crashed, len(hs[name].Ops), len(hs[name].Faults)))
 	}
 	var checks []report.Check
 	storedCell := map[[2]string]bool{} // cells holding a check taken as stored

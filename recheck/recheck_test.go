@@ -83,3 +83,23 @@ func TestFromDirBadInput(t *testing.T) {
 		t.Fatal("a directory without results.json was accepted")
 	}
 }
+
+// A crashed scenario's partial history is listed, never counted a check.
+func TestFromDirListsCrashed(t *testing.T) {
+	dir := t.TempDir()
+	storeRun(t, dir, []check.Outcome{{Op: "set"}}, report.Check{Row: report.RowRouting, Column: report.ColumnSilentlyWrong, Scenario: "routing/hand-built", Status: report.StatusPass})
+	rec := history.NewRecorder("routing/crashed", 7, nil)
+	rec.Op(history.Op{Start: time.Millisecond, End: 2 * time.Millisecond, Kind: "set", Outcome: history.OK})
+	h := rec.Snapshot()
+	h.Crashed = "crashed before it was judged: panicked"
+	if _, err := history.Write(filepath.Join(dir, HistoriesDir), h); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Crashed) != 1 || o.Crashed[0] != "routing/crashed: crashed before it was judged: panicked (1 operations, 0 fault windows recorded)" || o.Checks != 2 || !o.Identical() {
+		t.Fatalf("crashed history: %+v", o)
+	}
+}

@@ -54,6 +54,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	list(stdout, "not persisted (taken as stored, not re-checked)", o.NotPersisted)
 	list(stdout, "DIFFER", o.Differ)
+	list(stdout, "crashed before judged (partial history stored, no check)", o.Crashed)
 	fmt.Fprintf(stdout, "cells: %d — %d identical and re-checked, %d identical holding a not-persisted check, %d differ, %d not run\n",
 		o.Cells, o.CellsSame, o.CellsStored, len(o.CellsDiffer), o.CellsEmpty)
 	list(stdout, "DIFFERING CELLS", o.CellsDiffer)

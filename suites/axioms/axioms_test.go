@@ -75,9 +75,9 @@ func slotMath(ctx SpecContext) report.Check {
 		}
 		return out
 	}
-	return harness.Check(row, report.ColumnSilentlyWrong, "", check.SlotMathAgrees(samples, scale.SlotSamples), ev,
-		harness.Variant("ignores-hash-tags", "CRC16 of the whole key: tagged pairs land in different slots", check.SlotMathAgrees(relabel(ignoresHashTags), 1)),
-		harness.Variant("last-tag-wins", "hashes the last {…} instead of the first: a{b}{c} goes to c's slot", check.SlotMathAgrees(relabel(lastTagWins), 1)),
+	return harness.Check(row, report.ColumnSilentlyWrong, "", check.Judge(check.SlotMathAgrees, samples, scale.SlotSamples), ev,
+		harness.Variant("ignores-hash-tags", "CRC16 of the whole key: tagged pairs land in different slots", check.Judge(check.SlotMathAgrees, relabel(ignoresHashTags), 1)),
+		harness.Variant("last-tag-wins", "hashes the last {…} instead of the first: a{b}{c} goes to c's slot", check.Judge(check.SlotMathAgrees, relabel(lastTagWins), 1)),
 	)
 }
 
@@ -97,11 +97,11 @@ func crossSlot(ctx SpecContext) report.Check {
 	}
 	ev.Observed = append(ev.Observed, "un-tagged pairs: "+fmt.Sprint(len(untagged))+" EVALs on "+cluster.Spec.String()+" primary 0 and the single-shard node", untagged[0].Op+" → "+untagged[0].Err)
 	result := check.All("a2-crossslot",
-		check.RefusedWith(untagged, "CROSSSLOT"),
-		check.NoErrors(tagged, len(tagged)),
+		check.Judge(check.RefusedWith, untagged, "CROSSSLOT"),
+		check.Judge(check.NoErrors, tagged, len(tagged)),
 	)
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
-		harness.Variant("cluster-mode-disabled", "the same un-tagged EVAL on a standalone node: slot rules unenforced, so a mis-tagged pair stays invisible until G3", check.RefusedWith(disabled, "CROSSSLOT")),
+		harness.Variant("cluster-mode-disabled", "the same un-tagged EVAL on a standalone node: slot rules unenforced, so a mis-tagged pair stays invisible until G3", check.Judge(check.RefusedWith, disabled, "CROSSSLOT")),
 	)
 }
 
@@ -111,8 +111,8 @@ func undeclaredKeys(ctx SpecContext) report.Check {
 	Expect(err).NotTo(HaveOccurred())
 	onOneShard, err := traffic.ProbeUndeclaredKeys(ctx, single)
 	Expect(err).NotTo(HaveOccurred())
-	return harness.Check(row, report.ColumnSilentlyWrong, "", check.UndeclaredKeyHazard(obs), ev,
-		harness.Variant("single-shard", "on a single-shard node every key is local: undeclared access succeeds silently and the hazard stays hidden until slots split", check.UndeclaredKeyHazard(onOneShard)),
+	return harness.Check(row, report.ColumnSilentlyWrong, "", check.Judge(check.UndeclaredKeyHazard, obs), ev,
+		harness.Variant("single-shard", "on a single-shard node every key is local: undeclared access succeeds silently and the hazard stays hidden until slots split", check.Judge(check.UndeclaredKeyHazard, onOneShard)),
 	)
 }
 
@@ -149,9 +149,9 @@ func publishCost(ctx SpecContext) report.Check {
 	for _, d := range sharded {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("sharded: %s (shard %d) bus shard-publish received %d, main-thread CPU %v", d.Node, d.Shard, d.ShardPublishReceived, d.CPU))
 	}
-	result := check.All("a4-publish-cost", check.BroadcastReachesAll(classic, n), check.ShardConfined(sharded, shard, n))
+	result := check.All("a4-publish-cost", check.Judge(check.BroadcastReachesAll, classic, n), check.Judge(check.ShardConfined, sharded, shard, n))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
-		harness.Variant("exact-topic-on-classic-publish", "an exact topic left on classic PUBLISH (P2 not done): its traffic is not confined to a shard", check.ShardConfined(classic, shard, n)),
+		harness.Variant("exact-topic-on-classic-publish", "an exact topic left on classic PUBLISH (P2 not done): its traffic is not confined to a shard", check.Judge(check.ShardConfined, classic, shard, n)),
 	)
 }
 

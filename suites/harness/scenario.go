@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
@@ -37,10 +40,22 @@ func Emit(scenarios ...Scenario) {
 		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), func(ctx SpecContext) {
 			began := time.Now()
 			rec := history.NewRecorder(s.Name, 0, nil)
+			judged := false
+			// A scenario that crashes (a panic, a failed setup or
+			// assertion, a timeout) is never judged; what it recorded is
+			// still written, with how it ended, so a reviewer sees the
+			// partial evidence. Registered first, it runs after the
+			// scenario's own cleanups.
+			DeferCleanup(func() {
+				if sr := CurrentSpecReport(); !judged && sr.State != types.SpecStateSkipped {
+					keepCrashed(rec, crashNote(sr))
+				}
+			})
 			c := run(withRecorder(ctx, rec), s)
 			c.Row, c.Column, c.Scenario = s.Row, s.Column, s.Name
 			c.Evidence.Duration = report.Duration(time.Since(began))
 			keep(rec, &c)
+			judged = true
 			Record(c)
 		})
 	}
@@ -83,6 +98,47 @@ func keep(rec *history.Recorder, c *report.Check) {
 		// (check --from then lists it as not persisted).
 		c.Evidence.Observed = append(c.Evidence.Observed, "history not stored: "+err.Error())
 	}
+}
+
+// keepCrashed writes the history of a scenario that ended before it was
+// judged into the run's out directory (EnvOut): its operations, fault
+// windows, spans and samples so far, and note (crashNote). Best effort: the
+// spec has already failed, and says why.
+func keepCrashed(rec *history.Recorder, note string) {
+	dir := os.Getenv(EnvOut)
+	if dir == "" {
+		return
+	}
+	seed, _ := strconv.ParseInt(os.Getenv(EnvSeed), 10, 64)
+	if _, err := writeCrashed(filepath.Join(dir, recheck.HistoriesDir), rec, seed, note); err != nil {
+		GinkgoWriter.Printf("history of the crashed scenario not stored: %v\n", err)
+	}
+}
+
+// writeCrashed writes rec's history so far under dir, marked crashed with
+// note, and returns its path.
+func writeCrashed(dir string, rec *history.Recorder, seed int64, note string) (string, error) {
+	h := rec.Snapshot()
+	h.Seed, h.Crashed = seed, note
+	return history.Write(dir, h)
+}
+
+// crashNote says how a spec that was never judged ended: its state, the
+// failure's message, a forwarded panic and where it happened.
+func crashNote(sr types.SpecReport) string {
+	f := sr.Failure
+	note := "crashed before it was judged: " + sr.State.String()
+	if f.Message != "" {
+		note += ": " + f.Message
+	}
+	if f.ForwardedPanic != "" {
+		note += " (panic: " + f.ForwardedPanic + ")"
+	}
+	// A panic run re-raises is located at its re-panic, which says nothing.
+	if loc := f.Location.FileName; loc != "" && !strings.HasSuffix(loc, filepath.Join("suites", "harness", "scenario.go")) {
+		note += fmt.Sprintf(" at %s:%d", filepath.Base(loc), f.Location.LineNumber)
+	}
+	return note
 }
 
 // specContext is the spec's context carrying the scenario's recorder, so

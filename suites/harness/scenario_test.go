@@ -4,11 +4,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -61,5 +64,32 @@ func TestControlExercised(t *testing.T) {
 	}
 	if c := NotExercised(Variant("v", "why", check.Result{Status: check.Fail}), "no traffic"); c.Exercised || c.Caught || !strings.Contains(c.Observed, "no traffic") {
 		t.Errorf("NotExercised = %+v", c)
+	}
+}
+
+// TestCrashedScenarioKeepsItsHistory: a scenario that ends before it is
+// judged still leaves its history — the operations and fault windows
+// recorded so far, and how it ended.
+func TestCrashedScenarioKeepsItsHistory(t *testing.T) {
+	rec := history.NewRecorder("routing/crashy", 0, nil)
+	rec.Op(history.Op{Start: time.Millisecond, End: 2 * time.Millisecond, Kind: "set", Outcome: history.OK})
+	rec.Op(history.Op{Start: 3 * time.Millisecond, End: 4 * time.Millisecond, Kind: "get", Outcome: history.Failed, ErrKind: "network", Err: "EOF"})
+	rec.Fault(history.FaultWindow{Fault: "kill-primary", Target: "p0", Start: 2 * time.Millisecond, End: 5 * time.Millisecond})
+	sr := types.SpecReport{State: types.SpecStatePanicked, Failure: types.Failure{Message: "Test Panicked", ForwardedPanic: "runtime error: invalid memory address",
+		Location: types.CodeLocation{FileName: "/x/suites/routing/routing_test.go", LineNumber: 42}}}
+	note := crashNote(sr)
+	if want := "crashed before it was judged: panicked: Test Panicked (panic: runtime error: invalid memory address) at routing_test.go:42"; note != want {
+		t.Fatalf("note = %q, want %q", note, want)
+	}
+	p, err := writeCrashed(t.TempDir(), rec, 7, note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Scenario != "routing/crashy" || h.Seed != 7 || h.Crashed != note || len(h.Ops) != 2 || len(h.Faults) != 1 || len(h.Judgements) != 0 {
+		t.Fatalf("stored history = %+v", h)
 	}
 }

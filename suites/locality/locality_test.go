@@ -75,24 +75,14 @@ func serverTable(ctx context.Context) *validate.Table {
 	return t
 }
 
-// handAgrees judges the hand fallback table against the server's key specs: every entry
-// the hand table has must place keys exactly where the server does.
-func handAgrees(server, hand *validate.Table) check.Result {
-	r := check.Result{Checker: "locality-hand-table-agrees"}
-	d := server.Agree(hand)
-	if len(d) > 0 {
-		lines := make([]string, len(d))
-		for i, x := range d {
-			lines[i] = x.String()
-		}
-		r.Status = check.Fail
-		r.Message = fmt.Sprintf("the hand fallback table disagrees with %s on %d command(s)", server.Source, len(d))
-		r.Counterexample = strings.Join(lines, "\n")
-		return r
+// agreement compares the hand fallback table with the server's key specs (the
+// disagreements check.HandTableAgrees judges).
+func agreement(server, hand *validate.Table) check.TableAgreement {
+	a := check.TableAgreement{Source: server.Source, ServerCommands: server.Len(), HandCommands: hand.Len()}
+	for _, x := range server.Agree(hand) {
+		a.Disagreements = append(a.Disagreements, x.String())
 	}
-	r.Status = check.Pass
-	r.Message = fmt.Sprintf("hand fallback (%d commands) agrees with %s (%d commands)", hand.Len(), server.Source, server.Len())
-	return r
+	return a
 }
 
 func static(ctx SpecContext) report.Check {
@@ -102,7 +92,7 @@ func static(ctx SpecContext) report.Check {
 	By("reading the command table from the server: COMMAND key specs of " + standalone.Spec.String())
 	table := serverTable(ctx)
 	hand := validate.Hand("")
-	agree := handAgrees(table, hand)
+	agree := check.Judge(check.HandTableAgrees, agreement(table, hand))
 
 	By("validating ./impl in-process (package validate) with the server's table")
 	dirs := []string{filepath.Join(root, "impl")}
@@ -120,7 +110,7 @@ func static(ctx SpecContext) report.Check {
 			res.Findings[i].File = rel
 		}
 	}
-	result := check.All("locality-static", locality.StaticClean(res, minImplFiles), agree)
+	result := check.All("locality-static", check.Judge(check.StaticClean, res, minImplFiles), agree)
 
 	By("timing the whole repository (the CI budget is 5 s)")
 	began = time.Now()
@@ -132,32 +122,18 @@ func static(ctx SpecContext) report.Check {
 	corpusDir := filepath.Join(root, "validate", "testdata", "bad")
 	entries, err := table.Corpus(corpusDir)
 	Expect(err).NotTo(HaveOccurred())
-	corpus, flagged, missed := locality.CorpusResult(entries)
+	_, flagged, _ := check.CorpusResult(entries)
 	ctl := harness.Variant("bad-corpus", "known-bad Lua and Go code (undeclared keys, mis-tagged pairs, cross-slot MGET/RunScript/pipelines/transactions, key slices built in a loop or behind a parameter, unjustified or misplaced annotations) through the real validator with the server's table: it must fail, and every fixture must trip exactly the rules it names",
-		locality.StaticClean(corpus, 1))
-	ctl.Caught = ctl.Caught && flagged == len(entries)
-	ctl.Observed = fmt.Sprintf("%d/%d fixtures flagged with their named rules (%d findings)", flagged, len(entries), len(corpus.Findings))
-	if len(missed) > 0 {
-		ctl.Observed += "; missed: " + strings.Join(missed, "; ")
-	}
+		check.Judge(check.BadCorpus, entries))
 
 	By("negative control: ./impl with every //slotgate: declaration stripped")
 	stripped, annotations := stripDeclarations(root)
 	bare, err := table.Dirs([]string{stripped})
 	Expect(err).NotTo(HaveOccurred())
-	bareResult := locality.StaticClean(bare, 1)
-	runtimeFound := 0
-	for _, f := range bare.Findings {
-		if f.Rule == validate.RuleRuntimeKeys {
-			runtimeFound++
-		}
-	}
 	bareCtl := harness.Variant("impl-undeclared", "the reference implementation with its //slotgate: call-site declarations removed: every key slice built in a loop or passed in (marconi warm-up MGETs, presence per-slot MGET, fencing KeyList, relay SSUBSCRIBE) is unproven again",
-		bareResult)
-	bareCtl.Caught = bareCtl.Caught && runtimeFound > 0
-	bareCtl.Observed = fmt.Sprintf("%d declarations stripped: %d findings, %d of them %s | %s", annotations, len(bare.Findings), runtimeFound, validate.RuleRuntimeKeys, bareResult.Message)
+		check.Judge(check.DeclarationsNeeded, bare, annotations))
 
-	drift := handAgrees(table, hand.With("MSET", 1, -1, 1))
+	drift := check.Judge(check.HandTableAgrees, agreement(table, hand.With("MSET", 1, -1, 1)))
 	driftCtl := harness.SelfTest("hand-table-drift", "the hand table edited so MSET's values count as keys (step 1 instead of 2): the agreement check must name it", drift)
 
 	ev.Metrics = map[string]float64{
@@ -169,8 +145,8 @@ func static(ctx SpecContext) report.Check {
 	ev.Observed = append(ev.Observed,
 		fmt.Sprintf("command table: %s, %d commands; %s", table.Source, table.Len(), agree.Message),
 		fmt.Sprintf("./impl: %d files, %d findings in %v; whole repository: %d files in %v (budget 5 s)", res.Files, len(res.Findings), implTime.Round(time.Microsecond), whole.Files, wholeTime.Round(time.Microsecond)))
-	if wholeTime > 5*time.Second {
-		result = check.All("locality-static", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("the whole repository took %v, over the 5 s budget", wholeTime)})
+	if budget := check.Judge(check.WithinBudget, "the whole repository", wholeTime, 5*time.Second); budget.Status != check.Pass {
+		result = check.All("locality-static", result, budget)
 	}
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl, bareCtl, driftCtl)
 }
@@ -281,7 +257,7 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 	table := serverTable(ctx)
 	hs := runWorkloads(ctx, pool, table, reference)
 	merged := locality.Merge(values(hs)...)
-	result := check.All("locality-runtime", locality.CrossSlotFree(merged, s.MinMultiKey), exercised(reference, hs))
+	result := check.All("locality-runtime", check.Judge(check.CrossSlotFree, merged, s.MinMultiKey), check.Judge(check.WorkloadsExercised, exercised(reference, hs)))
 	ev.Metrics = map[string]float64{
 		"calls": float64(merged.Calls), "multi_key_calls": float64(merged.MultiKey), "script_calls": float64(merged.Scripts),
 		"violations": float64(merged.ViolationCount), "errors": float64(merged.TotalErrors()), "noscript_fallbacks": float64(merged.NoScript),
@@ -324,7 +300,7 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 	var ctls []report.Control
 	for _, c := range controls {
 		h := bad[c.name]
-		ctl := harness.Variant(c.name, c.why, locality.CrossSlotFree(h, 1))
+		ctl := harness.Variant(c.name, c.why, check.Judge(check.CrossSlotFree, h, 1))
 		// Caught only when the twin flagged it AND the server said nothing: the point of the
 		// control is that a standalone node cannot tell.
 		ctl = harness.Premise(ctl, h.TotalErrors() == 0, "the server reported errors: the standalone node was not silent")
@@ -334,23 +310,14 @@ func runtimeTwin(ctx SpecContext, b client.Backend) report.Check {
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, ctls...)
 }
 
-// exercised is Unknown when a reference workload sent no call of a multi-key-capable
-// command (MGET, DEL, EVAL, … with any number of keys) through its twin: a path the row claims to cover that never ran.
-func exercised(ws []workload, hs map[string]locality.History) check.Result {
-	r := check.Result{Checker: "locality-workloads-exercised", Status: check.Pass}
-	var idle []string
-	for _, w := range ws {
-		if h := hs[w.name]; h.Grouping == 0 {
-			idle = append(idle, w.name)
-		}
+// exercised is how many calls of multi-key-capable commands each reference workload sent
+// through its twin, in the order they are listed (check.WorkloadsExercised judges it).
+func exercised(ws []workload, hs map[string]locality.History) []check.LocalityWorkload {
+	out := make([]check.LocalityWorkload, len(ws))
+	for i, w := range ws {
+		out[i] = check.LocalityWorkload{Name: w.name, Grouping: hs[w.name].Grouping}
 	}
-	if len(idle) > 0 {
-		r.Status = check.Unknown
-		r.Message = "no call of a multi-key-capable command (MGET, DEL, EVAL, …) through the twin from: " + strings.Join(idle, ", ")
-		return r
-	}
-	r.Message = fmt.Sprintf("all %d workloads sent calls of multi-key-capable commands through the twin", len(ws))
-	return r
+	return out
 }
 
 // deadPathWorkloads are the paths that only run on dead or expired entries: registry

@@ -88,9 +88,7 @@ func readSide(ctx SpecContext) report.Check {
 	// The pods' own validates (traffic.Fleet records one per lane per tick),
 	// judged from the history by the real-time rules.
 	for _, lane := range lanes {
-		pv := check.Judge(check.PodValidates, historyOf(r.history, lane), leaseTTL, slack, minCell)
-		pv.Message = string(lane) + " lane: " + pv.Message
-		results = append(results, pv)
+		results = append(results, check.Judge(check.PodValidatesOn, string(lane), historyOf(r.history, lane), leaseTTL, slack, minCell))
 	}
 	result := check.All("fencing-migration-read-side", results...)
 	st := r.readStats

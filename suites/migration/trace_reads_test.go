@@ -48,18 +48,9 @@ func traceReads(ctx context.Context, pool client.Pool, correct *model.Model, rea
 	var observed []string
 	observed = append(observed, fmt.Sprintf("read actions: %d real lookup/validate calls over every distinct keyspace of %d reachable states × 4 phases, wall time %v; the model's %s checked in %d states (%d read evaluations)",
 		calls, len(reachable.States), time.Since(began).Round(time.Millisecond), model.InvReadSide, inv.States, inv.Reads))
-	result := check.Result{Status: check.Pass, Message: fmt.Sprintf("%d real read calls agree with the model's read rules; %s holds in all %d reachable states", calls, model.InvReadSide, inv.States)}
-	switch {
-	case d != nil && d.errored:
-		// A call that errored is no divergence: the loud column's business,
-		// and it proves nothing about the rules.
-		result = check.Result{Status: check.Unknown, Message: "a read call errored during the replay: " + d.what}
-	case d != nil:
-		result = check.Result{Status: check.Fail, Message: "a real read script diverged from the model's read rule: " + d.what, Counterexample: correct.FormatTrace(d.trace) + "diverged: " + d.what + "\n"}
-	case inv.Violation != nil:
-		result = check.Result{Status: check.Fail, Message: model.InvReadSide + " broken: " + inv.Why, Counterexample: correct.FormatTrace(inv.Violation.Trace)}
-	case calls < 1000:
-		result = check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d read calls replayed", calls)}
+	replay := check.ReadReplay{Calls: calls, States: inv.States, Invariant: model.InvReadSide, Divergence: d.record(correct)}
+	if inv.Violation != nil {
+		replay.Broken = &check.TraceDivergence{Steps: inv.Violation.Trace.Len(), What: inv.Why, Trace: correct.FormatTrace(inv.Violation.Trace)}
 	}
 	var controls []report.Control
 	for _, rm := range fencing.ReadMutants {
@@ -68,36 +59,30 @@ func traceReads(ctx context.Context, pool client.Pool, correct *model.Model, rea
 		same, sd := replayReads(ctx, pool, mm, reachable, rm, rm, prefix+"m", false)
 		_, bd := replayReads(ctx, pool, correct, reachable, fencing.ReadCorrect, rm, prefix+"c", false)
 		minv := mm.CheckReads(reachable)
-		r := check.Result{Status: check.Pass, Message: "the correct read rules and the " + string(rm) + " scripts agree on every keyspace"}
-		switch {
-		case bd != nil && bd.errored:
-			// An error (a script that does not load, a dropped link) is
-			// not the mutant being caught.
-			r = check.Result{Status: check.Unknown, Message: "errored, not caught: " + bd.what}
-		case bd != nil:
-			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged: %s (shortest trace to that keyspace: %d steps)", bd.what, bd.trace.Len())}
-		}
-		r.Message += fmt.Sprintf("; the %s model rule = the %s scripts over %d calls (%s)", rm, rm, same, readVerdict(sd))
+		m := check.ReadMutantReplay{Mutant: string(rm), Divergence: bd.record(nil), SameCalls: same, Same: sd.record(nil)}
 		if minv.Violation != nil {
-			r.Message += fmt.Sprintf("; in the model %s kills it after %d steps: %s", model.InvReadSide, minv.Violation.Trace.Len(), minv.Why)
+			m.Killed = &check.TraceDivergence{Steps: minv.Violation.Trace.Len(), What: minv.Why}
 		}
-		switch {
-		case sd != nil && sd.errored && result.Status == check.Pass:
-			result = check.Result{Status: check.Unknown, Message: fmt.Sprintf("the %s replay errored: %s", rm, sd.what)}
-		case sd != nil && !sd.errored && result.Status != check.Fail:
-			result = check.Result{Status: check.Fail, Message: fmt.Sprintf("the %s model rule and the %s scripts disagree: %s", rm, rm, sd.what)}
-		}
-		controls = append(controls, harness.Variant("read-"+string(rm)+"-scripts", fmt.Sprintf("real %s scripts (impl/fencing/lua/mutants/read, phases %v) against the correct read rules: the replay must diverge", rm, rm.Phases()), r))
+		replay.Mutants = append(replay.Mutants, m)
+		controls = append(controls, harness.Variant("read-"+string(rm)+"-scripts", fmt.Sprintf("real %s scripts (impl/fencing/lua/mutants/read, phases %v) against the correct read rules: the replay must diverge", rm, rm.Phases()),
+			check.Judge(check.ReadScriptsDiverge, m, model.InvReadSide)))
 	}
+	result := check.Judge(check.ReadConformance, replay)
 	observed = append(observed, fmt.Sprintf("read actions with their controls: wall time %v", time.Since(began).Round(time.Millisecond)))
 	return result, controls, observed
 }
 
-func readVerdict(d *readDivergence) string {
+// record is the divergence as the checkers judge it (check.TraceDivergence),
+// its trace rendered by m (nil: not shown); nil for no divergence.
+func (d *readDivergence) record(m *model.Model) *check.TraceDivergence {
 	if d == nil {
-		return "agree"
+		return nil
 	}
-	return "DIVERGED: " + d.what
+	r := &check.TraceDivergence{Steps: d.trace.Len(), What: d.what, Errored: d.errored}
+	if m != nil {
+		r.Trace = m.FormatTrace(d.trace) + "diverged: " + d.what + "\n"
+	}
+	return r
 }
 
 // replayReads runs the real scripts of read variant scripts against the

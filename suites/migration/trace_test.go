@@ -115,18 +115,12 @@ func traceConformance(ctx SpecContext) report.Check {
 		sameSwitch = append(sameSwitch, fmt.Sprintf("%s model = %s scripts over %d transitions (%s)", mu, mu, n, verdictOf(d)))
 
 		_, d = bad.transitions(ctx, correct, reachable, false)
-		r := check.Result{Status: check.Pass, Message: "the correct model and the " + string(mu) + " scripts agree on every transition"}
-		if d != nil {
-			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged after %d steps: %s", len(d.trace.Steps), d.summary()), Counterexample: d.format(correct)}
-		}
+		sr := check.ScriptReplay{Scripts: string(mu), Divergence: d.record(correct)}
 		if mu == fencing.M3 {
 			walkBad := newReplayer(pool, mu, fmt.Sprintf("tcw%x", rng.Uint32()))
-			if wd := walkBad.walks(ctx, walker, cfg.Rand(name+"/M3"), sz.walks, sz.steps); wd != nil {
-				r.Message += fmt.Sprintf("; the random walks caught it too, after %d steps", len(wd.trace.Steps))
-			} else {
-				r.Message += "; the random walks did not reach it"
-			}
+			sr.Walked, sr.Walk = true, walkBad.walks(ctx, walker, cfg.Rand(name+"/M3"), sz.walks, sz.steps).record(nil)
 		}
+		r := check.Judge(check.ScriptsDiverge, sr)
 		ctl := harness.Variant(string(mu)+"-scripts", fmt.Sprintf("real scripts ForPhaseMutant(·, %s) against the correct model: the replay must diverge (the spec's %s)", mu, mu.Trips()), r)
 		if r.Counterexample != "" {
 			ctl.Observed += "; shortest divergent trace:\n" + r.Counterexample
@@ -146,10 +140,7 @@ func traceConformance(ctx SpecContext) report.Check {
 		bad := newReplayer(pool, fencing.MutantNone, fmt.Sprintf("tg%s%x", gm, rng.Uint32()))
 		bad.dirs[fencing.C] = fencing.New(pool, fencing.Options{Scripts: scripts, LeaseTTL: time.Hour})
 		_, d := bad.transitions(ctx, correct, reachable, false)
-		r := check.Result{Status: check.Pass, Message: "the correct model and the " + string(gm) + " C scripts agree on every transition"}
-		if d != nil {
-			r = check.Result{Status: check.Fail, Message: fmt.Sprintf("diverged after %d steps: %s", len(d.trace.Steps), d.summary())}
-		}
+		r := check.Judge(check.ScriptsDiverge, check.ScriptReplay{Scripts: string(gm) + " C", Divergence: d.record(nil)})
 		controls = append(controls, harness.Variant(string(gm)+"-guard-probe", "C "+string(gm)+": the owner+generation guard of renew/release broken, no key written differently along any model action; the guard probes after each acquire must see it", r))
 	}
 
@@ -158,13 +149,7 @@ func traceConformance(ctx SpecContext) report.Check {
 		fmt.Sprintf("%d action sequences of length %d (%d steps), %d random walks (%d steps), %d distinct keyspace transitions of %d reachable states", seqs, sz.depth, seqSteps, sz.walks, walkSteps, edges, len(reachable.States)),
 		strings.Join(sameSwitch, "; "),
 		fmt.Sprintf("replay wall time %v", time.Since(began).Round(time.Millisecond)))
-	result := check.Result{Status: check.Pass, Message: fmt.Sprintf("model and real scripts agreed after every one of %d replayed steps and %d transition checks", total, edges)}
-	switch {
-	case div != nil:
-		result = check.Result{Status: check.Fail, Message: fmt.Sprintf("the real keyspace diverged from the model after %d steps: %s", len(div.trace.Steps), div.summary()), Counterexample: div.format(divModel)}
-	case total < sz.minSteps:
-		result = check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d steps replayed, want at least %d", total, sz.minSteps)}
-	}
+	result := check.Judge(check.TraceConformance, check.TraceReplay{Steps: total, Transitions: edges, MinSteps: sz.minSteps, Divergence: div.record(divModel)})
 	By("the read actions: every reachable keyspace × every phase's lookup and validate, against the model's read rules")
 	readRes, readControls, readObserved := traceReads(ctx, pool, correct, reachable, fmt.Sprintf("tr%x", rng.Uint32()))
 	ev.Observed = append(ev.Observed, readObserved...)
@@ -228,6 +213,19 @@ func (d *traceDivergence) summary() string {
 
 func (d *traceDivergence) format(m *model.Model) string {
 	return m.FormatTrace(d.trace) + "diverged: " + d.summary() + "\n"
+}
+
+// record is the divergence as the checkers judge it (check.TraceDivergence),
+// its trace rendered by m (nil: not shown); nil for no divergence.
+func (d *traceDivergence) record(m *model.Model) *check.TraceDivergence {
+	if d == nil {
+		return nil
+	}
+	r := &check.TraceDivergence{Steps: len(d.trace.Steps), What: d.summary()}
+	if m != nil {
+		r.Trace = d.format(m)
+	}
+	return r
 }
 
 // step replays one model transition on session s and compares.

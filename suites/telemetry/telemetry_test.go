@@ -531,9 +531,6 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 // result, the phase half alone, and the gauge's value.
 func exposedAtC(s check.TelemetryScrape) (all, atC check.Result, phase float64) {
 	phase = check.TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
-	atC = check.Result{Checker: "telemetry-phase", Status: check.Pass, Message: fmt.Sprintf("%s = %v: phase C", fencing.PhaseGaugeName, phase)}
-	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {
-		atC = check.Result{Checker: "telemetry-phase", Status: check.Fail, Message: fmt.Sprintf("%s = %v, the pod runs phase C", fencing.PhaseGaugeName, phase)}
-	}
+	atC = check.Judge(check.TelemetryPhaseC, s)
 	return check.All("telemetry-exposed", check.Judge(check.TelemetryExposed, s, requiredFamilies, nodeAddrs(cluster)), atC), atC, phase
 }

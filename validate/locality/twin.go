@@ -12,7 +12,7 @@
 // other key.
 //
 // The twin asserts nothing; the row judges its History with the pure checkers in
-// verdict.go.
+// package check (locality.go).
 package locality
 
 import (
@@ -24,72 +24,25 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/validate"
 )
 
-// Violation names what a call broke.
-type Violation string
-
-const (
-	// ViolationCrossSlot: the keys of one command or script call span hash slots — CROSSSLOT
-	// on any cluster-enabled node, accepted by a standalone one (Axiom A2).
-	ViolationCrossSlot Violation = "cross-slot"
-	// ViolationUndeclaredKey: a key argument on the wire that the command did not declare in
-	// client.Cmd.Keys, so a cluster client routes the command by another key (or none).
-	ViolationUndeclaredKey Violation = "undeclared-key"
+// The twin's history types live in package check, beside the pure checkers that judge
+// them (check.CrossSlotFree), so `slotgate check --from` can replay a judgement on a
+// stored history (issue 16).
+type (
+	Violation = check.LocalityViolation
+	Call      = check.LocalityCall
+	History   = check.LocalityHistory
 )
 
-// Call is one violating call as the twin saw it.
-type Call struct {
-	Command   string    `json:"command"`
-	Keys      []string  `json:"keys"`
-	Slots     []int     `json:"slots"`
-	Violation Violation `json:"violation"`
-	// Site is the first caller outside impl/client and this package (file:line, relative
-	// to the module root): where the call was written.
-	Site string `json:"site"`
-	// ErrKind is the call's error kind ("" when it succeeded): on a standalone node a
-	// cross-slot call succeeds, which is the point.
-	ErrKind string `json:"err_kind,omitempty"`
-}
-
-// String renders the call for a counterexample.
-func (c Call) String() string {
-	return string(c.Violation) + " " + c.Command + " keys " + strings.Join(c.Keys, " ") + " → slots " + joinInts(c.Slots) + " at " + c.Site
-}
-
-// History is what the twin recorded: counts over every call and the violating calls.
-type History struct {
-	// Calls is every command forwarded; MultiKey those with two or more keys; Scripts the
-	// EVAL/EVALSHA/FCALL calls (any number of keys).
-	Calls, MultiKey, Scripts int
-	// Grouping counts the calls of commands that can carry several keys (MGET, DEL,
-	// EVAL, …; Table.CanGroup) with any number of keys: the paths the twin judged.
-	Grouping int
-	// Violations are the violating calls, at most MaxKept; ViolationCount counts them all.
-	Violations     []Call
-	ViolationCount int
-	// Errors counts every failed call by error kind (CROSSSLOT, network, …).
-	Errors map[string]int
-	// Refused counts calls the client library refused before sending (valkey-go's cluster
-	// builder on cross-slot keys).
-	Refused int
-	// NoScript counts EVALSHA calls answered NOSCRIPT: the script did not run, and
-	// client.RunScript sends EVAL next, which the twin judges as its own call. They are
-	// neither errors nor violations.
-	NoScript int
-}
-
-// TotalErrors is the number of calls that failed, of any kind.
-func (h History) TotalErrors() int {
-	n := 0
-	for _, c := range h.Errors {
-		n += c
-	}
-	return n
-}
+const (
+	ViolationCrossSlot     = check.ViolationCrossSlot
+	ViolationUndeclaredKey = check.ViolationUndeclaredKey
+)
 
 // MaxKept bounds the violating calls a History keeps verbatim.
 const MaxKept = 200
@@ -241,14 +194,6 @@ func callSite() string {
 			return "?"
 		}
 	}
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // Merge adds histories of several twins (one per workload) into one.
