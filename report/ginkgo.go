@@ -241,6 +241,10 @@ func decodeValue(e GinkgoEntry, v any) error {
 	return nil
 }
 
+// harnessSetup are the Ginkgo nodes that only set the harness up before a
+// scenario (every suite's BeforeEach resets its topologies).
+var harnessSetup = map[string]bool{"BeforeEach": true, "JustBeforeEach": true}
+
 // crashed turns a failed spec into failing checks for the cells it was
 // meant to score, or into a run problem when it names no cell.
 func crashed(sr GinkgoSpec, rows []RowID, cols []Column, recorded []Check, seed int64) ([]Check, string) {
@@ -270,6 +274,15 @@ func crashed(sr GinkgoSpec, rows []RowID, cols []Column, recorded []Check, seed 
 	}
 	f := sr.Failure
 	msg := fmt.Sprintf("spec %s %s: %s (%s)", sr.State, when, oneLine(f.Message, 160), f.Location)
+	status := StatusFail
+	if harnessSetup[f.FailureNodeType] && len(recorded) == 0 {
+		// The suites' BeforeEach is the harness resetting its topology:
+		// the scenario never ran, so the cell names the harness, not the
+		// implementation — and still fails the gate (issue 13: a run that
+		// could not set up says nothing about the product).
+		status = StatusInconclusive
+		msg = fmt.Sprintf("inconclusive: the harness's %s failed before the scenario ran (not a verdict on the implementation): %s (%s)", f.FailureNodeType, oneLine(f.Message, 160), f.Location)
+	}
 	if len(targets) == 0 {
 		name := sr.FullText()
 		if name == "" {
@@ -293,7 +306,7 @@ func crashed(sr GinkgoSpec, rows []RowID, cols []Column, recorded []Check, seed 
 			Row:      t.row,
 			Column:   t.col,
 			Scenario: scenario,
-			Status:   StatusFail,
+			Status:   status,
 			Message:  msg,
 			Evidence: Evidence{
 				Counterexample: ce.String(),

@@ -77,6 +77,11 @@ func ginkgoReports() []types.Report {
 	partitionSkipped := spec("partition", types.SpecStateSkipped, []string{"routing", "errors"})
 	partitionSkipped.Failure = failure("not run on this topology: the local provider cannot cut a node off the bus")
 
+	// The harness's reset (BeforeEach) failed: the scenario never ran.
+	resetFailed := spec("bulk ops", types.SpecStateFailed, []string{"presence-mget", "errors"})
+	resetFailed.Failure = failure("reset cluster:3x1: topology needs rebuild")
+	resetFailed.Failure.FailureNodeType = types.NodeTypeBeforeEach
+
 	beforeSuite := types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, Failure: failure("valkey-server not found")}
 
 	return []types.Report{{
@@ -96,6 +101,7 @@ func ginkgoReports() []types.Report {
 			panicked,
 			late,
 			asserted,
+			resetFailed,
 			beforeSuite,
 		},
 	}}
@@ -133,6 +139,7 @@ func TestFromGinkgo(t *testing.T) {
 				{"subscriptions", "silently-wrong"}:   report.StatusFail,
 				{"fencing-scripts", "errors"}:         report.StatusFail,
 				{"locality", "silently-wrong"}:        report.StatusBlind,
+				{"presence-mget", "errors"}:           report.StatusInconclusive,
 			}
 			for k, st := range want {
 				if c := s.Cell(report.RowID(k[0]), report.Column(k[1])); c.Status != st {
@@ -143,6 +150,9 @@ func TestFromGinkgo(t *testing.T) {
 			if !strings.Contains(crash.Message, "spec failed before recording a check: Expected <int>: 3 to equal <int>: 4 (") ||
 				!strings.Contains(crash.Message, "suites/x/x_test.go:42") {
 				t.Errorf("synthetic message = %q", crash.Message)
+			}
+			if rc := s.Cell(report.RowPresenceMGet, report.ColumnErrors).Checks[0]; !strings.Contains(rc.Message, "inconclusive: the harness's BeforeEach failed before the scenario ran") {
+				t.Errorf("reset failure message = %q", rc.Message)
 			}
 			if crash.Scenario != "registry completeness" || crash.Evidence.Seed != 7 {
 				t.Errorf("synthetic check = %+v", crash)

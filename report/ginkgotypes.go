@@ -41,6 +41,9 @@ type GinkgoFailure struct {
 	Message        string
 	Location       GinkgoLocation
 	ForwardedPanic string
+	// FailureNodeType is the node the failure happened in: "It", or a
+	// setup node ("BeforeEach": the harness's topology reset).
+	FailureNodeType string
 }
 
 // GinkgoLocation is a place in the source.
