@@ -54,7 +54,7 @@ var exclusiveSuites = func() map[string]string {
 
 // defaultJobs is --jobs when not given: one suite per core. The suites
 // mostly wait on timers (failover elections, TTL drains, load windows), so
-// a core per suite leaves room; the timing-sensitive ones run alone anyway.
+// a core per suite leaves room; the timed ones share less (timedSuites).
 func defaultJobs() int { return max(1, runtime.NumCPU()) }
 
 // suiteJob is one suite package of a run: one ginkgo process with its own
