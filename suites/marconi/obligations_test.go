@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -321,7 +322,7 @@ func (r *obRun) restart(ctx context.Context, next string) time.Duration {
 // redisOutage cuts every Valkey node's proxy; the returned func restores.
 func (r *obRun) redisOutage(ctx context.Context) func() {
 	GinkgoHelper()
-	w := report.FaultWindow{Fault: "redis-outage", Target: "every node's proxy", Start: time.Now()}
+	held := fault.Hold(ctx, "redis-outage", "every node's proxy")
 	for _, n := range cluster.Nodes() {
 		n.DisableProxy()
 	}
@@ -330,20 +331,19 @@ func (r *obRun) redisOutage(ctx context.Context) func() {
 		for _, n := range cluster.Nodes() {
 			Expect(n.EnableProxy()).To(Succeed())
 		}
-		w.End = time.Now()
-		r.faults = append(r.faults, w)
+		r.faults = append(r.faults, harness.Windows(held.End())...)
 	}
 }
 
-func (r *obRun) pgOutage() func() {
+// pgOutage cuts PostgreSQL's proxy; the returned func restores.
+func (r *obRun) pgOutage(ctx context.Context) func() {
 	GinkgoHelper()
-	w := report.FaultWindow{Fault: "pg-outage", Target: "postgres proxy", Start: time.Now()}
+	held := fault.Hold(ctx, "pg-outage", "postgres proxy")
 	pg.DisableProxy()
 	return func() {
 		GinkgoHelper()
 		Expect(pg.EnableProxy()).To(Succeed())
-		w.End = time.Now()
-		r.faults = append(r.faults, w)
+		r.faults = append(r.faults, harness.Windows(held.End())...)
 	}
 }
 
@@ -482,7 +482,7 @@ func (r *obRun) drive(ctx context.Context, ph obPhases, n int, narrate bool) obR
 
 	if ph.pgOutage {
 		by("PostgreSQL cut off; obligations keep opening and turn durable in the stream")
-		heal := r.pgOutage()
+		heal := r.pgOutage(ctx)
 		r.open(ctx, n, cycle(planTerminal, planAck, planNone), true)
 		Eventually(ctx, func() float64 { return r.cur.env.mesh.MetricSum(audit.MetricArchiverErrors, nil) }).
 			WithTimeout(5*time.Second).WithPolling(20*time.Millisecond).Should(BeNumerically(">", 0), "the archiver never failed: no PG outage")

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -221,14 +222,14 @@ func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Ch
 	sleepFor(ctx, s.LagWarm)
 	Expect(pg.AddToxic(ctx, "ms-latency", "latency", "downstream", 1, map[string]any{"latency": s.PGLatencyMs})).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) { _ = pg.RemoveToxics(ctx) })
-	wall := time.Now()
+	slowPG := fault.Hold(ctx, fmt.Sprintf("latency/%dms", s.PGLatencyMs), "postgres")
 
 	for _, p := range all {
 		Expect(p.load.Wait()).To(Succeed())
 	}
 	By("load done: PostgreSQL back to full speed, the archivers catch up")
 	Expect(pg.RemoveToxics(ctx)).To(Succeed())
-	faults := []report.FaultWindow{{Fault: fmt.Sprintf("latency/%dms", s.PGLatencyMs), Target: "postgres", Start: wall, End: time.Now()}}
+	faults := harness.Windows(slowPG.End())
 	waitDrained(ctx, pool, 4*claimMinIdle, 60*time.Second, all...)
 	sleepFor(ctx, s.LagWarm) // idle: the true lag is 0, the alert must stay off
 	sampler.Stop()
