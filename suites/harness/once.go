@@ -42,10 +42,12 @@ import (
 //
 // Ordered + BeforeAll is the right tool instead when the scenarios share
 // a live resource for their whole duration (routing/tls's TLS cluster) or
-// are genuine ordered steps on shared state; a BeforeAll records into no
-// scenario's history, which is acceptable only when the run keeps its
-// own evidence (routing/counters and marconi/metrics, whose run returns
-// the checks themselves).
+// are genuine ordered steps on shared state. A BeforeAll runs outside
+// every scenario: what it records lands in no scenario's history, and a
+// crash in it leaves no crashed history. The Ordered sites whose run
+// builds both columns' checks itself (routing/counters, marconi/metrics,
+// the marconiaudit rows) keep their evidence in those checks; moving them
+// here would change what their histories hold, so they stay as they are.
 //
 // A Once belongs to one suite process: the CLI runs each suite package in
 // one ginkgo process, so its scenarios share the run. Specs of a process
