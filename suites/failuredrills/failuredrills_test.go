@@ -111,15 +111,13 @@ type drillRun struct {
 	faultAt  time.Duration
 }
 
-var runs = map[client.Backend]*drillRun{}
+// drills runs the drills for each backend once; both of b's scenarios
+// judge the same run (a failover costs seconds, and the two columns are two
+// views of it).
+var drills = harness.NewOnce(runDrills)
 
-// drillsOf runs the drills for b once; both of b's scenarios judge the same
-// run (a failover costs seconds, and the two columns are two views of it).
-func drillsOf(ctx context.Context, b client.Backend) *drillRun {
+func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 	GinkgoHelper()
-	if r, ok := runs[b]; ok {
-		return r
-	}
 	s := scaleOf()
 	rng := cfg.Rand("failure-drills/" + string(b))
 	keysFor := func(prefix string) []traffic.DrillKey {
@@ -271,7 +269,6 @@ func drillsOf(ctx context.Context, b client.Backend) *drillRun {
 	swallow.ReadBack(ctx, fresh)
 	r.ops, r.haltAll, r.naivePool, r.swallow = scored.Ops(), halting.Ops(), naive.Ops(), swallow.Ops()
 	r.timeline = drillTimeline(b, r, clock)
-	runs[b] = r
 	return r
 }
 
@@ -404,7 +401,7 @@ func haltMetrics(ev *report.Evidence, version string, halts []check.DrillHalt) {
 
 func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
-	r := drillsOf(ctx, b)
+	r := drills.Get(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults, ev.Timeline = harness.Windows(r.faults...), r.timeline
 	halts := check.DrillHalts(r.ops, r.drills, r.until)
@@ -518,7 +515,7 @@ func lowerBound(h check.RoleHalt) string {
 
 func ackedWrites(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
-	r := drillsOf(ctx, b)
+	r := drills.Get(ctx, b)
 	ev := harness.Evidence(cfg, cluster, pool)
 	ev.Faults, ev.Timeline = harness.Windows(r.faults...), r.timeline
 	result := check.Judge(check.DrillAccounted, r.ops, r.drills, lossWindow, 100)

@@ -35,12 +35,12 @@ var _ = Describe("marconi-stage-flags", func() {
 		harness.Scenario{
 			Name: "marconi-stage-flags/walk-ledger/" + string(b), Row: report.RowMarconiStageFlags, Column: report.ColumnSilentlyWrong,
 			Spec: "every stage's flags turned on one by one and back off in rollback order under traffic: every accepted signal delivered or queued exactly once, audited and archived as its phase's flags promise, the SessionStore fallback read while the table-read flags are off, send-path I/O exactly where a flag is off (002 §8 Stages 1–5, fine-grain flags)",
-			Run:  func(ctx SpecContext) report.Check { return flagsOf(ctx, b).ledger() },
+			Run:  func(ctx SpecContext) report.Check { return flagsRuns.Get(ctx, b).ledger() },
 		},
 		harness.Scenario{
 			Name: "marconi-stage-flags/refusals/" + string(b), Row: report.RowMarconiStageFlags, Column: report.ColumnErrors,
 			Spec: "every forbidden combination (Stage 5 without the archiver primary or the audit pipeline, table reads without the Stage 2 hooks, shadow and primary together, cross-instance forward) refused at start and as a flip with its rule named; every allowed flip, send and control call succeeds (002 §8)",
-			Run:  func(ctx SpecContext) report.Check { return flagsOf(ctx, b).refusals() },
+			Run:  func(ctx SpecContext) report.Check { return flagsRuns.Get(ctx, b).refusals() },
 		},
 	)
 })
@@ -64,25 +64,16 @@ func flagScaleOf() flagScale {
 type flagsRun struct {
 	ev                          report.Evidence
 	good, stale, drops, accepts check.StageFlagsLedger
-	done                        bool
 }
 
-var (
-	flagsMu   sync.Mutex
-	flagsRuns = map[client.Backend]*flagsRun{}
-)
+// flagsRuns runs the walk once per backend, even if it fails: the other
+// column reports that (harness.Once).
+var flagsRuns = harness.NewOnce(runFlags)
 
-func flagsOf(ctx SpecContext, b client.Backend) *flagsRun {
+func runFlags(ctx SpecContext, b client.Backend) *flagsRun {
 	GinkgoHelper()
-	flagsMu.Lock()
-	defer flagsMu.Unlock()
-	if r := flagsRuns[b]; r != nil {
-		Expect(r.done).To(BeTrue(), "the shared rollout walk failed in the other column's spec")
-		return r
-	}
 	walk := marconi.StageWalk()
 	r := &flagsRun{ev: harness.Evidence(cfg, cluster, nil)}
-	flagsRuns[b] = r // once per backend, even if it fails: the other column reports that
 	By("the rollout forward and back under traffic, with the correct mesh")
 	r.good = walkFlags(ctx, b, "good", marconi.MutantNone, walk)
 	By("the stale-fallback mesh: Stage 1 and back with the table-read flags")
@@ -91,7 +82,6 @@ func flagsOf(ctx SpecContext, b client.Backend) *flagsRun {
 	r.drops = walkFlags(ctx, b, "drops", marconi.MutantRollbackDrops, walk[:3])
 	By("the mesh that accepts forbidden combinations")
 	r.accepts = walkFlags(ctx, b, "accepts", marconi.MutantAcceptForbidden, walk[:2])
-	r.done = true
 	return r
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,20 +26,20 @@ var _ = Describe("marconi-cache-lifecycle", func() {
 			harness.Scenario{
 				Name: "marconi-cache-lifecycle/transitions-and-staleness/" + string(b), Row: report.RowMarconiCacheLifecycle, Column: report.ColumnSilentlyWrong,
 				Spec: "every Stage 2 hook's state transition (on_session_expired via keyspace notifications on every primary, across a graceful failover of the sessions' shard); under register/deregister churn no send after a deregister's 200 routes to the old session, master-alias sends follow every flip (002 §5, Stage 2 test gates)",
-				Run:  func(ctx SpecContext) report.Check { return lifecycleOf(ctx, b).transitions(b) },
+				Run:  func(ctx SpecContext) report.Check { return lifecycleRuns.Get(ctx, b).transitions(b) },
 			},
 			harness.Scenario{
 				Name: "marconi-cache-lifecycle/warmup-and-hit-rate/" + string(b), Row: report.RowMarconiCacheLifecycle, Column: report.ColumnErrors,
 				Spec: "post-warm-up the first read of every active session hits; hit rate ≥ 99% under churn; marconi_invalidator_errors_total zero; no control call fails (002 §6, Stage 2 exit criteria, §9)",
-				Run:  func(ctx SpecContext) report.Check { return lifecycleOf(ctx, b).health(b) },
+				Run:  func(ctx SpecContext) report.Check { return lifecycleRuns.Get(ctx, b).health(b) },
 			},
 		)
 	}
 })
 
 // lifecycleRun is one cache-lifecycle drill per backend, shared by the two
-// columns (each judges its own side of the same run); whichever spec runs
-// first drives it.
+// columns through lifecycleRuns (each judges its own side of the same run);
+// whichever spec runs first drives it.
 type lifecycleRun struct {
 	ev         report.Evidence
 	steps      []check.MeshHookStep
@@ -65,22 +64,7 @@ type lifecycleRun struct {
 	staticErr   error
 }
 
-var (
-	lifecycleMu   sync.Mutex
-	lifecycleRuns = map[client.Backend]*lifecycleRun{}
-)
-
-func lifecycleOf(ctx SpecContext, b client.Backend) *lifecycleRun {
-	GinkgoHelper()
-	lifecycleMu.Lock()
-	defer lifecycleMu.Unlock()
-	if r := lifecycleRuns[b]; r != nil {
-		return r
-	}
-	r := runLifecycle(ctx, b)
-	lifecycleRuns[b] = r
-	return r
-}
+var lifecycleRuns = harness.NewOnce(runLifecycle)
 
 func hookErrors(m *marconi.Mesh) map[string]float64 {
 	out := map[string]float64{}
@@ -103,7 +87,7 @@ func firstReads(ctx context.Context, rec *traffic.MeshRecorder, sessions []marco
 	return out
 }
 
-func runLifecycle(ctx context.Context, b client.Backend) *lifecycleRun {
+func runLifecycle(ctx SpecContext, b client.Backend) *lifecycleRun {
 	GinkgoHelper()
 	s := scaleOf()
 	r := &lifecycleRun{ev: harness.Evidence(cfg, cluster, nil), expiryWait: s.TTL + 3*time.Second}

@@ -38,12 +38,12 @@ var _ = Describe("marconi-obligations", func() {
 		harness.Scenario{
 			Name: "marconi-obligations/ledger-through-faults/" + string(b), Row: report.RowMarconiObligations, Column: report.ColumnSilentlyWrong,
 			Spec: "every obligation ends durable exactly when the Marconi Cache stream holds it (else degraded_not_durable), §9 counters match; a missed SLA is raised once within the bound of its deadline, a met one never; open obligations survive a restart; signal_obligations matches the acks — through a PG outage, a Redis outage and an instance restart (002 §3.4, §4.1, §6, §9)",
-			Run:  func(ctx SpecContext) report.Check { return obligationsOf(ctx, b).silently() },
+			Run:  func(ctx SpecContext) report.Check { return obRuns.Get(ctx, b).silently() },
 		},
 		harness.Scenario{
 			Name: "marconi-obligations/calls-through-faults/" + string(b), Row: report.RowMarconiObligations, Column: report.ColumnErrors,
 			Spec: "every send with an obligation answers 200 and every ack answers 200 from the instance that opened the obligation or the one that rehydrated it after a restart, through a PG outage and a Redis outage (002 §2.1, §3.4, §6)",
-			Run:  func(ctx SpecContext) report.Check { return obligationsOf(ctx, b).loud() },
+			Run:  func(ctx SpecContext) report.Check { return obRuns.Get(ctx, b).loud() },
 		},
 	)
 })
@@ -545,18 +545,10 @@ type obligationsResult struct {
 	never, early, forget, durableSoon obResult
 }
 
-var (
-	obMu   sync.Mutex
-	obRuns = map[client.Backend]*obligationsResult{}
-)
+var obRuns = harness.NewOnce(runObligations)
 
-func obligationsOf(ctx SpecContext, b client.Backend) *obligationsResult {
+func runObligations(ctx SpecContext, b client.Backend) *obligationsResult {
 	GinkgoHelper()
-	obMu.Lock()
-	defer obMu.Unlock()
-	if r := obRuns[b]; r != nil {
-		return r
-	}
 	n := 6
 	if cfg.Profile == "full" {
 		n = 30
@@ -607,7 +599,6 @@ func obligationsOf(ctx SpecContext, b client.Backend) *obligationsResult {
 		r.ev.Metrics["opener_raise_after_deadline_p50_ms"] = ms(lateness[len(lateness)/2])
 		r.ev.Metrics["opener_raise_after_deadline_max_ms"] = ms(lateness[len(lateness)-1])
 	}
-	obRuns[b] = r
 	return r
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,12 +25,12 @@ var _ = Describe("marconi-restart", func() {
 			harness.Scenario{
 				Name: "marconi-restart/rehydrate-and-drain/" + string(b), Row: report.RowMarconiRestart, Column: report.ColumnSilentlyWrong,
 				Spec: "a new instance on the same Redis routes every active session before any shim reconnects; signals sent in the window are queued offline and each delivered exactly once after the reconnect; every signal the dead instance accepted is in the Marconi Cache stream or counted lost (002 §6)",
-				Run:  func(ctx SpecContext) report.Check { return restartOf(ctx, b).silently(b) },
+				Run:  func(ctx SpecContext) report.Check { return restartRuns.Get(ctx, b).silently(b) },
 			},
 			harness.Scenario{
 				Name: "marconi-restart/reconnect-clean/" + string(b), Row: report.RowMarconiRestart, Column: report.ColumnErrors,
 				Spec: "after the restart every reconnecting socket is accepted, every heartbeat reaches its registration, every window send answers 200 and its first read hits; marconi_invalidator_errors_total zero (002 §6 steps 2–4, §9)",
-				Run:  func(ctx SpecContext) report.Check { return restartOf(ctx, b).loud(b) },
+				Run:  func(ctx SpecContext) report.Check { return restartRuns.Get(ctx, b).loud(b) },
 			},
 		)
 	}
@@ -53,18 +52,12 @@ type restartRun struct {
 	main, noWarm restartDrill
 }
 
-var (
-	restartMu   sync.Mutex
-	restartRuns = map[client.Backend]*restartRun{}
-)
+// restartRuns runs each backend's drill and its control once, for both
+// columns.
+var restartRuns = harness.NewOnce(runRestart)
 
-func restartOf(ctx SpecContext, b client.Backend) *restartRun {
+func runRestart(ctx SpecContext, b client.Backend) *restartRun {
 	GinkgoHelper()
-	restartMu.Lock()
-	defer restartMu.Unlock()
-	if r := restartRuns[b]; r != nil {
-		return r
-	}
 	s := scaleOf()
 	r := &restartRun{ev: harness.Evidence(cfg, cluster, nil)}
 	By(fmt.Sprintf("drill: instance A with %d receivers dies with entries in its audit queue; instance B starts on the same Redis", s.RestartReceivers))
@@ -76,7 +69,6 @@ func restartOf(ctx SpecContext, b client.Backend) *restartRun {
 	r.noWarm = restartDrillRun(ctx, b, "restart-cold", s.RestartReceivers/2, max(s.RestartPerSender/2, 2), audit.MutantUncountedShutdown, marconi.MutantSkipWarmup)
 	r.ev.Client = b.Version()
 	r.ev.Metrics = r.main.metrics
-	restartRuns[b] = r
 	return r
 }
 

@@ -146,14 +146,12 @@ type meshRun struct {
 	unattested, undecodable int64
 }
 
-var mainRuns = map[client.Backend]*meshRun{}
+// mainRuns runs each backend's main mesh once; both of b's scenarios
+// judge it.
+var mainRuns = harness.NewOnce(mainRun)
 
-// mainRun runs b's main mesh once; both of b's scenarios judge it.
-func mainRun(ctx context.Context, b client.Backend) *meshRun {
+func mainRun(ctx SpecContext, b client.Backend) *meshRun {
 	GinkgoHelper()
-	if r, ok := mainRuns[b]; ok {
-		return r
-	}
 	s := scaleOf()
 	pool := harness.Pool(ctx, b, cluster)
 	clock := traffic.ClockOf(ctx)
@@ -179,7 +177,6 @@ func mainRun(ctx context.Context, b client.Backend) *meshRun {
 	mesh.Stop(true)
 	r := &meshRun{clock: clock, h: mesh.History(), lat: lat, fo: fo, faults: harness.Faults(ctx), churn: mesh.ChurnEvents(), forged: forged,
 		unattested: mesh.Skipped.Unattested.Load(), undecodable: mesh.Skipped.Undecodable.Load()}
-	mainRuns[b] = r
 	return r
 }
 
@@ -187,7 +184,7 @@ func completeness(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
-	r := mainRun(ctx, b)
+	r := mainRuns.Get(ctx, b)
 	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	h, lat, fo, forged := r.h, r.lat, r.fo, r.forged
 	ev.Faults = r.faults
@@ -264,7 +261,7 @@ func ops(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	// The same run the completeness column judges.
-	r := mainRun(ctx, b)
+	r := mainRuns.Get(ctx, b)
 	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	h, fo := r.h, r.fo
 	ev.Faults = r.faults

@@ -111,7 +111,9 @@ type skewRun struct {
 	elapsed       time.Duration
 }
 
-var runs = map[client.Backend]*skewRun{}
+// skews runs each backend's skewed workload once (skewOf); the agreement,
+// hot-slot and scrape scenarios judge the same run.
+var skews = harness.NewOnce(skewOf)
 
 // tagIn finds a hash tag with the prefix whose slot is s.
 func tagIn(prefix string, s int) string {
@@ -123,13 +125,9 @@ func tagIn(prefix string, s int) string {
 	}
 }
 
-// skewOf runs b's skewed workload once; the agreement, hot-slot and scrape
-// scenarios judge the same run.
-func skewOf(ctx context.Context, b client.Backend) *skewRun {
+// skewOf runs b's skewed workload (through skews, once).
+func skewOf(ctx SpecContext, b client.Backend) *skewRun {
 	GinkgoHelper()
-	if r, ok := runs[b]; ok {
-		return r
-	}
 	s := scaleOf()
 	rng := cfg.Rand("telemetry/skew/" + string(b))
 	run := &skewRun{hot: rng.IntN(slot.Count), slotKeys: map[int]float64{}, delivered: map[string]float64{}, unpublished: map[string]float64{}, drops: map[string]float64{}, failed: map[string]int{}}
@@ -318,7 +316,6 @@ func skewOf(ctx context.Context, b client.Backend) *skewRun {
 		run.drops[ch] = max(0, subsBefore[ch]-subsAfter[ch])
 	}
 	run.goodSub, run.dropSub = mustScrape(ctx, run.good), mustScrape(ctx, run.dropGaps)
-	runs[b] = run
 	return run
 }
 
@@ -421,7 +418,7 @@ func poolVersion(ctx context.Context, b client.Backend) string {
 }
 
 func agreement(ctx SpecContext, b client.Backend) report.Check {
-	r := skewOf(ctx, b)
+	r := skews.Get(ctx, b)
 	ev := evidenceOf(ctx, b, r)
 	result := agreementOf(r, r.goodRun, r.goodFill, r.goodSub)
 	ev.Metrics["gaps_counted"] = check.TelemetrySum(r.goodSub, telemetry.GapsName, nil)
@@ -479,7 +476,7 @@ func hotOf(r *skewRun, run, fill []check.TelemetrySample) check.TelemetryHot {
 }
 
 func hotSlot(ctx SpecContext, b client.Backend) report.Check {
-	r := skewOf(ctx, b)
+	r := skews.Get(ctx, b)
 	ev := evidenceOf(ctx, b, r)
 	h := hotOf(r, r.goodRun, r.goodFill)
 	result := check.Judge(check.TelemetryHotSlot, h)
@@ -505,7 +502,7 @@ func hotSlot(ctx SpecContext, b client.Backend) report.Check {
 var requiredFamilies = []string{telemetry.CommandsName, telemetry.ErrorsName, telemetry.SlotMapRefreshesName, telemetry.MessagesName, telemetry.GapsName, fencing.PhaseGaugeName}
 
 func scraped(ctx SpecContext, b client.Backend) report.Check {
-	r := skewOf(ctx, b)
+	r := skews.Get(ctx, b)
 	ev := evidenceOf(ctx, b, r)
 	s := scrape(ctx, r.good)
 	result, _, phase := exposedAtC(s)
