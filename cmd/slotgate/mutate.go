@@ -326,7 +326,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	if ctx.Err() != nil {
 		return exitSignal, nil
 	}
-	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
+	if left, err := fixtures.LeftoversOf(fixtures.OwnerStamp()); err == nil && len(left) > 0 {
 		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
 	}
 	if !rep.Pass {

@@ -513,7 +513,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	// The plain closing line CI runners read: cells passed vs failed or blind.
 	t := card.Tally()
 	fmt.Fprintf(stdout, "scorecard: %d passed, %d partial, %d failed, %d skipped\n", t.Pass, t.Partial, t.Fail+t.Blind+t.Inconclusive, t.NotRun)
-	if left, err := fixtures.Leftovers(); err == nil && len(left) > 0 {
+	if left, err := fixtures.LeftoversOf(fixtures.OwnerStamp()); err == nil && len(left) > 0 {
 		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
 		return exitGateFail, nil
 	}
