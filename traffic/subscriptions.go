@@ -287,6 +287,20 @@ func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTa
 	s.mu.Unlock()
 }
 
+// Acknowledged is how many publishes so far got a reply without an error:
+// a drill publishes on until its history is big enough to judge.
+func (s *Subscriptions) Acknowledged() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.publishes {
+		if p.Err == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // Publishers runs n publishers until the returned stop is called (stop
 // waits for them). Publisher i cycles through targets starting at offset i,
 // publishing one message per target with pause between messages; each

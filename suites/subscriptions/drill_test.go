@@ -240,6 +240,14 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 		time.Sleep(d.steady)
 	}
 	time.Sleep(200 * time.Millisecond) // traffic after the last fault or change
+	// Publish on until twice the messages the checks assume (minExpected)
+	// were acknowledged: publishers slow down under load, and a fixed
+	// window once left too few ("only 94 messages expected, need 100":
+	// blind, in a stability run at load 20). Capped, so a relay that
+	// refuses every publish still ends.
+	for until := time.Now().Add(enoughWait); time.Now().Before(until) && r.rec.Acknowledged() < 2*minExpected; {
+		time.Sleep(100 * time.Millisecond)
+	}
 	stop()
 	stopped = true
 	return r.rec.History(), r

@@ -25,6 +25,10 @@ const row = report.RowSubscriptions
 // barely published.
 const minExpected = 100
 
+// enoughWait caps how long a drill publishes on, after its last fault, for
+// its history to hold 2 × minExpected expected messages.
+const enoughWait = 10 * time.Second
+
 var _ = Describe("subscriptions", func() {
 	for _, b := range harness.BackendsFromEnv() {
 		silently := func(what, spec string, run func(ctx SpecContext, b client.Backend, name string) report.Check) harness.Scenario {
