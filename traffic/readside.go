@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -224,8 +225,10 @@ type ReadProbe struct {
 	mu    sync.Mutex
 	ops   []check.ReadOp
 	stats ReadProbeStats
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
+	// judged counts the judged samples per lane so far (Judged).
+	judged map[Lane]int
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // StartReadProbe starts one probe loop per lane until Stop.
@@ -247,6 +250,27 @@ func StartReadProbe(ctx context.Context, f *Fleet, clock *Clock, opts ReadProbeO
 		}()
 	}
 	return p
+}
+
+// Judged is how many samples were judged so far, per lane: a plan holds a
+// phase until its reads were taken, not for a fixed time alone (ReadSince).
+func (p *ReadProbe) Judged() map[Lane]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.judged)
+}
+
+// ReadSince says whether every lane the probe reads (one with sessions)
+// judged a sample since the counts from (Judged).
+func (p *ReadProbe) ReadSince(from map[Lane]int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for lane, sessions := range p.opts.Lanes {
+		if len(sessions) > 0 && p.judged[lane] <= from[lane] {
+			return false
+		}
+	}
+	return true
 }
 
 // Stop stops the probe and returns every judged call and the counts.
@@ -319,6 +343,10 @@ func (p *ReadProbe) loop(ctx context.Context, lane Lane, sessions []fencing.Sess
 		default:
 			p.stats.Samples++
 			p.ops = append(p.ops, ops...)
+			if p.judged == nil {
+				p.judged = map[Lane]int{}
+			}
+			p.judged[lane]++
 		}
 		p.mu.Unlock()
 	}

@@ -62,6 +62,7 @@ type run struct {
 // staged is a run in progress and, afterwards, its record.
 type staged struct {
 	run
+	probe    *traffic.ReadProbe // the read probe while the plan runs (run.reads)
 	rng      *rand.Rand
 	sz       size
 	op       *traffic.Operator
@@ -86,11 +87,30 @@ type staged struct {
 }
 
 func (r *staged) hold(ctx context.Context, d time.Duration) {
+	var from map[traffic.Lane]int
+	if r.probe != nil {
+		from = r.probe.Judged()
+	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+	// With the read probe on, the hold also lasts until every lane took a
+	// read in it: the read side needs a read in every stage, and under load
+	// a fixed hold once ended the first O stage with none (blind, "no read
+	// during 0. O", a stability run at load 20). Bounded, so a probe that
+	// cannot read (every pod dead) does not stall the plan.
+	for until := time.Now().Add(readHoldMax); r.probe != nil && time.Now().Before(until) && ctx.Err() == nil; {
+		if r.probe.ReadSince(from) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
+
+// readHoldMax bounds how long a hold waits beyond its time for a read in
+// every lane.
+const readHoldMax = 5 * time.Second
 
 // wait blocks until a rollout finished (every pod runs the phase).
 func wait(ctx context.Context, done <-chan struct{}) {
@@ -201,6 +221,7 @@ func stage(ctx context.Context, in run) *staged {
 	var probe *traffic.ReadProbe
 	if in.reads {
 		probe = startReadProbe(runCtx, r, fleet, reliable, huddle)
+		r.probe = probe
 	}
 	killsDone := make(chan struct{})
 	killCtx, stopKills := context.WithCancel(runCtx)
