@@ -58,9 +58,13 @@ type Target struct {
 
 // Mutant is one generated mutant: a whole mutated file that type-checks.
 type Mutant struct {
-	// ID is stable under edits elsewhere in the file:
-	// "<file>:<Func>:<operator>#<n>", n counting that operator's sites in
-	// the function in source order.
+	// ID is stable when code moves (the function within its file or to
+	// another file of the package, other code edited around it):
+	// "<package>:<Func>:<operator>:<hash>", the hash over the package, the
+	// function, the operator, the mutated node's text and the edit's text
+	// (whitespace-normalised), and "#n" appended for the n-th (n > 1)
+	// identical site in one function. It changes only when the mutated
+	// code itself (or its function's name) does.
 	ID string
 	// File is the module-relative path of the mutated file.
 	File string
@@ -68,6 +72,11 @@ type Mutant struct {
 	Func string
 	// Line is the mutated line in the original file.
 	Line int
+	// Span is the mutated node's extent in the original file (a
+	// condition, a comparison, an if statement, a call), FuncSpan its
+	// function's: a run whose coverage reaches neither cannot execute
+	// the mutant (CoverMap).
+	Span, FuncSpan Span
 	// Operator is the mutation operator (Op* constants).
 	Operator string
 	// Diff is a unified diff of the original file against Content.
@@ -80,6 +89,12 @@ type Mutant struct {
 	// (KnownEquivalent): it cannot be killed by any workload, so it is
 	// reported with its reason and not counted in the kill rate.
 	Equivalent string
+}
+
+// Span is a source extent, line and byte column 1-based as in go/token and
+// Go coverage profiles; End is exclusive.
+type Span struct {
+	StartLine, StartCol, EndLine, EndCol int
 }
 
 // Mutation operators. Each names one way a guard or filter can be wrong.
