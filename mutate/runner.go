@@ -57,10 +57,16 @@ type Suites struct {
 
 // BuildSuites compiles each package's test binary once (go test -c).
 func BuildSuites(ctx context.Context, root, dir string, pkgs []string, stderr io.Writer) (*Suites, error) {
+	return buildSuites(ctx, root, dir, pkgs, nil, stderr)
+}
+
+// buildSuites is BuildSuites with extra `go test` flags (-cover …).
+func buildSuites(ctx context.Context, root, dir string, pkgs, flags []string, stderr io.Writer) (*Suites, error) {
 	s := &Suites{Root: root, Dir: dir, bins: map[string]string{}}
 	for _, pkg := range pkgs {
 		bin := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
+		args := append(append([]string{"test", "-c", "-o", bin}, flags...), pkg)
+		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = root, stderr, stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("build suite %s: %w", pkg, err)
@@ -76,6 +82,8 @@ type RunArgs struct {
 	JSON    string   // where the Ginkgo JSON report goes
 	Log     io.Writer
 	Timeout time.Duration
+	// Args are extra arguments to the suite binary (-test.gocoverdir).
+	Args []string
 }
 
 // Run runs one stage and scores it. --ginkgo.fail-fast stops the suite at
@@ -96,6 +104,7 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	if st.Skip != "" {
 		args = append(args, "--ginkgo.skip="+st.Skip)
 	}
+	args = append(args, a.Args...)
 	_ = os.Remove(a.JSON)
 	cctx, cancel := context.WithTimeout(ctx, a.Timeout+time.Minute)
 	defer cancel()
