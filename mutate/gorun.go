@@ -33,6 +33,14 @@ import (
 // A unit is one spec, or every spec of one Ordered container (their steps
 // depend on each other, so they run together).
 
+// goBuildFlags are the Go mutants' `go test -c` flags, as `ginkgo run`
+// builds (the whole-row path did): no vet (a mutant's package changed, so
+// go test would re-vet it and every package between it and the suite) and
+// no DWARF or symbol table (a faster link; stack traces keep their
+// pclntab). Measured: the mutant's compile was 21–43 s a mutant at load ~10
+// without them, against ~10 s for the whole-row path's.
+var goBuildFlags = []string{"-vet=off", "-ldflags=-w -s"}
+
 // ErrBaseline is a spec that fails with the unmutated code (twice): no kill
 // by it could be trusted, so the run stops and the gate fails.
 var ErrBaseline = errors.New("baseline does not pass")
@@ -89,6 +97,9 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 		return fmt.Errorf("coverage map: %w", err)
 	}
 	r.modPath = mod
+	if err := os.MkdirAll(r.Work, 0o755); err != nil {
+		return fmt.Errorf("coverage map: %w", err)
+	}
 	bySuite := map[string][]report.RowID{}
 	var suites []string
 	for _, row := range rows {
@@ -107,7 +118,7 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 	}
 	began := time.Now()
 	bins, err := buildSuites(ctx, r.Root, filepath.Join(r.Work, "cover-bin"), suites,
-		[]string{"-cover", "-covermode=set", "-coverpkg=" + strings.Join(imports, ",")}, r.Log)
+		append(slices.Clone(goBuildFlags), "-cover", "-covermode=set", "-coverpkg="+strings.Join(imports, ",")), r.Log)
 	if err != nil {
 		return fmt.Errorf("coverage map: %w", err)
 	}
@@ -335,7 +346,7 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		pkgs[i] = st.Pkg
 	}
 	b := time.Now()
-	suites, err := BuildSuites(ctx, dir, filepath.Join(r.Work, "mutant-bin"), pkgs, r.Log)
+	suites, err := buildSuites(ctx, dir, filepath.Join(r.Work, "mutant-bin"), pkgs, goBuildFlags, r.Log)
 	res.BuildSeconds = time.Since(b).Seconds()
 	if err != nil {
 		// Generate type-checked the mutant, so a suite that does not

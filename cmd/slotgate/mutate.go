@@ -87,7 +87,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.profile, "profile", "smoke", "smoke (each mutant stops at its first killer) or full (every covering row runs every mutant; adds protocol and locality's runtime twin for Lua)")
 	fs.StringVar(&f.scripts, "scripts", "", "mutate the fencing script set in `DIR` (manifest.json + .lua files) instead of impl's embedded scripts")
 	fs.StringVar(&f.out, "out", "slotgate-mutation", "directory for mutation.json, mutation.html, the suites' log and binaries")
-	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua, go (go needs a build with mutate/gomut: -tags gomut)")
+	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua, go")
 	fs.IntVar(&f.max, "max", 0, "run at most `N` mutants, sampled deterministically by --seed (default: 40 in smoke, all in full)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the sample and of every suite run")
 	fs.Float64Var(&f.minKill, "min-kill", 0.9, "exit 0 only when killed / (killed + survived) is at least this")
