@@ -354,27 +354,36 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		res.Status, res.Reason = Error, fmt.Sprintf("%v: %v", gomut.ErrBuild, err)
 		return res
 	}
-	runOnce := func(st Stage) (Kill, bool, error) {
+	runOnce := func(st Stage) (Kill, bool, *report.Scorecard, error) {
 		card, err := suites.Run(ctx, st, RunArgs{Env: r.Env, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout})
 		if err != nil {
-			return Kill{}, false, err
+			return Kill{}, false, nil, err
 		}
 		if ctx.Err() != nil {
-			return Kill{}, false, errors.New("interrupted")
+			return Kill{}, false, nil, errors.New("interrupted")
 		}
 		k, ok := Killer(card, st.Rows)
 		if !ok && !Scored(card, st.Rows) {
-			return Kill{}, false, fmt.Errorf("stage %s scored no cell (the suite crashed, timed out or selected no spec)", st.Pkg)
+			return Kill{}, false, nil, fmt.Errorf("stage %s scored no cell (the suite crashed, timed out or selected no spec)", st.Pkg)
 		}
-		return k, ok, nil
+		return k, ok, card, nil
 	}
 	for _, st := range stages {
-		k, killed, err := runOnce(st)
+		k, killed, card, err := runOnce(st)
+		if err == nil && !killed && undecided(card, st.Rows) != "" {
+			// Fail-fast stopped at a spec that failed without killing (a
+			// blind check): the specs after it never ran. Judge them all.
+			st.KeepGoing = true
+			k, killed, card, err = runOnce(st)
+		}
+		if err == nil && !killed && res.Reason == "" {
+			res.Reason = undecided(card, st.Rows)
+		}
 		if err == nil && killed && k.Check == "suite" {
 			// A suite-level failure (a panic, a fixture that did not
 			// start) is the mutant's only if it happens again: a loaded
 			// runner can fail a suite too.
-			if k2, again, err2 := runOnce(st); err2 != nil || !again || k2.Check != "suite" {
+			if k2, again, _, err2 := runOnce(st); err2 != nil || !again || k2.Check != "suite" {
 				k, killed, err = Kill{}, false, fmt.Errorf("unconfirmed crash: %s (a second run did not repeat it)", k.Message)
 			}
 		}
@@ -387,8 +396,29 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 			return res
 		}
 	}
-	res.Reason = fmt.Sprintf("ran by the %d of its rows' specs whose baseline reached it", len(units))
+	if res.Reason == "" {
+		res.Reason = fmt.Sprintf("ran by the %d of its rows' specs whose baseline reached it", len(units))
+	}
 	return res
+}
+
+// undecided names the first check of rows that neither passed nor failed
+// (blind, unknown, inconclusive): no kill, but not a clean pass either —
+// under fail-fast it also stopped the specs after it. "" when none.
+func undecided(card *report.Scorecard, rows []report.RowID) string {
+	for _, c := range card.Cells {
+		if !slices.Contains(rows, c.Row) {
+			continue
+		}
+		for _, ch := range c.Checks {
+			switch ch.Status {
+			case report.StatusPass, report.StatusNotRun, report.StatusFail:
+			default:
+				return fmt.Sprintf("a check went undecided (%s): %s: %s", ch.Status, ch.Scenario, oneLine(ch.Message, 200))
+			}
+		}
+	}
+	return ""
 }
 
 // Units is how many specs (or Ordered groups) Cover mapped, and their

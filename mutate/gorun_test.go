@@ -57,3 +57,21 @@ func TestUnitsOf(t *testing.T) {
 		}
 	}
 }
+
+// TestUndecided: a blind check is no kill and no clean pass — the runner
+// re-runs the stage without fail-fast when it sees one (a blind spec
+// stopped the specs after it); pass, fail and not-run are decided.
+func TestUndecided(t *testing.T) {
+	row := report.RowFencingMigration
+	card := &report.Scorecard{Cells: []report.Cell{
+		{Row: report.RowRegistry, Checks: []report.Check{{Row: report.RowRegistry, Scenario: "registry/x", Status: report.StatusBlind}}},
+		{Row: row, Checks: []report.Check{{Row: row, Scenario: "a", Status: report.StatusPass}, {Row: row, Scenario: "b", Status: report.StatusNotRun}}},
+	}}
+	if got := undecided(card, []report.RowID{row}); got != "" {
+		t.Errorf("undecided = %q: another row's blind check counted", got)
+	}
+	card.Cells[1].Checks = append(card.Cells[1].Checks, report.Check{Row: row, Scenario: "trace", Status: report.StatusBlind, Message: "only 1135 steps"})
+	if got := undecided(card, []report.RowID{row}); got != "a check went undecided (blind): trace: only 1135 steps" {
+		t.Errorf("undecided = %q", got)
+	}
+}

@@ -31,6 +31,10 @@ type Stage struct {
 	Rows  []report.RowID
 	Focus string // --ginkgo.focus regexp ("" = every spec of the rows)
 	Skip  string // --ginkgo.skip regexp
+	// KeepGoing runs every selected spec even after one fails (no
+	// --ginkgo.fail-fast): a blind spec fails in Ginkgo without killing,
+	// and must not stop the specs that could kill.
+	KeepGoing bool
 }
 
 func (s Stage) String() string {
@@ -86,8 +90,9 @@ type RunArgs struct {
 	Args []string
 }
 
-// Run runs one stage and scores it. --ginkgo.fail-fast stops the suite at
-// the first failed spec: one failed check kills the mutant.
+// Run runs one stage and scores it. --ginkgo.fail-fast (unless KeepGoing)
+// stops the suite at the first failed spec: one failed check kills the
+// mutant.
 func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecard, error) {
 	bin, ok := s.bins[st.Pkg]
 	if !ok {
@@ -97,7 +102,10 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	for i, r := range st.Rows {
 		labels[i] = string(r)
 	}
-	args := []string{"--ginkgo.label-filter=" + strings.Join(labels, " || "), "--ginkgo.json-report=" + a.JSON, "--ginkgo.fail-fast", "--ginkgo.timeout=" + a.Timeout.String()}
+	args := []string{"--ginkgo.label-filter=" + strings.Join(labels, " || "), "--ginkgo.json-report=" + a.JSON, "--ginkgo.timeout=" + a.Timeout.String()}
+	if !st.KeepGoing {
+		args = append(args, "--ginkgo.fail-fast")
+	}
 	if st.Focus != "" {
 		args = append(args, "--ginkgo.focus="+st.Focus)
 	}
