@@ -105,6 +105,11 @@ type Result struct {
 	// Reason explains an equivalent mutant or an error.
 	Reason  string  `json:"reason,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// BuildSeconds is the part of Seconds spent compiling a Go mutant's
+	// suites; Specs how many specs ran it (a Go mutant runs only the specs
+	// whose coverage reaches it; GoRunner).
+	BuildSeconds float64 `json:"build_seconds,omitempty"`
+	Specs        int     `json:"specs,omitempty"`
 }
 
 // Killer reads a row run's scorecard: the first failing check of the

@@ -31,6 +31,10 @@ type Stage struct {
 	Rows  []report.RowID
 	Focus string // --ginkgo.focus regexp ("" = every spec of the rows)
 	Skip  string // --ginkgo.skip regexp
+	// KeepGoing runs every selected spec even after one fails (no
+	// --ginkgo.fail-fast): a blind spec fails in Ginkgo without killing,
+	// and must not stop the specs that could kill.
+	KeepGoing bool
 }
 
 func (s Stage) String() string {
@@ -57,10 +61,16 @@ type Suites struct {
 
 // BuildSuites compiles each package's test binary once (go test -c).
 func BuildSuites(ctx context.Context, root, dir string, pkgs []string, stderr io.Writer) (*Suites, error) {
+	return buildSuites(ctx, root, dir, pkgs, nil, stderr)
+}
+
+// buildSuites is BuildSuites with extra `go test` flags (-cover …).
+func buildSuites(ctx context.Context, root, dir string, pkgs, flags []string, stderr io.Writer) (*Suites, error) {
 	s := &Suites{Root: root, Dir: dir, bins: map[string]string{}}
 	for _, pkg := range pkgs {
 		bin := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, pkg)
+		args := append(append([]string{"test", "-c", "-o", bin}, flags...), pkg)
+		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = root, stderr, stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("build suite %s: %w", pkg, err)
@@ -76,10 +86,13 @@ type RunArgs struct {
 	JSON    string   // where the Ginkgo JSON report goes
 	Log     io.Writer
 	Timeout time.Duration
+	// Args are extra arguments to the suite binary (-test.gocoverdir).
+	Args []string
 }
 
-// Run runs one stage and scores it. --ginkgo.fail-fast stops the suite at
-// the first failed spec: one failed check kills the mutant.
+// Run runs one stage and scores it. --ginkgo.fail-fast (unless KeepGoing)
+// stops the suite at the first failed spec: one failed check kills the
+// mutant.
 func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecard, error) {
 	bin, ok := s.bins[st.Pkg]
 	if !ok {
@@ -89,13 +102,17 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	for i, r := range st.Rows {
 		labels[i] = string(r)
 	}
-	args := []string{"--ginkgo.label-filter=" + strings.Join(labels, " || "), "--ginkgo.json-report=" + a.JSON, "--ginkgo.fail-fast", "--ginkgo.timeout=" + a.Timeout.String()}
+	args := []string{"--ginkgo.label-filter=" + strings.Join(labels, " || "), "--ginkgo.json-report=" + a.JSON, "--ginkgo.timeout=" + a.Timeout.String()}
+	if !st.KeepGoing {
+		args = append(args, "--ginkgo.fail-fast")
+	}
 	if st.Focus != "" {
 		args = append(args, "--ginkgo.focus="+st.Focus)
 	}
 	if st.Skip != "" {
 		args = append(args, "--ginkgo.skip="+st.Skip)
 	}
+	args = append(args, a.Args...)
 	_ = os.Remove(a.JSON)
 	cctx, cancel := context.WithTimeout(ctx, a.Timeout+time.Minute)
 	defer cancel()

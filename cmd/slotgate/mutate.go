@@ -44,7 +44,13 @@ suites are compiled once and reload the mutated set per mutant
 behaves the same under either. In the smoke profile a mutant stops at its
 first killer; in full every covering row runs it (per-row kill rates).
 
-Go mutants (--kind go) come from mutate/gomut when this build has it.
+Go mutants (--kind go) come from mutate/gomut: go/ast edits of impl's guard
+and filter code (gomut.DefaultTargets), each type-checked. Every spec of
+the covering rows first runs once, alone, with the unmutated code and Go
+coverage of the target packages (the Go baseline and a coverage map); a
+mutant then runs only the specs whose baseline reached the mutated code,
+from suites compiled in a copy of the module holding it. A mutant no spec
+reaches survives as "not covered".
 
 Before any mutant, the unmutated set runs through every stage: a row that
 fails its own baseline would make every kill meaningless, so the run stops.
@@ -81,7 +87,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.profile, "profile", "smoke", "smoke (each mutant stops at its first killer) or full (every covering row runs every mutant; adds protocol and locality's runtime twin for Lua)")
 	fs.StringVar(&f.scripts, "scripts", "", "mutate the fencing script set in `DIR` (manifest.json + .lua files) instead of impl's embedded scripts")
 	fs.StringVar(&f.out, "out", "slotgate-mutation", "directory for mutation.json, mutation.html, the suites' log and binaries")
-	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua, go (go needs a build with mutate/gomut: -tags gomut)")
+	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua, go")
 	fs.IntVar(&f.max, "max", 0, "run at most `N` mutants, sampled deterministically by --seed (default: 40 in smoke, all in full)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the sample and of every suite run")
 	fs.Float64Var(&f.minKill, "min-kill", 0.9, "exit 0 only when killed / (killed + survived) is at least this")
@@ -300,13 +306,38 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			progress(stdout, i+1, len(mutants), r)
 		}
 	}
-	for i, m := range goMutants {
-		if ctx.Err() != nil || !slices.ContainsFunc(mutants, func(x mutate.Mutant) bool { return x.ID == m.ID }) {
-			continue
+	var goList []mutate.Mutant
+	for _, m := range goMutants {
+		if slices.ContainsFunc(mutants, func(x mutate.Mutant) bool { return x.ID == m.ID }) {
+			goList = append(goList, m)
 		}
-		r := runGo(ctx, root, m, string(profile), filepath.Join(work, "go"), logf)
-		results = append(results, r)
-		progress(stdout, len(luaList)+i+1, len(mutants), r)
+	}
+	if len(goList) > 0 && ctx.Err() == nil {
+		runner := &mutate.GoRunner{Root: root, Work: filepath.Join(work, "go"), Timeout: f.timeout, Log: logf, Env: []string{
+			runenv.EnvProfile + "=" + string(profile),
+			runenv.EnvSeed + "=" + strconv.FormatInt(f.seed, 10),
+			runenv.EnvServer + "=" + serverPath,
+			runenv.EnvBackends + "=go-redis", // impl's guards do not depend on the client backend
+			fixtures.EnvOwner + "=" + fixtures.OwnerStamp(),
+		}}
+		b := time.Now()
+		code, err := coverGo(ctx, runner, goList, func(s string) { fmt.Fprintln(stdout, "slotgate mutate: "+s) })
+		if err != nil {
+			if code != 0 {
+				fmt.Fprintf(stderr, "slotgate mutate: %v\n", err)
+				return code, nil
+			}
+			return 0, err
+		}
+		meta.BaselineSeconds += time.Since(b).Seconds()
+		for i, m := range goList {
+			if ctx.Err() != nil {
+				break
+			}
+			r := runner.Run(ctx, m, goMutantsByID[m.ID])
+			results = append(results, r)
+			progress(stdout, len(luaList)+i+1, len(mutants), r)
+		}
 	}
 
 	meta.Seconds = time.Since(started).Seconds()
@@ -358,6 +389,10 @@ func progress(w io.Writer, i, n int, r mutate.Result) {
 		}
 	default:
 		line += " — " + string(r.Status) + ": " + r.Reason
+	}
+	if r.Kind == mutate.KindGo && r.Specs > 0 {
+		fmt.Fprintf(w, "%s (%.1fs: build %.1fs, %d specs)\n", line, r.Seconds, r.BuildSeconds, r.Specs)
+		return
 	}
 	fmt.Fprintf(w, "%s (%.1fs)\n", line, r.Seconds)
 }

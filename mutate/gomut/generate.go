@@ -2,6 +2,8 @@ package gomut
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -269,9 +271,10 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 			sites := findSites(c.fset, f.src, fd, info, t.Controls)
 			seq := map[string]int{}
 			for _, s := range sites {
-				seq[s.op]++
 				st.Candidates++
-				id := fmt.Sprintf("%s:%s:%s#%d", rel, name, s.op, seq[s.op])
+				key := siteKey(t.Package, name, s)
+				seq[key]++
+				id := mutantID(t.Package, name, s.op, key, seq[key])
 				content, err := applyEdits(f.src, s.edits)
 				if err != nil {
 					st.DiscardedBy["format"]++
@@ -287,6 +290,7 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 				}
 				out = append(out, Mutant{
 					ID: id, File: rel, Func: name, Line: c.fset.Position(s.pos).Line, Operator: s.op,
+					Span: span(c.fset, s.from, s.to), FuncSpan: span(c.fset, fd.Pos(), fd.End()),
 					Diff: unifiedDiff(rel, f.src, content), Content: content,
 					Rows: append(t.Rows[:0:0], t.Rows...), Equivalent: KnownEquivalent[id],
 				})
@@ -304,6 +308,43 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 		return nil, fmt.Errorf("no function %s in %s", strings.Join(missing, ", "), t.Package)
 	}
 	return out, nil
+}
+
+// siteKey is what names a mutant independently of where its function sits:
+// the package, the function, the operator, the mutated node's text and
+// what the edits write, whitespace-normalised (a function moved within
+// its file, to another file of the package, or re-indented keeps its key;
+// Mutant.ID).
+func siteKey(pkg, fn string, s site) string {
+	var b strings.Builder
+	for _, part := range []string{pkg, fn, s.op, s.subject} {
+		b.WriteString(strings.Join(strings.Fields(part), " "))
+		b.WriteByte(0)
+	}
+	for _, e := range s.edits {
+		b.WriteString(strings.Join(strings.Fields(e.text), " "))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// mutantID is "<package>:<Func>:<operator>:<hash of key>", with "#n" for
+// the n-th (n > 1) site of one function whose key is the same as an
+// earlier one's (the same comparison written twice): the first keeps its
+// ID when an identical one is added below it.
+func mutantID(pkg, fn, op, key string, n int) string {
+	sum := sha256.Sum256([]byte(key))
+	id := fmt.Sprintf("%s:%s:%s:%s", pkg, fn, op, hex.EncodeToString(sum[:4]))
+	if n > 1 {
+		id += "#" + strconv.Itoa(n)
+	}
+	return id
+}
+
+// span is [from, to) as line.column positions.
+func span(fset *token.FileSet, from, to token.Pos) Span {
+	a, b := fset.Position(from), fset.Position(to)
+	return Span{StartLine: a.Line, StartCol: a.Column, EndLine: b.Line, EndCol: b.Column}
 }
 
 // funcName is "Name" or "Type.Name".
@@ -341,11 +382,17 @@ type edit struct {
 	text       string
 }
 
-// site is one candidate mutant: its operator, where, and the edits.
+// site is one candidate mutant: its operator, where, the edits, and the
+// source text of the node it mutates (the subject: a condition, a
+// comparison, a statement, a call), which names it in its ID.
 type site struct {
-	op    string
-	pos   token.Pos
-	edits []edit
+	op      string
+	pos     token.Pos
+	edits   []edit
+	subject string
+	// from, to are the mutated node's extent in the original file: what a
+	// coverage profile must reach for a run to execute the mutant.
+	from, to token.Pos
 }
 
 var errOverlap = errors.New("overlapping edits")
@@ -377,8 +424,8 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 	replace := func(n ast.Node, s string) edit { return edit{off(n.Pos()), off(n.End()), s} }
 
 	var sites []site
-	add := func(op string, pos token.Pos, es ...edit) {
-		sites = append(sites, site{op: op, pos: pos, edits: es})
+	add := func(op string, subj ast.Node, pos token.Pos, es ...edit) {
+		sites = append(sites, site{op: op, pos: pos, edits: es, subject: text(subj), from: subj.Pos(), to: subj.End()})
 	}
 
 	// Nodes whose role depends on their parent, found in a first pass.
@@ -446,10 +493,10 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 		switch x := n.(type) {
 		case *ast.IfStmt:
 			if errCheck(x.Cond, info) == nil && !mentionsMutant(x.Cond) {
-				add(OpNegateCond, x.Cond.Pos(), replace(x.Cond, negate(x.Cond)))
+				add(OpNegateCond, x.Cond, x.Cond.Pos(), replace(x.Cond, negate(x.Cond)))
 			}
 			if e := errCheck(x.Cond, info); e != nil && x.Else == nil && returns(x.Body) {
-				add(OpDropErrReturn, x.Pos(), replace(x.Body, "{\n}"))
+				add(OpDropErrReturn, x, x.Pos(), replace(x.Body, "{\n}"))
 			}
 		case *ast.SwitchStmt:
 			if x.Tag == nil {
@@ -459,7 +506,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 					for _, e := range cc.List {
 						if errCheck(e, info) == nil && !mentionsMutant(e) {
 							wholeCond[unparen(e)] = true
-							add(OpNegateCond, e.Pos(), replace(e, negate(e)))
+							add(OpNegateCond, e, e.Pos(), replace(e, negate(e)))
 						}
 					}
 				}
@@ -470,7 +517,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			}
 			opEnd := off(x.OpPos) + len(x.Op.String())
 			swap := func(to token.Token) {
-				add(OpSwapCmp, x.OpPos, edit{off(x.OpPos), opEnd, to.String()})
+				add(OpSwapCmp, x, x.OpPos, edit{off(x.OpPos), opEnd, to.String()})
 			}
 			switch x.Op {
 			case token.LSS:
@@ -507,13 +554,13 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 						if v <= 0 && (x.Op == token.MUL || x.Op == token.QUO) {
 							continue
 						}
-						add(OpTTLOffByOne, lit.Pos(), replace(lit, strconv.FormatInt(v, 10)))
+						add(OpTTLOffByOne, x, lit.Pos(), replace(lit, strconv.FormatInt(v, 10)))
 					}
 				}
 			}
 		case *ast.SendStmt:
 			if !selectSends[x] {
-				add(OpChanDrop, x.Pos(), replace(x, "select {\ncase "+text(x)+":\ndefault:\n}"))
+				add(OpChanDrop, x, x.Pos(), replace(x, "select {\ncase "+text(x)+":\ndefault:\n}"))
 			}
 		case *ast.SelectStmt:
 			hasDefault, sends := false, false
@@ -528,12 +575,12 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			}
 			if sends && !hasDefault {
 				rb := off(x.Body.Rbrace)
-				add(OpChanDrop, x.Pos(), edit{rb, rb, "default:\n"})
+				add(OpChanDrop, x, x.Pos(), edit{rb, rb, "default:\n"})
 			}
 		case *ast.CallExpr:
-			sites = append(sites, boundSites(x.Args, x.Ellipsis.IsValid(), x.Lparen, text, off)...)
+			sites = append(sites, boundSites(x, x.Args, x.Ellipsis.IsValid(), text, off)...)
 		case *ast.CompositeLit:
-			sites = append(sites, boundSites(x.Elts, false, x.Lbrace, text, off)...)
+			sites = append(sites, boundSites(x, x.Elts, false, text, off)...)
 		}
 		return true
 	})
@@ -556,7 +603,7 @@ var rangeBounds = map[string][2]string{
 // name literal followed by the key then min and max (client.NewCmd(name,
 // keys, min, max) and []string{name, key, min, max} share that layout), and
 // LIMIT off count / COUNT n clauses (except SCAN's COUNT, a hint).
-func boundSites(args []ast.Expr, spread bool, open token.Pos, text func(ast.Node) string, off func(token.Pos) int) []site {
+func boundSites(subj ast.Node, args []ast.Expr, spread bool, text func(ast.Node) string, off func(token.Pos) int) []site {
 	var out []site
 	isScan := false
 	for i, a := range args {
@@ -576,7 +623,7 @@ func boundSites(args []ast.Expr, spread bool, open token.Pos, text func(ast.Node
 				if v, ok := stringLit(args[j]); ok && v == b[k] {
 					continue
 				}
-				out = append(out, site{op: OpDropBound, pos: args[j].Pos(),
+				out = append(out, site{op: OpDropBound, pos: args[j].Pos(), subject: text(subj), from: subj.Pos(), to: subj.End(),
 					edits: []edit{{off(args[j].Pos()), off(args[j].End()), strconv.Quote(b[k])}}})
 			}
 		}
@@ -599,7 +646,7 @@ func boundSites(args []ast.Expr, spread bool, open token.Pos, text func(ast.Node
 				keep = append(keep, text(b))
 			}
 		}
-		out = append(out, site{op: OpDropBound, pos: a.Pos(),
+		out = append(out, site{op: OpDropBound, pos: a.Pos(), subject: text(subj), from: subj.Pos(), to: subj.End(),
 			edits: []edit{{off(args[0].Pos()), off(args[len(args)-1].End()), strings.Join(keep, ", ")}}})
 	}
 	return out

@@ -1,8 +1,10 @@
 package gomut
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +24,23 @@ func fixture(t *testing.T) string {
 
 var fixtureTarget = Target{Package: "guard", Rows: []report.RowID{report.RowRegistry}}
 
+// idShape is a Go mutant ID: package, function, operator, 8 hex digits and
+// an optional ordinal.
+var idShape = regexp.MustCompile(`^[a-z/]+:[A-Za-z.]+:[a-z-]+:[0-9a-f]{8}(#[2-9][0-9]*)?$`)
+
+// siteLabel names ms[i] by its function, operator and rank among that
+// function's mutants of that operator ("Admit:swap-cmp#2"): how the fixture
+// test picks a mutant without spelling its hash.
+func siteLabel(ms []Mutant, i int) string {
+	n := 0
+	for _, m := range ms[:i+1] {
+		if m.Func == ms[i].Func && m.Operator == ms[i].Operator {
+			n++
+		}
+	}
+	return fmt.Sprintf("%s:%s#%d", ms[i].Func, ms[i].Operator, n)
+}
+
 func TestGenerateFixture(t *testing.T) {
 	ms, st, err := GenerateStats(fixture(t), []Target{fixtureTarget}, 0, 1)
 	if err != nil {
@@ -29,23 +48,26 @@ func TestGenerateFixture(t *testing.T) {
 	}
 	var ids []string
 	byID := map[string]Mutant{}
-	for _, m := range ms {
+	for i, m := range ms {
 		ids = append(ids, m.ID)
-		byID[m.ID] = m
+		byID[siteLabel(ms, i)] = m
+		if !idShape.MatchString(m.ID) || !strings.HasPrefix(m.ID, "guard:"+m.Func+":"+m.Operator+":") {
+			t.Errorf("id %q: want guard:%s:%s:<8 hex>", m.ID, m.Func, m.Operator)
+		}
 	}
 	t.Logf("stats %+v\n%s", st, strings.Join(ids, "\n"))
-	want := map[string]string{ // id → a line the mutated file must contain
-		"guard/guard.go:Admit:negate-cond#1":    "if !(n < limit && name != \"\") {",
-		"guard/guard.go:Admit:swap-cmp#1":       "if n <= limit && name != \"\" {",
-		"guard/guard.go:Admit:swap-cmp#2":       "if n < limit && name == \"\" {",
-		"guard/guard.go:Load:drop-err-return#1": "if err != nil {\n\t}",
-		"guard/guard.go:parse:negate-cond#1":    "if !(s == \"\") {",
-		"guard/guard.go:Query:drop-bound#1":     `"ZRANGEBYSCORE", key, "-inf", "+inf", "LIMIT"`,
-		"guard/guard.go:Query:drop-bound#2":     `return []string{"ZRANGEBYSCORE", key, min, "+inf"}`,
-		"guard/guard.go:Renew:ttl-off-by-one#1": "return ttl / 2",
-		"guard/guard.go:Renew:ttl-off-by-one#2": "return ttl / 4",
-		"guard/guard.go:Notify:chan-drop#1":     "select {\n\tcase ch <- v:\n\tdefault:\n\t}",
-		"guard/guard.go:Wait:chan-drop#1":       "case <-done:\n\tdefault:\n\t}",
+	want := map[string]string{ // site label → a line the mutated file must contain
+		"Admit:negate-cond#1":    "if !(n < limit && name != \"\") {",
+		"Admit:swap-cmp#1":       "if n <= limit && name != \"\" {",
+		"Admit:swap-cmp#2":       "if n < limit && name == \"\" {",
+		"Load:drop-err-return#1": "if err != nil {\n\t}",
+		"parse:negate-cond#1":    "if !(s == \"\") {",
+		"Query:drop-bound#1":     `"ZRANGEBYSCORE", key, "-inf", "+inf", "LIMIT"`,
+		"Query:drop-bound#2":     `return []string{"ZRANGEBYSCORE", key, min, "+inf"}`,
+		"Renew:ttl-off-by-one#1": "return ttl / 2",
+		"Renew:ttl-off-by-one#2": "return ttl / 4",
+		"Notify:chan-drop#1":     "select {\n\tcase ch <- v:\n\tdefault:\n\t}",
+		"Wait:chan-drop#1":       "case <-done:\n\tdefault:\n\t}",
 	}
 	for id, line := range want {
 		m, ok := byID[id]
@@ -73,7 +95,8 @@ func TestGenerateFixture(t *testing.T) {
 	if st.ByOperator[OpChanDrop] != 2 || st.ByOperator[OpDropBound] != 2 || st.ByOperator[OpTTLOffByOne] != 2 {
 		t.Errorf("by operator %v", st.ByOperator)
 	}
-	if m := byID["guard/guard.go:Admit:swap-cmp#1"]; m.Line != 18 || m.Func != "Admit" || m.Operator != OpSwapCmp || m.File != "guard/guard.go" {
+	if m := byID["Admit:swap-cmp#1"]; m.Line != 18 || m.Func != "Admit" || m.Operator != OpSwapCmp || m.File != "guard/guard.go" ||
+		m.Span != (Span{StartLine: 18, StartCol: 5, EndLine: 18, EndCol: 14}) || m.FuncSpan.StartLine != 17 || m.FuncSpan.EndLine != 25 {
 		t.Errorf("swap-cmp#1 = %+v", m)
 	}
 }
@@ -132,10 +155,15 @@ func TestGenerateUnknownFunc(t *testing.T) {
 }
 
 func TestKnownEquivalentSetsReason(t *testing.T) {
-	id := "guard/guard.go:Renew:ttl-off-by-one#1"
+	renew := []Target{{Package: "guard", Funcs: []string{"Renew"}}}
+	plain, err := Generate(fixture(t), renew, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := plain[0].ID
 	KnownEquivalent[id] = "fixture reason"
 	defer delete(KnownEquivalent, id)
-	ms, st, err := GenerateStats(fixture(t), []Target{{Package: "guard", Funcs: []string{"Renew"}}}, 0, 1)
+	ms, st, err := GenerateStats(fixture(t), renew, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

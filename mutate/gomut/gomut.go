@@ -6,30 +6,24 @@
 // rows actually judge: a mutant that survives names a path no workload
 // reaches or no checker judges.
 //
-// Generation is pure (go/parser, go/types; no server): Generate. Running a
-// mutant builds and runs the real harness in a throw-away copy: Run.
+// Generation is pure (go/parser, go/types; no server): Generate. IDs hash
+// the mutated code (Mutant.ID), so they survive code moving around them.
+// Which specs can see a mutant is a coverage question: Profile.Reaches
+// reads a spec's baseline coverage against Mutant.Span. mutate.GoRunner
+// builds that map and runs each mutant in a copy of the module (Prepare)
+// through the specs that reach it; that is what `slotgate mutate --kind go`
+// does. Run is the older whole-row path (copy, then `slotgate run` of every
+// covering row: ~3 min a mutant on 2 cores, measured 2026-12-01), kept for
+// a full-row confirmation of one mutant.
 //
-// Cost (measured 2026-12-01 on the shared 2-core machine, load ~20):
-// generating DefaultTargets takes ~15–25 s (one `go list -export` per
-// package, then go/types per mutant in memory): 191 mutants, all of which
-// type-check, 13 of them KnownEquivalent. One Run is the build of the
-// mutated package, its dependents and the rows' Ginkgo suite binaries
-// (~50 s; the first Run in a fresh copy slot compiles the whole module
-// once, +2.5 min) plus the smoke run of the covering rows: 46 s – 7.5 min a
-// mutant, ~3 min typical (15 mutants end to end: 65 min); a mutant that
-// hangs costs the --timeout. The ~30 min smoke budget of issue 14 is
-// therefore a stratified sample (Generate's max ≈ 10, every package
-// represented), not all of DefaultTargets (~178 runs, ~9 h). Cheaper per
-// mutant: RunArgs.Slotgate (one CLI binary for every mutant), ExtraArgs
-// "--backend go-redis" (impl's guards do not depend on the client backend;
-// halves the per-backend scenarios) and "--timeout" about three times the
-// rows' smoke time (a deadlocked mutant is killed by the timeout instead of
-// burning 15 minutes).
+// Cost of generation: DefaultTargets takes ~15–25 s (one `go list -export`
+// per package, then go/types per mutant in memory): 191 mutants, all of
+// which type-check, 13 of them KnownEquivalent.
 //
-// Reading a result: a check with status fail kills the mutant; a requested
-// row none of whose cells ran also kills it (the mutant panicked in a
-// goroutine and took the suite process down before it wrote its report —
-// a crash, as in every mutation tool); a blind cell does not.
+// Reading a result (both paths): a check with status fail kills the
+// mutant; a suite-level failure with no row's check (a panic) kills only
+// if a second run repeats it; a run that scored no cell of the requested
+// rows is an error, never a kill; a blind cell does not kill.
 package gomut
 
 import (
@@ -58,9 +52,13 @@ type Target struct {
 
 // Mutant is one generated mutant: a whole mutated file that type-checks.
 type Mutant struct {
-	// ID is stable under edits elsewhere in the file:
-	// "<file>:<Func>:<operator>#<n>", n counting that operator's sites in
-	// the function in source order.
+	// ID is stable when code moves (the function within its file or to
+	// another file of the package, other code edited around it):
+	// "<package>:<Func>:<operator>:<hash>", the hash over the package, the
+	// function, the operator, the mutated node's text and the edit's text
+	// (whitespace-normalised), and "#n" appended for the n-th (n > 1)
+	// identical site in one function. It changes only when the mutated
+	// code itself (or its function's name) does.
 	ID string
 	// File is the module-relative path of the mutated file.
 	File string
@@ -68,6 +66,11 @@ type Mutant struct {
 	Func string
 	// Line is the mutated line in the original file.
 	Line int
+	// Span is the mutated node's extent in the original file (a
+	// condition, a comparison, an if statement, a call), FuncSpan its
+	// function's: a run whose coverage reaches neither cannot execute
+	// the mutant (CoverMap).
+	Span, FuncSpan Span
 	// Operator is the mutation operator (Op* constants).
 	Operator string
 	// Diff is a unified diff of the original file against Content.
@@ -80,6 +83,12 @@ type Mutant struct {
 	// (KnownEquivalent): it cannot be killed by any workload, so it is
 	// reported with its reason and not counted in the kill rate.
 	Equivalent string
+}
+
+// Span is a source extent, line and byte column 1-based as in go/token and
+// Go coverage profiles; End is exclusive.
+type Span struct {
+	StartLine, StartCol, EndLine, EndCol int
 }
 
 // Mutation operators. Each names one way a guard or filter can be wrong.

@@ -239,12 +239,13 @@ func acquireCopyDir(root string) (string, func(), error) {
 }
 
 // skipDir reports directories a copy leaves out: VCS data, built binaries,
-// reports (any slotgate-report* and the run's own out dir).
+// reports (any slotgate-report* or slotgate-mutation* and the run's own out
+// dir).
 func skipDir(rel, name, out string, abs string) bool {
 	if rel == "." {
 		return false
 	}
-	if name == ".git" || name == "bin" || strings.HasPrefix(name, "slotgate-report") || name == "node_modules" {
+	if name == ".git" || name == "bin" || strings.HasPrefix(name, "slotgate-report") || strings.HasPrefix(name, "slotgate-mutation") || name == "node_modules" {
 		return true
 	}
 	return abs == out
@@ -310,3 +311,32 @@ func orDiscard(w io.Writer) io.Writer {
 	}
 	return w
 }
+
+// Prepare copies the module at root to a copy slot (acquireCopyDir: a fixed
+// path per root and slot, so the build cache recompiles only the mutated
+// package and its dependents) and writes mutant m into it, for a caller
+// that builds and runs the suites there itself (mutate.GoRunner). release
+// removes the copy and frees the slot. The working tree is never written.
+func Prepare(root string, m Mutant) (dir string, release func(), err error) {
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w %s: root: %w", ErrRun, m.ID, err)
+	}
+	dir, release, err = acquireCopyDir(root)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w %s: %w", ErrRun, m.ID, err)
+	}
+	if err := copyTree(root, dir, ""); err != nil {
+		release()
+		return "", nil, fmt.Errorf("%w %s: copy module: %w", ErrRun, m.ID, err)
+	}
+	if err := writeMutant(dir, m); err != nil {
+		release()
+		return "", nil, fmt.Errorf("%w %s: %w", ErrRun, m.ID, err)
+	}
+	return dir, release, nil
+}
+
+// ModulePath is the module path in root/go.mod (coverage profiles name
+// files by import path).
+func ModulePath(root string) (string, error) { return modulePath(root) }
