@@ -73,10 +73,6 @@ func TestPartitionUnavailableOnLocalProcesses(t *testing.T) {
 // replica, and after the heal the old primary is the new one's replica: a
 // write the isolated primary acknowledged before it stepped down is gone.
 func TestPartitionOnContainers(t *testing.T) {
-	// Parallel with the package's other topology tests: its own servers and
-	// ports, faults only into them, and mostly waiting on Valkey's timers
-	// (elections, cluster-node-timeout), so the waits overlap.
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
