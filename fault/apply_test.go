@@ -33,6 +33,10 @@ func (f dropSlot) Inject(ctx context.Context, t *fixtures.Topology) (fault.Windo
 // does not serve after the fault is reported on the window and as the error,
 // never swallowed (etcd's failpoint.Inject pattern).
 func TestApplyRecordsWindowsAndHealth(t *testing.T) {
+	// Parallel with the package's other topology tests: its own servers and
+	// ports, faults only into them, and mostly waiting on Valkey's timers
+	// (elections, cluster-node-timeout), so the waits overlap.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}

@@ -13,6 +13,10 @@ import (
 // Every fault runs against a real 3×1 cluster, does what it says, and the
 // topology's Reset undoes it.
 func TestFaultsOnRealCluster(t *testing.T) {
+	// Parallel with the package's other topology tests: its own servers and
+	// ports, faults only into them, and mostly waiting on Valkey's timers
+	// (elections, cluster-node-timeout), so the waits overlap.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}

@@ -13,6 +13,10 @@ import (
 // of the first's): every node must name the mover's destination after each
 // move.
 func TestMoveSlotBackToBackConverges(t *testing.T) {
+	// Parallel with the package's other topology tests: its own servers and
+	// ports, faults only into them, and mostly waiting on Valkey's timers
+	// (elections, cluster-node-timeout), so the waits overlap.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}

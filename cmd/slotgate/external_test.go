@@ -209,22 +209,16 @@ func startFixture(t *testing.T, ctx context.Context, spec fixtures.Spec) *fixtur
 	return topo
 }
 
-// buildBinaries builds slotgate and, next to it, the ginkgo it runs.
+// buildBinaries is the slotgate binary, with the ginkgo it runs next to it:
+// the pair slotgateBinaries builds once per test binary, not a fresh build
+// (two links of ~40 MB each) per test.
 func buildBinaries(t *testing.T) string {
 	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	for pkg, out := range map[string]string{"./cmd/slotgate": "slotgate", "github.com/onsi/ginkgo/v2/ginkgo": "ginkgo"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bin, out), pkg)
-		build.Dir = root
-		if b, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	return filepath.Join(bin, "slotgate")
+	return filepath.Join(slotgateBinaries(t, root), "slotgate")
 }
 
 // runBinary runs slotgate from the module root with no SLOTGATE_* variable
