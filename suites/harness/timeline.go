@@ -2,6 +2,7 @@ package harness
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -193,6 +194,100 @@ func ReplicaOps(series string, ops []check.ReplicaOp) []history.Op {
 		}
 		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: name, Kind: kind,
 			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
+	}
+	return out
+}
+
+// Call records one call a suite drove itself (no traffic workload) into
+// the history of the scenario ctx runs under, from start (on its clock)
+// to now, with err's outcome (traffic.Outcome): the suite's loop gets a
+// timeline beside its fault windows (issue 16).
+func Call(ctx context.Context, series, kind string, start time.Duration, err error) {
+	rec := history.From(ctx)
+	if rec == nil {
+		return
+	}
+	op := history.Op{Start: start, End: rec.Clock().Now(), Backend: series, Kind: kind, Outcome: traffic.Outcome(err)}
+	if err != nil {
+		op.ErrKind, op.Err = traffic.ErrKind(err), err.Error()
+	}
+	rec.Op(op)
+}
+
+// RecordOps records a run's operations, measured on clock, into the
+// history of the scenario ctx runs under, so the scenario's timeline is
+// drawn from its history (keep). The scenario that ran the workload
+// recorded its fault windows on its own clock, which began before the
+// run's: the operations are moved onto it. A scenario that judges a run
+// recorded before it began (a BeforeAll's, or a harness.Once run another
+// scenario recorded) takes the run's clock instead, so the windows it
+// adopts from the evidence (keep) line up; it must not have recorded
+// fault windows of its own.
+func RecordOps(ctx context.Context, clock *history.Clock, ops []history.Op) {
+	rec := history.From(ctx)
+	if rec == nil || clock == nil {
+		return
+	}
+	if rec.Clock().Began().After(clock.Began()) {
+		rec.UseClock(clock)
+	}
+	shift := clock.Began().Sub(rec.Clock().Began())
+	for _, o := range ops {
+		o.Start, o.End = o.Start+shift, o.End+shift
+		rec.Op(o)
+	}
+}
+
+// AuditOps converts an audit load's offers (Offer calls on the audit
+// queue): ok when the queue kept the signal; failed when it refused it (a
+// counted loss) or when the legacy synchronous PG write beside it failed.
+func AuditOps(series string, offers []check.AuditOffer) []history.Op {
+	out := make([]history.Op, 0, len(offers))
+	for _, o := range offers {
+		op := history.Op{Start: o.At, End: o.At + o.Took, Backend: series, Kind: "offer", Outcome: history.OK}
+		switch {
+		case !o.Kept:
+			op.Outcome, op.ErrKind = history.Failed, "refused"
+		case o.DirectErr != "":
+			op.Outcome, op.ErrKind, op.Err = history.Failed, "direct-write", o.DirectErr
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// MeshOps converts a mesh history's sends (send_signal over HTTP): a 200
+// is ok, another status failed, no answer (status 0) unknown — the send
+// may have been taken.
+func MeshOps(series string, sends []check.MeshSend) []history.Op {
+	out := make([]history.Op, 0, len(sends))
+	for _, s := range sends {
+		op := history.Op{Start: s.Start, End: s.Done, Backend: series, Kind: "send", Outcome: history.OK}
+		switch {
+		case s.Status == 0:
+			op.Outcome, op.ErrKind, op.Err = history.Unknown, "no answer", s.Err
+		case !s.OK():
+			op.Outcome, op.ErrKind, op.Err = history.Failed, fmt.Sprintf("http %d", s.Status), s.Err
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// ObligationOps converts an obligations ledger, timed in wall time, onto
+// clock: each send that opened an obligation (as series+" sends") and each
+// ack (as series+" acks"), ok or failed as the ack's answer says.
+func ObligationOps(series string, clock *history.Clock, ops []check.ObligationOp) []history.Op {
+	var out []history.Op
+	for _, o := range ops {
+		out = append(out, history.Op{Start: clock.Offset(o.Start), End: clock.Offset(o.End), Backend: series + " sends", Kind: "send", Outcome: history.OK})
+		for _, a := range o.Acks {
+			op := history.Op{Start: clock.Offset(a.Start), End: clock.Offset(a.End), Backend: series + " acks", Kind: "ack", Outcome: history.OK}
+			if !a.OK {
+				op.Outcome, op.ErrKind, op.Err = history.Failed, "ack", a.Err
+			}
+			out = append(out, op)
+		}
 	}
 	return out
 }

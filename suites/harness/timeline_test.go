@@ -1,12 +1,14 @@
 package harness
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -67,5 +69,50 @@ func TestFencingTimelineSVG(t *testing.T) {
 	ops = append(ops, check.FencingOp{Client: 2, Session: "c:s", Kind: check.OpRelease, Owner: "pod-2", Gen: 3, OK: true, Call: ms(140), Return: ms(142)})
 	if err := os.WriteFile(out, []byte(report.RenderSVG(*FencingTimeline("x", ops))), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run's operations land on the clock of the scenario that ran it
+// (moved by the gap between the two clocks), and a scenario that began
+// after the run takes the run's clock: no operation before zero, either
+// way.
+func TestRecordOps(t *testing.T) {
+	run := history.NewClock()
+	ops := []history.Op{{Start: 10 * time.Millisecond, End: 20 * time.Millisecond, Kind: "send", Outcome: history.OK}}
+
+	earlier := history.NewRecorder("ran-it", 0, history.ClockAt(run.Began().Add(-time.Second)))
+	RecordOps(history.With(context.Background(), earlier), run, ops)
+	if got := earlier.Snapshot().Ops; len(got) != 1 || got[0].Start != time.Second+10*time.Millisecond || got[0].End != time.Second+20*time.Millisecond {
+		t.Errorf("on the running scenario's clock: %+v, want 1.01s → 1.02s", got)
+	}
+	if earlier.Clock().Began() != run.Began().Add(-time.Second) {
+		t.Error("the running scenario's clock was replaced: its fault windows would move")
+	}
+
+	later := history.NewRecorder("judges-it", 0, history.ClockAt(run.Began().Add(time.Second)))
+	RecordOps(history.With(context.Background(), later), run, ops)
+	if got := later.Snapshot().Ops; len(got) != 1 || got[0].Start != 10*time.Millisecond || !later.Clock().Began().Equal(run.Began()) {
+		t.Errorf("a later scenario: %+v on a clock from %v, want the run's clock and 10ms", got, later.Clock().Began())
+	}
+	RecordOps(context.Background(), run, ops) // no recorder: records nothing, does not panic
+}
+
+// A send's outcome is what its ledger says: 200 ok, another status
+// failed, no answer unknown; an offer the queue refused failed.
+func TestLedgerOutcomes(t *testing.T) {
+	mesh := MeshOps("B", []check.MeshSend{{Status: 200}, {Status: 500, Err: "stale"}, {Status: 0, Err: "EOF"}})
+	if mesh[0].Outcome != history.OK || mesh[1].Outcome != history.Failed || mesh[2].Outcome != history.Unknown {
+		t.Errorf("mesh outcomes %v %v %v, want ok failed unknown", mesh[0].Outcome, mesh[1].Outcome, mesh[2].Outcome)
+	}
+	audit := AuditOps("main", []check.AuditOffer{{Kept: true, At: time.Second, Took: time.Millisecond}, {Kept: false}, {Kept: true, DirectErr: "pg down"}})
+	if audit[0].Outcome != history.OK || audit[0].End != time.Second+time.Millisecond || audit[1].Outcome != history.Failed || audit[2].Outcome != history.Failed {
+		t.Errorf("audit ops %+v", audit)
+	}
+	c := history.NewClock()
+	t0 := c.Began()
+	ob := ObligationOps("main", c, []check.ObligationOp{{Start: t0.Add(time.Second), End: t0.Add(2 * time.Second),
+		Acks: []check.ObligationAck{{Start: t0.Add(3 * time.Second), End: t0.Add(4 * time.Second), OK: false, Err: "404"}}}})
+	if len(ob) != 2 || ob[0].Backend != "main sends" || ob[0].Start != time.Second || ob[1].Backend != "main acks" || ob[1].Outcome != history.Failed {
+		t.Errorf("obligation ops %+v", ob)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -26,12 +27,20 @@ var _ = Describe("marconi-cache-lifecycle", func() {
 			harness.Scenario{
 				Name: "marconi-cache-lifecycle/transitions-and-staleness/" + string(b), Row: report.RowMarconiCacheLifecycle, Column: report.ColumnSilentlyWrong,
 				Spec: "every Stage 2 hook's state transition (on_session_expired via keyspace notifications on every primary, across a graceful failover of the sessions' shard); under register/deregister churn no send after a deregister's 200 routes to the old session, master-alias sends follow every flip (002 §5, Stage 2 test gates)",
-				Run:  func(ctx SpecContext) report.Check { return lifecycleRuns.Get(ctx, b).transitions(b) },
+				Run: func(ctx SpecContext) report.Check {
+					r := lifecycleRuns.Get(ctx, b)
+					r.record(ctx)
+					return r.transitions(b)
+				},
 			},
 			harness.Scenario{
 				Name: "marconi-cache-lifecycle/warmup-and-hit-rate/" + string(b), Row: report.RowMarconiCacheLifecycle, Column: report.ColumnErrors,
 				Spec: "post-warm-up the first read of every active session hits; hit rate ≥ 99% under churn; marconi_invalidator_errors_total zero; no control call fails (002 §6, Stage 2 exit criteria, §9)",
-				Run:  func(ctx SpecContext) report.Check { return lifecycleRuns.Get(ctx, b).health(b) },
+				Run: func(ctx SpecContext) report.Check {
+					r := lifecycleRuns.Get(ctx, b)
+					r.record(ctx)
+					return r.health(b)
+				},
 			},
 		)
 	}
@@ -58,6 +67,11 @@ type lifecycleRun struct {
 	stale     check.MeshCacheStats
 
 	resubscribed time.Duration // from the failover's end until B's listener covered the promoted primary
+
+	// clock is the run's; ops are B's sends on it, for both columns'
+	// timelines (record).
+	clock *traffic.Clock
+	ops   []history.Op
 
 	// The static keyspace listener's tour across the same failover.
 	staticSteps []check.MeshHookStep
@@ -168,6 +182,7 @@ func runLifecycle(ctx SpecContext, b client.Backend) *lifecycleRun {
 	recvS.Close()
 	static.stop()
 	r.hist = recB.History()
+	r.clock, r.ops = clock, harness.MeshOps("B sends", r.hist.Sends)
 	churned := onlyProject(r.hist, tenant+"/churn/")
 	hits, misses := traffic.MeshLiveReads(churned)
 	r.cache = check.MeshCacheStats{Hits: hits, Misses: misses, MinHitRate: 0.99, FirstReads: first, HookErrors: hookErrors(bEnv.mesh),
@@ -298,6 +313,11 @@ func onlyProject(h check.MeshHistory, prefix string) check.MeshHistory {
 // be routed to: the keyspace notification's latency (active expiry runs
 // at hz 10) — the in-memory TTL backstop stops routing at the lapse anyway.
 const expiryBound = 500 * time.Millisecond
+
+// record puts the run's sends into the history of the scenario judging
+// it, whichever of the two columns ran it (harness.RecordOps), so both
+// draw the run's timeline with the failover shaded.
+func (r *lifecycleRun) record(ctx context.Context) { harness.RecordOps(ctx, r.clock, r.ops) }
 
 func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	ev := r.ev

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -38,12 +39,20 @@ var _ = Describe("marconi-obligations", func() {
 		harness.Scenario{
 			Name: "marconi-obligations/ledger-through-faults/" + string(b), Row: report.RowMarconiObligations, Column: report.ColumnSilentlyWrong,
 			Spec: "every obligation ends durable exactly when the Marconi Cache stream holds it (else degraded_not_durable), §9 counters match; a missed SLA is raised once within the bound of its deadline, a met one never; open obligations survive a restart; signal_obligations matches the acks — through a PG outage, a Redis outage and an instance restart (002 §3.4, §4.1, §6, §9)",
-			Run:  func(ctx SpecContext) report.Check { return obRuns.Get(ctx, b).silently() },
+			Run: func(ctx SpecContext) report.Check {
+				r := obRuns.Get(ctx, b)
+				harness.RecordOps(ctx, r.clock, r.ops)
+				return r.silently()
+			},
 		},
 		harness.Scenario{
 			Name: "marconi-obligations/calls-through-faults/" + string(b), Row: report.RowMarconiObligations, Column: report.ColumnErrors,
 			Spec: "every send with an obligation answers 200 and every ack answers 200 from the instance that opened the obligation or the one that rehydrated it after a restart, through a PG outage and a Redis outage (002 §2.1, §3.4, §6)",
-			Run:  func(ctx SpecContext) report.Check { return obRuns.Get(ctx, b).loud() },
+			Run: func(ctx SpecContext) report.Check {
+				r := obRuns.Get(ctx, b)
+				harness.RecordOps(ctx, r.clock, r.ops)
+				return r.loud()
+			},
 		},
 	)
 })
@@ -99,8 +108,10 @@ type obRun struct {
 	ops    []*check.ObligationOp
 	plans  map[string]ackPlan
 	failed []string
-	raises []check.ObligationRaise
-	faults []report.FaultWindow
+	// failedAt times the failed sends (failed says why), for the timeline.
+	failedAt []check.ObligationAck
+	raises   []check.ObligationRaise
+	faults   []report.FaultWindow
 	// cleanups undo what the run started, last first: instances start
 	// from the run's own goroutine (a restart), where DeferCleanup is not
 	// for use, so the run registers one cleanup for all of them.
@@ -229,6 +240,7 @@ func (r *obRun) open(ctx context.Context, n int, plan func(i int) ackPlan, ackNo
 		if err != nil {
 			r.mu.Lock()
 			r.failed = append(r.failed, fmt.Sprintf("%s: %v", in.name, err))
+			r.failedAt = append(r.failedAt, check.ObligationAck{Instance: in.name, Start: start, End: end, Err: err.Error()})
 			r.mu.Unlock()
 			continue
 		}
@@ -543,6 +555,10 @@ type obligationsResult struct {
 	ev                                report.Evidence
 	main                              obResult
 	never, early, forget, durableSoon obResult
+	// clock began with the main run; ops are its sends and acks on it,
+	// recorded into both columns' histories for their timelines.
+	clock *history.Clock
+	ops   []history.Op
 }
 
 var obRuns = harness.NewOnce(runObligations)
@@ -553,8 +569,14 @@ func runObligations(ctx SpecContext, b client.Backend) *obligationsResult {
 	if cfg.Profile == "full" {
 		n = 30
 	}
-	r := &obligationsResult{ev: harness.Evidence(cfg, cluster, nil)}
-	r.main = newObRun(ctx, b, "main", marconi.MutantNone).drive(ctx, obPhases{pgOutage: true, redisOutage: true, restart: true}, n, true)
+	r := &obligationsResult{ev: harness.Evidence(cfg, cluster, nil), clock: history.NewClock()}
+	main := newObRun(ctx, b, "main", marconi.MutantNone)
+	r.main = main.drive(ctx, obPhases{pgOutage: true, redisOutage: true, restart: true}, n, true)
+	r.ops = harness.ObligationOps("main", r.clock, r.main.h.Ops)
+	for _, f := range main.failedAt {
+		r.ops = append(r.ops, history.Op{Start: r.clock.Offset(f.Start), End: r.clock.Offset(f.End), Backend: "main sends", Kind: "send",
+			Outcome: history.Failed, ErrKind: "send", Err: f.Err})
+	}
 	By("negative controls, side by side on their own tenants: a sweeper that never fires; one that fires at half the SLA; an instance that forgets obligations across the restart")
 	never := newObRun(ctx, b, "never", marconi.MutantSweeperNeverFires)
 	early := newObRun(ctx, b, "early", marconi.MutantSweeperEarly)

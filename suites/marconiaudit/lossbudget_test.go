@@ -13,6 +13,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
@@ -59,7 +60,14 @@ func lossScaleOf() lossScale {
 // for a network round trip under an outage.
 const offerBound = time.Millisecond
 
-type lossResult struct{ silent, errs report.Check }
+// lossResult is the run's two checks, and its offers on its clock: the
+// run is a BeforeAll's, outside every scenario, so each column records
+// them into its own history (harness.RecordOps) for its timeline.
+type lossResult struct {
+	silent, errs report.Check
+	clock        *traffic.Clock
+	ops          []history.Op
+}
 
 var _ = Describe("marconi-loss-budget", Serial, func() {
 	for _, b := range harness.BackendsFromEnv() {
@@ -70,12 +78,18 @@ var _ = Describe("marconi-loss-budget", Serial, func() {
 				harness.Scenario{
 					Name: "marconi-loss-budget/ledger/" + string(b), Row: report.RowMarconiLossBudget, Column: report.ColumnSilentlyWrong,
 					Spec: "three-way ledger (accepted in memory, stream, PG) per tenant: after a Redis outage overflows the queues of every policy, accepted signals missing from PG = marconi_audit_queue_overwrite_total EXACTLY; a PostgreSQL outage loses nothing; no duplicate (002 §3.6 loss budget, §4)",
-					Run:  func(SpecContext) report.Check { return res.silent },
+					Run: func(ctx SpecContext) report.Check {
+						harness.RecordOps(ctx, res.clock, res.ops)
+						return res.silent
+					},
 				},
 				harness.Scenario{
 					Name: "marconi-loss-budget/outages-loud/" + string(b), Row: report.RowMarconiLossBudget, Column: report.ColumnErrors,
 					Spec: "Offer stays at memory speed through a Redis outage; writer and archiver errors only inside outages and all counted; lag gauges grow with each outage and settle after it; nothing left in flight (002 §3.6, §4.1, §4.2 failure modes, §9)",
-					Run:  func(SpecContext) report.Check { return res.errs },
+					Run: func(ctx SpecContext) report.Check {
+						harness.RecordOps(ctx, res.clock, res.ops)
+						return res.errs
+					},
 				},
 			)
 		})
@@ -325,5 +339,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	return lossResult{
 		silent: harness.Check(report.RowMarconiLossBudget, report.ColumnSilentlyWrong, "", ledger, ev, uncountedCtl, newestCtl),
 		errs:   harness.Check(report.RowMarconiLossBudget, report.ColumnErrors, "", loud, ev, silentCtl, wtCtl),
+		clock:  clock,
+		ops:    harness.AuditOps("main offers", main.load.Offers()),
 	}
 }

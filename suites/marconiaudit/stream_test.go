@@ -17,6 +17,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
@@ -97,17 +98,27 @@ var _ = Describe("marconi-stream", func() {
 	b := harness.BackendsFromEnv()[0] // the archiver's wire behaviour is its own, not the client library's
 	Context(string(b), Ordered, func() {
 		var reads, lag report.Check
-		BeforeAll(func(ctx SpecContext) { reads, lag = runLagAndReads(ctx, b) })
+		// The run is the BeforeAll's, outside every scenario: each column
+		// records its offers into its own history for its timeline.
+		var clock *traffic.Clock
+		var ops []history.Op
+		BeforeAll(func(ctx SpecContext) { reads, lag, clock, ops = runLagAndReads(ctx, b) })
 		harness.Emit(
 			harness.Scenario{
 				Name: "marconi-stream/count-one/" + string(b), Row: report.RowMarconiStream, Column: report.ColumnSilentlyWrong,
 				Spec: "the PG archiver reads the stream one entry at a time — every XREADGROUP on the wire carries COUNT 1 and no reply holds more than one entry, under a backlog; BLOCK's departure from 0 recorded (002 §4.2 \"No batching\", Stage 4)",
-				Run:  func(SpecContext) report.Check { return reads },
+				Run: func(ctx SpecContext) report.Check {
+					harness.RecordOps(ctx, clock, ops)
+					return reads
+				},
 			},
 			harness.Scenario{
 				Name: "marconi-stream/lag-alert/" + string(b), Row: report.RowMarconiStream, Column: report.ColumnErrors,
 				Spec: "the archiver-lag alert (marconi_pg_archiver_lag_seconds > N) fires whenever the true lag — the oldest unacknowledged stream entry's age, read from Redis — is past N, and not before (002 §4.2 Failure, §9)",
-				Run:  func(SpecContext) report.Check { return lag },
+				Run: func(ctx SpecContext) report.Check {
+					harness.RecordOps(ctx, clock, ops)
+					return lag
+				},
 			},
 		)
 	})
@@ -188,12 +199,12 @@ func (s *lagSampler) of(p *pipeline) []check.LagSample {
 // the latency goes and it catches up. The reference and two controls run
 // side by side: an archiver that reads in batches, and one whose gauge
 // measures the wrong thing.
-func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Check) {
+func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Check, clock *traffic.Clock, ops []history.Op) {
 	GinkgoHelper()
 	began := time.Now()
 	s := streamScaleOf()
 	pool := harness.Pool(ctx, b, cluster)
-	clock := traffic.NewClock()
+	clock = traffic.NewClock()
 	tag := streamTag(b)
 	// Each archiver's stream on its own primary, so that node's
 	// commandstats count that archiver's XREADGROUPs alone.
@@ -265,7 +276,7 @@ func runLagAndReads(ctx context.Context, b client.Backend) (reads, lag report.Ch
 	lagEv := ev
 	lagEv.Observed = []string{fmt.Sprintf("alert rule: %s > %.1f s (the spec's N, time-scaled; tolerance ± %.2f s for the gauge's update period and the sampling skew)", audit.MetricArchiverLag, s.Bound, s.Tol)}
 	lag = harness.Check(report.RowMarconiStream, report.ColumnErrors, "", lagRes, lagEv, lagCtl, earlyCtl)
-	return reads, lag
+	return reads, lag, clock, harness.AuditOps("lag offers", ref.load.Offers())
 }
 
 // runWriterResume kills the Redis Stream writer right after an append —

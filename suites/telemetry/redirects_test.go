@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/slotgate/slotgate/impl/telemetry"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
 )
 
 // redirectKinds are the replies the redirect counter counts; errorstats
@@ -84,7 +86,9 @@ func pinnedTallies(ctx context.Context, b client.Backend, name string) (good, dr
 		if i%2 == 1 {
 			cmd = client.NewCmd("SET", []string{k}, "1")
 		}
+		start := traffic.ClockOf(ctx).Now()
 		_, err := dp.Do(ctx, cmd)
+		harness.Call(ctx, string(b)+" pinned", strings.ToLower(cmd.Prefix[0]), start, err)
 		if routing.Redirected(err) {
 			observed[keySlot[k]]++
 		}
@@ -126,6 +130,7 @@ func migratingTallies(ctx context.Context, b client.Backend, name string) (good,
 
 	By(fmt.Sprintf("migrating: SET/GET/MGET on slots %v while they move %d times, held MIGRATING %v", slots, s.Moves, s.Hold))
 	before := statsOf(ctx, cluster)
+	clock := traffic.ClockOf(ctx) // the scenario's: its commands and slot moves share the timeline
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, sl := range slots {
@@ -149,8 +154,10 @@ func migratingTallies(ctx context.Context, b client.Backend, name string) (good,
 						cmd = client.NewCmd("MGET", []string{a, c})
 					}
 					octx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					start := clock.Now()
 					_, err := path.Do(octx, cmd)
 					cancel()
+					harness.Call(ctx, string(b)+" routing.Wrap", strings.ToLower(cmd.Prefix[0]), start, err)
 					if routing.Redirected(err) {
 						returned.Add(1)
 					}

@@ -224,6 +224,10 @@ func skewOf(ctx SpecContext, b client.Backend) *skewRun {
 	}
 
 	By(fmt.Sprintf("skew: %d operations by %d workers, %.0f%% on the hot slot, INCR on non-numbers and SPUBLISH on %d channels among them", s.Ops, s.Workers, 100*s.HotShare, len(channels)))
+	// Each command goes into the history of the scenario running the
+	// skew, for its timeline (the deliberate INCRs on non-numbers show as
+	// failed).
+	clock := traffic.ClockOf(ctx)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for w := range s.Workers {
@@ -242,8 +246,10 @@ func skewOf(ctx SpecContext, b client.Backend) *skewRun {
 				case p < 0.07:
 					ch := channels[wrng.IntN(len(channels))]
 					octx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					start := clock.Now()
 					reply, err := pool.Do(octx, client.NewCmd("SPUBLISH", []string{ch}, "m"))
 					cancel()
+					harness.Call(ctx, string(b), "spublish", start, err)
 					n, perr := client.AsInt64(reply)
 					mu.Lock()
 					if err != nil || perr != nil {
@@ -263,8 +269,10 @@ func skewOf(ctx SpecContext, b client.Backend) *skewRun {
 					cmd = client.NewCmd("INCR", []string{key})
 				}
 				octx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				start := clock.Now()
 				_, err := pool.Do(octx, cmd)
 				cancel()
+				harness.Call(ctx, string(b), strings.ToLower(cmd.Prefix[0]), start, err)
 				mu.Lock()
 				// A failure is no verdict here: the instrument counts it
 				// (an unknown outcome widens the tolerance by one).
