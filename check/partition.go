@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -310,7 +311,7 @@ func PartitionAccounted(runs []PartitionRun, minOps int) Result {
 				acked++
 			}
 		}
-		for k := range written {
+		for _, k := range slices.Sorted(maps.Keys(written)) { // one key named, the same on every replay
 			if _, ok := r.Survivors[k]; !ok {
 				return unknown(name, "%s: %s was not read back after the heal", d, k)
 			}

@@ -143,11 +143,8 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 	total := len(queue)
 	for {
 		for len(queue) > 0 && interrupted == "" {
-			// The first queued suite that may start beside the running
-			// ones; a suite that runs alone waits for the machine to empty
-			// and holds the ones behind it (it is only ever queued first).
-			next := slices.IndexFunc(queue, func(j *suiteJob) bool { return s.mayStart(j, running) })
-			if next < 0 || (next > 0 && queue[0].exclusive != "") {
+			next := s.nextStart(queue, running)
+			if next < 0 {
 				break
 			}
 			j := queue[next]
@@ -203,6 +200,26 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 			s.con.status("%s elapsed · %d/%d suites finished · running %s · %d queued", time.Since(s.started).Round(time.Second), total-len(queue)-len(running), total, strings.Join(names, ", "), len(queue))
 		}
 	}
+}
+
+// nextStart picks the queued suite to start next: the first, in queue order,
+// that may start beside the running ones — except that a suite held back by
+// the sharing rules holds the ones behind it when it waits for the machine to
+// drain (one that runs alone, or a timed one while no timed suite runs):
+// otherwise every lighter untimed suite behind it would overtake it and the
+// heaviest-first order would end with the timed suite last (review, with
+// --jobs 4). -1 when none may start now.
+func (s *scheduler) nextStart(queue, running []*suiteJob) int {
+	timedRunning := slices.ContainsFunc(running, func(r *suiteJob) bool { return r.timed != "" })
+	for i, j := range queue {
+		if s.mayStart(j, running) {
+			return i
+		}
+		if j.exclusive != "" || (j.timed != "" && !timedRunning) {
+			return -1
+		}
+	}
+	return -1
 }
 
 // mayStart says whether j may start beside running: a suite that runs

@@ -318,3 +318,17 @@ func TestRunJobsShardBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A timed suite waiting for the machine to drain holds the lighter suites
+// queued behind it: with --jobs 4 they would otherwise all overtake it.
+func TestSchedulerTimedNotOvertaken(t *testing.T) {
+	jobs := testJobs("./suites/migration", "./suites/subscriptions", "./suites/marconi", "./suites/routing", "./suites/fencing",
+		"./suites/presence", "./suites/telemetry", "./suites/locality")
+	checkSchedule(t, 4, jobs)
+	at := slices.IndexFunc(jobs, func(j *suiteJob) bool { return j.pkg == "./suites/marconi" })
+	for _, later := range jobs[at+1:] {
+		if later.timed == "" && later.started.Before(jobs[at].started) {
+			t.Errorf("%s, queued behind the timed marconi, started %v before it", later.pkg, jobs[at].started.Sub(later.started))
+		}
+	}
+}
