@@ -135,16 +135,21 @@ func NewArchiver(o ArchiverOptions) (*Archiver, error) {
 func (a *Archiver) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// crashed ends at a crash even when ctx had already ended (a stop):
+	// the entries other tenants are finishing stop where they are too.
+	crashed, crash := context.WithCancel(context.Background())
+	defer crash()
 	var wg sync.WaitGroup
 	for _, t := range a.o.Tenants {
 		wg.Go(func() {
-			if err := a.runTenant(ctx, t); errors.Is(err, ErrCrashed) {
+			if err := a.runTenant(ctx, crashed, t); errors.Is(err, ErrCrashed) {
+				crash()
 				cancel(ErrCrashed)
 			}
 		})
 	}
 	wg.Wait()
-	if errors.Is(context.Cause(ctx), ErrCrashed) {
+	if crashed.Err() != nil {
 		return ErrCrashed
 	}
 	return nil
@@ -162,10 +167,12 @@ type streamMsg struct {
 type tenantArchiver struct {
 	a      *Archiver
 	tenant string
-	keys   Keys
-	pool   client.Pool
-	conn   *pgx.Conn
-	b      backoff
+	// crashed ends when any tenant loop of the run crashed (Run).
+	crashed context.Context
+	keys    Keys
+	pool    client.Pool
+	conn    *pgx.Conn
+	b       backoff
 
 	lag                 prometheus.Gauge
 	archived, recovered prometheus.Counter
@@ -174,11 +181,11 @@ type tenantArchiver struct {
 	readAt time.Time
 }
 
-func (a *Archiver) runTenant(ctx context.Context, tenant string) error {
+func (a *Archiver) runTenant(ctx, crashed context.Context, tenant string) error {
 	keys, _ := KeysFor(tenant) // validated in NewArchiver
 	m := a.o.Metrics
 	ta := &tenantArchiver{
-		a: a, tenant: tenant, keys: keys, b: backoff{min: a.o.RetryMin, max: a.o.RetryMax},
+		a: a, tenant: tenant, keys: keys, b: backoff{min: a.o.RetryMin, max: a.o.RetryMax}, crashed: crashed,
 		lag: m.archiverLag.WithLabelValues(tenant), archived: m.archived.WithLabelValues(tenant), recovered: m.recovered.WithLabelValues(tenant),
 	}
 	defer ta.close()
@@ -271,17 +278,27 @@ func (a *Archiver) runTenant(ctx context.Context, tenant string) error {
 // archiver that takes over and written again — after a shadow→primary flip
 // into the other tables, where the UPSERT on signal_id cannot make it
 // harmless (the stage-flags row caught one archived in both). A crash
-// (ErrCrashed) still stops every loop where it is.
+// (ErrCrashed) still stops every loop where it is, also after a stop.
 func (ta *tenantArchiver) inHand(ctx context.Context) (context.Context, context.CancelFunc) {
 	hand, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopCrash := context.AfterFunc(ta.crashed, cancel) // a crash, even after a stop, stops it where it is
+	var mu sync.Mutex
+	var grace *time.Timer
 	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(context.Cause(ctx), ErrCrashed) {
-			cancel()
-			return
-		}
-		time.AfterFunc(ta.a.o.Timeout, cancel)
+		mu.Lock()
+		defer mu.Unlock()
+		grace = time.AfterFunc(ta.a.o.Timeout, cancel)
 	})
-	return hand, func() { stop(); cancel() }
+	return hand, func() {
+		stop()
+		stopCrash()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // archive writes one entry and acknowledges it after the commit.
