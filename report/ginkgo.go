@@ -242,7 +242,9 @@ func decodeValue(e GinkgoEntry, v any) error {
 }
 
 // harnessSetup are the Ginkgo nodes that only set the harness up before a
-// scenario (every suite's BeforeEach resets its topologies).
+// scenario: every suite's BeforeEach, in its *_suite_test.go, resets its
+// topologies (a setup node elsewhere may run product code, and keeps
+// scoring fail).
 var harnessSetup = map[string]bool{"BeforeEach": true, "JustBeforeEach": true}
 
 // crashed turns a failed spec into failing checks for the cells it was
@@ -275,7 +277,7 @@ func crashed(sr GinkgoSpec, rows []RowID, cols []Column, recorded []Check, seed 
 	f := sr.Failure
 	msg := fmt.Sprintf("spec %s %s: %s (%s)", sr.State, when, oneLine(f.Message, 160), f.Location)
 	status := StatusFail
-	if harnessSetup[f.FailureNodeType] && len(recorded) == 0 {
+	if harnessSetup[f.FailureNodeType] && strings.HasSuffix(f.Location.FileName, "_suite_test.go") && len(recorded) == 0 {
 		// The suites' BeforeEach is the harness resetting its topology:
 		// the scenario never ran, so the cell names the harness, not the
 		// implementation — and still fails the gate (issue 13: a run that

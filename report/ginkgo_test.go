@@ -81,6 +81,7 @@ func ginkgoReports() []types.Report {
 	resetFailed := spec("bulk ops", types.SpecStateFailed, []string{"presence-mget", "errors"})
 	resetFailed.Failure = failure("reset cluster:3x1: topology needs rebuild")
 	resetFailed.Failure.FailureNodeType = types.NodeTypeBeforeEach
+	resetFailed.Failure.Location = types.CodeLocation{FileName: "suites/x/x_suite_test.go", LineNumber: 36}
 
 	beforeSuite := types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, Failure: failure("valkey-server not found")}
 

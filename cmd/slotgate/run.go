@@ -217,6 +217,12 @@ func validate(f runFlags) (plan, error) {
 			p.jobs = 1 // concurrent suites would compete for a confined range
 		}
 	}
+	if external {
+		// One target shared by every suite, each scenario starting with a
+		// FLUSHALL: two suites side by side would flush each other's data
+		// (protocol read nils when a Marconi suite ran beside it).
+		p.jobs = 1
+	}
 	if f.ports != "" && !external {
 		if err := checkPorts(f.ports, p.jobs*(spec.Nodes()+2)); err != nil {
 			return p, err

@@ -179,7 +179,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 			}
 			return newest.queue.Stats(newestTenant).Depth <= audit.DefaultWriterBatch
 		}
-		for until := time.Now().Add(10 * time.Second); !caughtUp() && time.Now().Before(until); {
+		for until := time.Now().Add(10 * time.Second); !caughtUp() && time.Now().Before(until) && ctx.Err() == nil; {
 			time.Sleep(10 * time.Millisecond)
 		}
 		overflowedFrom := uncounted.load.Count()

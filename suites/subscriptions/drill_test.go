@@ -245,7 +245,7 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 	// window once left too few ("only 94 messages expected, need 100":
 	// blind, in a stability run at load 20). Capped, so a relay that
 	// refuses every publish still ends.
-	for until := time.Now().Add(enoughWait); time.Now().Before(until) && r.rec.Acknowledged() < 2*minExpected; {
+	for until := time.Now().Add(enoughWait); time.Now().Before(until) && ctx.Err() == nil && r.rec.Acknowledged() < 2*minExpected; {
 		time.Sleep(100 * time.Millisecond)
 	}
 	stop()
