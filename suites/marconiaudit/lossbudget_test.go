@@ -197,6 +197,20 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 			}
 			return uncounted.load.Count()-overflowedFrom >= int64(s.MaxEntries+s.MinLoss) && newest.lost(newestTenant) >= float64(cycle*s.MinLoss)
 		})
+		// The archivers of the cut tenants report the outage too (the
+		// outages-loud check expects both stages), but only on their next
+		// read attempt: under load the outage once ended before one came
+		// ("pg-archiver … reported no error — the outage was silent"). A
+		// bounded observation; past it the check judges what was reported.
+		for until := time.Now().Add(5 * time.Second); time.Now().Before(until) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+			reported := true
+			for _, t := range cutTenants {
+				reported = reported && main.errs.Count(audit.StageArchiver, t) > 0
+			}
+			if reported {
+				break
+			}
+		}
 		Expect(cut.EnableProxy()).To(Succeed())
 		end := clock.Now()
 		ev.Faults = append(ev.Faults, harness.Windows(fault.HoldSince(ctx, "link/down", cut.Name(), wall).End())...)
