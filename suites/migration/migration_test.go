@@ -263,7 +263,7 @@ func stagedDeploy(ctx SpecContext) report.Check {
 		t1 := check.All("t1", check.Judge(check.MigrationSingleAuthority, mr.history, leaseTTL, slack), check.Judge(check.ObservedSingleAuthority, mr.samples, 20))
 		t2 := check.Judge(check.MigrationGenerations, mr.history)
 		res := invariants(mr)
-		ctl := harness.Variant(string(m), mutantWhy[m]+" (spec: trips "+m.Trips()+")", res)
+		ctl := m6Premise(m, mr, harness.Variant(string(m), mutantWhy[m]+" (spec: trips "+m.Trips()+")", res))
 		controls = append(controls, ctl)
 		predicted := t1
 		if m.Trips() == "Inv_Monotonic" {
@@ -276,6 +276,18 @@ func stagedDeploy(ctx SpecContext) report.Check {
 		}
 	}
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+// m6Premise: M6 drops the new-keyspace drain check of the rollback into O,
+// so its run proves something only if new-key leases were live when the
+// gate allowed that rollback. Under load the A rollout and the merge once
+// outlasted the leases (old=91 new=0 at the decision; a stability run), and
+// the control went uncaught with nothing to catch: not exercised, not blind.
+func m6Premise(m fencing.MigrationMutant, mr *staged, ctl report.Control) report.Control {
+	if m != fencing.M6 {
+		return ctl
+	}
+	return harness.Premise(ctl, mr.newLeasesAt("rollback to O"), "no new-key lease was live when the gate allowed the rollback to O: the missing drain check had nothing to miss")
 }
 
 // mutantCap: M7 needs sessions B issued that A never re-acquires before O

@@ -139,7 +139,7 @@ func readSide(ctx SpecContext) report.Check {
 			perLane = append(perLane, check.Judge(check.ReadSide, readsOf(mr.reads, lane, fencing.ReadCorrect), mi, check.ReadSideOptions{Name: string(lane) + "/" + string(m)}))
 		}
 		res := check.All("reads-under-"+string(m), perLane...) // caught when either lane saw the bad reads
-		ctl := harness.Variant("reads-under-"+string(m), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult (either lane)", res)
+		ctl := m6Premise(m, mr, harness.Variant("reads-under-"+string(m), "the correct read scripts, run by the pods of a staged deploy whose gate drops "+string(m)+": "+mutantWhy[m]+" — pods read a keyspace their phase does not consult (either lane)", res))
 		if res.Counterexample != "" {
 			ctl.Observed += "; e.g.\n" + firstLines(res.Counterexample, 2)
 		}

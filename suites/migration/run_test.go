@@ -62,18 +62,22 @@ type run struct {
 // staged is a run in progress and, afterwards, its record.
 type staged struct {
 	run
-	probe    *traffic.ReadProbe // the read probe while the plan runs (run.reads)
-	rng      *rand.Rand
-	sz       size
-	op       *traffic.Operator
-	fleet    *traffic.Fleet
-	clock    *traffic.Clock
-	history  []check.MigrationOp
-	samples  []check.KeyspaceSample
-	obsErrs  int
-	elapsed  time.Duration
-	backend  client.Backend
-	sessions []fencing.Session
+	probe *traffic.ReadProbe // the read probe while the plan runs (run.reads)
+	// allowedAt are the keyspaces as observed right after each step the
+	// gate allowed: whether a mutant's plan reached the state its missing
+	// check exists for (a control's premise).
+	allowedAt []allowedSample
+	rng       *rand.Rand
+	sz        size
+	op        *traffic.Operator
+	fleet     *traffic.Fleet
+	clock     *traffic.Clock
+	history   []check.MigrationOp
+	samples   []check.KeyspaceSample
+	obsErrs   int
+	elapsed   time.Duration
+	backend   client.Backend
+	sessions  []fencing.Session
 	// faults are the link-fault windows injected on the pods' links, as
 	// report data and as offsets on the scenario clock (for the checkers).
 	faults []fault.Window
@@ -106,6 +110,22 @@ func (r *staged) hold(ctx context.Context, d time.Duration) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+type allowedSample struct {
+	step   string
+	sample check.KeyspaceSample
+}
+
+// newLeasesAt says whether new-keyspace leases were live right after the
+// gate allowed step (false when it never did).
+func (r *staged) newLeasesAt(step string) bool {
+	for _, a := range r.allowedAt {
+		if a.step == step {
+			return a.sample.NewLeases > 0
+		}
+	}
+	return false
 }
 
 // readHoldMax bounds how long a hold waits beyond its time for a read in
@@ -217,7 +237,11 @@ func stage(ctx context.Context, in run) *staged {
 		Roll: sz.roll, Poll: 20 * time.Millisecond, Timeout: 15 * time.Second,
 		Log: func(f string, a ...any) { fmt.Fprintf(GinkgoWriter, in.name+": "+f+"\n", a...) },
 		// The observer's witness of what each gate decision saw (check.OldKeyspaceDrained).
-		OnAllowed: func(string) { _, _ = obs.Sample(runCtx) }}
+		OnAllowed: func(step string) {
+			if smp, err := obs.Sample(runCtx); err == nil {
+				r.allowedAt = append(r.allowedAt, allowedSample{step: step, sample: smp})
+			}
+		}}
 	var probe *traffic.ReadProbe
 	if in.reads {
 		probe = startReadProbe(runCtx, r, fleet, reliable, huddle)
