@@ -27,6 +27,22 @@ func Timeline(h history.History) *report.Timeline {
 	return &t
 }
 
+// MigrationOps converts a staged deploy's directory calls (check.MigrationOp):
+// ok, failed on a loud error, unknown when a pod kill abandoned the call or
+// its outcome was not observed.
+func MigrationOps(series string, ops []check.MigrationOp) []history.Op {
+	out := make([]history.Op, 0, len(ops))
+	for _, o := range ops {
+		op := history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),
+			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err}
+		if o.Abandoned || o.Unknown {
+			op.Outcome = history.Unknown
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
 // outcome is an operation's outcome from its recorded error kind: "" is
 // ok; a call that got no reply ("network") or that the scenario cut short
 // (traffic.ErrKindStopped) may have taken effect, so it is unknown; any

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
 	"github.com/slotgate/slotgate/report"
@@ -387,6 +388,11 @@ func errorsColumn(ctx SpecContext) report.Check {
 	ev.Metrics = metrics(r)
 	result := check.Judge(check.MigrationErrorsAround, r.history, r.spans, settle, 100)
 	ev.Faults = harness.Windows(r.faults...)
+	// The staged deploy ran in the scenario that asked first: this column
+	// draws its timeline from the same directory calls (issue 16).
+	if rec := history.From(ctx); rec != nil && len(rec.Snapshot().Ops) == 0 {
+		harness.RecordOps(ctx, r.clock, harness.MigrationOps("directory calls", r.history))
+	}
 	if r.obsErrs > 0 {
 		result = check.All("fencing-migration-errors", result, check.Result{Status: check.Fail, Message: fmt.Sprintf("%d observer scripts failed", r.obsErrs)})
 	}
