@@ -33,29 +33,14 @@ func (f dropSlot) Inject(ctx context.Context, t *fixtures.Topology) (fault.Windo
 // does not serve after the fault is reported on the window and as the error,
 // never swallowed (etcd's failpoint.Inject pattern).
 func TestApplyRecordsWindowsAndHealth(t *testing.T) {
-	// Parallel with the package's other topology tests: its own servers and
-	// ports, faults only into them, and mostly waiting on Valkey's timers
-	// (elections, cluster-node-timeout), so the waits overlap.
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts real servers")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	topo, err := fixtures.Run(ctx, fixtures.ClusterSpec(3, 1))
-	if topo != nil {
-		t.Cleanup(func() { _ = topo.Close() })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, topo := fault.StartParallelCluster(t)
 	rec := history.NewRecorder("fault/apply", 1, nil)
 	ctx = history.With(ctx, rec)
 
 	if _, err := fault.Apply(ctx, topo, fault.ScriptFlush{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = fault.Apply(ctx, topo, dropSlot{slot: 7}, fault.HealthWait(time.Second))
+	_, err := fault.Apply(ctx, topo, dropSlot{slot: 7}, fault.HealthWait(time.Second))
 	var nc *fault.NotConfirmedError
 	if !errors.As(err, &nc) || !errors.Is(err, fault.ErrUnhealthy) || !strings.Contains(err.Error(), "after the fault") {
 		t.Fatalf("unhealthy after the fault: Apply = %v, want a NotConfirmedError wrapping ErrUnhealthy", err)

@@ -1,34 +1,17 @@
 package fault_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/slotgate/slotgate/fault"
-	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/slot"
 )
 
 // Every fault runs against a real 3×1 cluster, does what it says, and the
 // topology's Reset undoes it.
 func TestFaultsOnRealCluster(t *testing.T) {
-	// Parallel with the package's other topology tests: its own servers and
-	// ports, faults only into them, and mostly waiting on Valkey's timers
-	// (elections, cluster-node-timeout), so the waits overlap.
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts real servers")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	topo, err := fixtures.Run(ctx, fixtures.ClusterSpec(3, 1))
-	if topo != nil {
-		t.Cleanup(func() { _ = topo.Close() })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, topo := fault.StartParallelCluster(t)
 	const key = "fault-test-key"
 	s := slot.Of(key)
 	owner, err := topo.NodeForSlot(ctx, s)

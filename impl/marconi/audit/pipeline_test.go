@@ -72,6 +72,19 @@ func pool(t *testing.T, s servers, b client.Backend, p client.Protocol) client.P
 	return pl
 }
 
+// runWriter runs a writer of q on p until the test ends.
+func runWriter(t *testing.T, ctx context.Context, p client.Pool, q *Queue) {
+	t.Helper()
+	w, err := NewWriter(WriterOptions{Pool: p, Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(wctx) })
+	t.Cleanup(func() { stop(); wg.Wait() })
+}
+
 func countRows(t *testing.T, dsn, schema, table string) (rows, distinct int) {
 	t.Helper()
 	conn, err := connectPG(t.Context(), dsn, schema)
@@ -144,14 +157,7 @@ func TestPipelineEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := NewWriter(WriterOptions{Pool: pool(t, s, c.b, c.p), Queue: q})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wctx, stopWriter := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			wg.Go(func() { _ = w.Run(wctx) })
-			defer func() { stopWriter(); wg.Wait() }()
+			runWriter(t, ctx, pool(t, s, c.b, c.p), q)
 
 			const n = 60
 			for i := range n {
@@ -439,14 +445,7 @@ func TestArchiverStopFinishesEntryInHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWriter(WriterOptions{Pool: pool(t, s, client.BackendGoRedis, client.RESP3), Queue: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stopWriter := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = w.Run(wctx) })
-	defer func() { stopWriter(); wg.Wait() }()
+	runWriter(t, ctx, pool(t, s, client.BackendGoRedis, client.RESP3), q)
 	const n = 20
 	for i := range n {
 		q.Offer(entry(tenant, i))
