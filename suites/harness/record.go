@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -112,4 +114,18 @@ func kindOf(c report.Control) string {
 		return "unclassified"
 	}
 	return string(c.Kind)
+}
+
+// WaitAtMost polls cond every poll until it holds, ctx ends or limit passed,
+// and says whether it held: a bounded observation that lets a workload adapt
+// to load (wait for the evidence it needs) without ever stalling a run.
+func WaitAtMost(ctx context.Context, limit, poll time.Duration, cond func() bool) bool {
+	for until := time.Now().Add(limit); ; time.Sleep(poll) {
+		if cond() {
+			return true
+		}
+		if ctx.Err() != nil || !time.Now().Before(until) {
+			return false
+		}
+	}
 }

@@ -179,9 +179,7 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 			}
 			return newest.queue.Stats(newestTenant).Depth <= audit.DefaultWriterBatch
 		}
-		for until := time.Now().Add(10 * time.Second); !caughtUp() && time.Now().Before(until) && ctx.Err() == nil; {
-			time.Sleep(10 * time.Millisecond)
-		}
+		harness.WaitAtMost(ctx, 10*time.Second, 10*time.Millisecond, caughtUp)
 		overflowedFrom := uncounted.load.Count()
 		start, wall := clock.Now(), time.Now()
 		cut.DisableProxy()
@@ -202,15 +200,14 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		// read attempt: under load the outage once ended before one came
 		// ("pg-archiver … reported no error — the outage was silent"). A
 		// bounded observation; past it the check judges what was reported.
-		for until := time.Now().Add(5 * time.Second); time.Now().Before(until) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-			reported := true
+		harness.WaitAtMost(ctx, 5*time.Second, 20*time.Millisecond, func() bool {
 			for _, t := range cutTenants {
-				reported = reported && main.errs.Count(audit.StageArchiver, t) > 0
+				if main.errs.Count(audit.StageArchiver, t) == 0 {
+					return false
+				}
 			}
-			if reported {
-				break
-			}
-		}
+			return true
+		})
 		Expect(cut.EnableProxy()).To(Succeed())
 		end := clock.Now()
 		ev.Faults = append(ev.Faults, harness.Windows(fault.HoldSince(ctx, "link/down", cut.Name(), wall).End())...)

@@ -104,11 +104,8 @@ func (r *staged) hold(ctx context.Context, d time.Duration) {
 	// a fixed hold once ended the first O stage with none (blind, "no read
 	// during 0. O", a stability run at load 20). Bounded, so a probe that
 	// cannot read (every pod dead) does not stall the plan.
-	for until := time.Now().Add(readHoldMax); r.probe != nil && time.Now().Before(until) && ctx.Err() == nil; {
-		if r.probe.ReadSince(from) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	if r.probe != nil {
+		harness.WaitAtMost(ctx, readHoldMax, 10*time.Millisecond, func() bool { return r.probe.ReadSince(from) })
 	}
 }
 

@@ -245,9 +245,7 @@ func (d drill) run(ctx context.Context, backend client.Backend, scenario string)
 	// window once left too few ("only 94 messages expected, need 100":
 	// blind, in a stability run at load 20). Capped, so a relay that
 	// refuses every publish still ends.
-	for until := time.Now().Add(enoughWait); time.Now().Before(until) && ctx.Err() == nil && r.rec.Acknowledged() < 2*minExpected; {
-		time.Sleep(100 * time.Millisecond)
-	}
+	harness.WaitAtMost(ctx, enoughWait, 100*time.Millisecond, func() bool { return r.rec.Acknowledged() >= 2*minExpected })
 	stop()
 	stopped = true
 	return r.rec.History(), r
