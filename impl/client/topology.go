@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -123,4 +124,22 @@ func nodeFailure(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// SlotMapNodes lists the nodes p's slot map routes to now, as the cluster
+// announced them (host:port), when the client library lets that be read:
+// valkey-go's Client.Nodes is the node set of its last topology refresh (a
+// replica CLUSTER SHARDS reports not online is left out); go-redis keeps its
+// cluster state private, so ok is false there. The failure drills use it to
+// confirm a premise, never to route.
+func SlotMapNodes(p Pool) (addrs []string, ok bool) {
+	v, isValkeyGo := p.(*valkeyGoPool)
+	if !isValkeyGo {
+		return nil, false
+	}
+	for addr := range v.c.Nodes() {
+		addrs = append(addrs, addr)
+	}
+	slices.Sort(addrs)
+	return addrs, true
 }
