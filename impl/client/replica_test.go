@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +56,14 @@ func TestValkeyGoReplicaReadsSurviveDeadReplica(t *testing.T) {
 		return p
 	}
 	fixed, naive := pool("sg-replica-reads", false), pool("sg-naive-replica-reads", true)
+	// The failure drills' premise reads the map this way: it must list the
+	// listed replica and its primary, and say when it cannot be read.
+	if got, ok := client.SlotMapNodes(fixed); !ok || !slices.Contains(got, replica.Addr()) || !slices.Contains(got, primary.Addr()) {
+		t.Fatalf("SlotMapNodes(valkey-go) = %v, %v; want it to hold %s and %s", got, ok, replica.Addr(), primary.Addr())
+	}
+	if got, ok := client.SlotMapNodes(goRedisPool(t, topo)); ok {
+		t.Fatalf("SlotMapNodes(go-redis) = %v, true; want not readable", got)
+	}
 	get := func(p client.Pool) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
@@ -149,4 +158,15 @@ func getStats(t *testing.T, n *fixtures.Node) (calls, rejected int) {
 		}
 	}
 	return calls, rejected
+}
+
+// goRedisPool is a go-redis cluster pool on topo.
+func goRedisPool(t *testing.T, topo *fixtures.Topology) client.Pool {
+	t.Helper()
+	p, err := client.NewPool(t.Context(), client.Options{Backend: client.BackendGoRedis, Mode: client.ModeCluster, Addrs: topo.Addrs()})
+	if err != nil {
+		t.Fatalf("NewPool go-redis: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
 }
