@@ -231,7 +231,7 @@ func RenderSVG(t Timeline) template.HTML {
 		b.WriteString(`</g>`)
 	}
 	for i, name := range faultLanes {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10">%s</text>`, svgLeft-4, 4+svgLane*i+svgLane-6, esc(short(name, 21)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10"><title>%s</title>%s</text>`, svgLeft-4, 4+svgLane*i+svgLane-6, esc(name), esc(short(name, 21)))
 	}
 
 	for i, s := range t.Series {
@@ -262,7 +262,7 @@ func RenderSVG(t Timeline) template.HTML {
 		b.WriteString(`</g>`)
 	}
 	for i, name := range spanLanes {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10">%s</text>`, svgLeft-4, spansTop+svgLane*i+svgLane-6, esc(short(name, 21)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" font-size="10"><title>%s</title>%s</text>`, svgLeft-4, spansTop+svgLane*i+svgLane-6, esc(name), esc(short(name, 21)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every text went through esc
