@@ -315,6 +315,40 @@ func statDelta(before, after map[string]int64) (counted, noise map[string]int64)
 	return counted, noise
 }
 
+// waitReplicated waits until every replica has applied its primary's whole
+// replication stream (its slave_repl_offset at the primary's
+// master_repl_offset). NOTE: a replica counts the commands it applies from
+// its primary in its own commandstats; under load the audit writers' last
+// writes of burst 1 reached p2r0 during the paused burst (xadd ×148,
+// multi/exec ×14, …) and were scored as the sends' I/O. A send's own write
+// still shows: its primary counts it.
+func waitReplicated(ctx context.Context) {
+	GinkgoHelper()
+	Eventually(ctx, func() error {
+		offsets := map[int]int64{}
+		applied := map[string]int64{}
+		shardOf := map[string]int{}
+		for _, n := range cluster.Nodes() {
+			info, err := n.Info(ctx, "replication")
+			if err != nil {
+				return err
+			}
+			if info["role"] == "master" {
+				offsets[n.Shard()], _ = strconv.ParseInt(info["master_repl_offset"], 10, 64)
+				continue
+			}
+			applied[n.Name()], _ = strconv.ParseInt(info["slave_repl_offset"], 10, 64)
+			shardOf[n.Name()] = n.Shard()
+		}
+		for name, off := range applied {
+			if want := offsets[shardOf[name]]; off < want {
+				return fmt.Errorf("%s applied its primary's stream to offset %d of %d", name, off, want)
+			}
+		}
+		return nil
+	}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(Succeed())
+}
+
 // waitUnblocked waits until no client is blocked on any node: a paused
 // archiver's XREADGROUP … BLOCK is counted when it returns, which must not
 // fall into a measured window.

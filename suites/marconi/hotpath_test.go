@@ -57,6 +57,7 @@ func measure(ctx context.Context, rec *traffic.MeshRecorder, burst traffic.MeshB
 	var pa0 map[int]pgBackend
 	if server {
 		waitUnblocked(ctx)
+		waitReplicated(ctx)
 		cs0, pa0 = commandStats(ctx), pgActivity(ctx, probe)
 	}
 	c0 := sumCounts(pools()...)
