@@ -23,6 +23,7 @@ const (
 	kOnlySecond  = "only-second" // returns; the first scenario is filtered out
 	kSkipped     = "skipped"     // skips the first time, returns the second
 	kFails       = "fails"       // a failed assertion
+	kPanics      = "panics"      // a panic
 	kUnconfirmed = "unconfirmed" // a fault that was not confirmed
 	kMultiA      = "multi-a"     // returns; one scenario asks for both multi keys
 	kMultiB      = "multi-b"     // returns; ... and so does the next
@@ -43,6 +44,8 @@ var runs = harness.NewOnce(func(ctx SpecContext, k string) string {
 		Skip("not on this topology")
 	case k == kFails:
 		Expect(1).To(Equal(2), "the drill broke")
+	case k == kPanics:
+		panic("the drill crashed")
 	case k == kUnconfirmed:
 		harness.MustConfirm(&fault.NotConfirmedError{Fault: "failover", Err: errors.New("p0r0 is still replica")}, 7)
 	}
@@ -90,6 +93,7 @@ var _ = Describe("harness.Once", func() {
 	pair(kOnlySecond, unselected)
 	pair(kSkipped)
 	pair(kFails)
+	pair(kPanics)
 	pair(kUnconfirmed)
 	ReportAfterEach(func(sr types.SpecReport) {
 		name := sr.ContainerHierarchyTexts[len(sr.ContainerHierarchyTexts)-1]
@@ -128,7 +132,7 @@ func TestOnce(t *testing.T) {
 	sc.LabelFilter = "!" + unselected
 	RegisterFailHandler(Fail)
 	RunSpecs(ft, "once", sc, rc) // reports the expected failures
-	want := map[string]int{kBoth: 1, kOnlySecond: 1, kSkipped: 2, kFails: 1, kUnconfirmed: 1, kMultiA: 1, kMultiB: 1}
+	want := map[string]int{kBoth: 1, kOnlySecond: 1, kSkipped: 2, kFails: 1, kPanics: 1, kUnconfirmed: 1, kMultiA: 1, kMultiB: 1}
 	for k, n := range want {
 		if ran[k] != n {
 			t.Errorf("%s ran %d times, want %d", k, ran[k], n)
@@ -140,6 +144,7 @@ func TestOnce(t *testing.T) {
 		kOnlySecond + "/first": skipped, kOnlySecond + "/second": passed, // filtered out: reported skipped
 		kSkipped + "/first": skipped, kSkipped + "/second": passed,
 		kFails + "/first": failed, kFails + "/second": failed,
+		kPanics + "/first": types.SpecStatePanicked, kPanics + "/second": failed,
 		kUnconfirmed + "/first": failed, kUnconfirmed + "/second": failed,
 		"multi/first": passed, "multi/second": passed,
 	} {
@@ -149,6 +154,9 @@ func TestOnce(t *testing.T) {
 	}
 	if m := fails[kFails+"/second"]; !strings.Contains(m, "did not finish: routing/once/fails/errors failed") || !strings.Contains(m, "the drill broke") {
 		t.Errorf("the second column of a failed run says %q", m)
+	}
+	if m := fails[kPanics+"/second"]; !strings.Contains(m, "did not finish: routing/once/panics/errors panicked") || !strings.Contains(m, "(panic: the drill crashed)") {
+		t.Errorf("the second column of a crashed run says %q", m)
 	}
 	for _, name := range []string{kUnconfirmed + "/first", kUnconfirmed + "/second"} {
 		if c := checks[name]; c.Status != report.StatusInconclusive || !strings.Contains(c.Message, "fault failover not confirmed") {
