@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
@@ -69,7 +70,15 @@ func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
 
 func readSide(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
+	// When another scenario ran the staged deploy, this one draws its
+	// timeline and fault windows from that run, as when it ran it itself
+	// (else both depended on Ginkgo's spec order; issue 16). Recorded
+	// before the controls run, so they land on the same clock, after it.
+	if rec := history.From(ctx); rec != nil && len(rec.Snapshot().Ops) == 0 {
+		harness.RecordOps(ctx, r.clock, harness.MigrationOps("directory calls", r.history))
+	}
 	ev := harness.Evidence(cfg, standalone, nil)
+	ev.Faults = harness.Windows(r.faults...)
 	issued := make([]check.FencingOp, len(r.history))
 	for i, op := range r.history {
 		issued[i] = op.FencingOp
