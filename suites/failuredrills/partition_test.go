@@ -105,27 +105,19 @@ type partitionOutcome struct {
 	versions map[client.Backend]string
 }
 
-var (
-	partitions      *partitionOutcome
-	partitionsTried bool
-	// partitionsErr is the partition fault's Apply error: every later spec
-	// scores the same inconclusive verdict.
-	partitionsErr error
-)
+// partitionsRuns runs the partitions once for every backend; each
+// backend's two scenarios judge the same runs (a partition costs seconds,
+// and the columns are two views of it). An unconfirmed partition leaves
+// every later spec inconclusive on the same fault (harness.Once).
+var partitionsRuns = harness.NewOnce(func(ctx SpecContext, _ string) *partitionOutcome { return partitionsRun(ctx) })
 
-// partitionsOf runs the partitions once for every backend; each backend's
-// two scenarios judge the same runs (a partition costs seconds, and the
-// columns are two views of it).
-func partitionsOf(ctx context.Context) *partitionOutcome {
+func partitionsOf(ctx SpecContext) *partitionOutcome {
 	GinkgoHelper()
-	if partitionsTried {
-		if partitionsErr != nil {
-			harness.MustConfirm(partitionsErr, cfg.Seed)
-		}
-		Expect(partitions).NotTo(BeNil(), "the partition drill failed in an earlier spec")
-		return partitions
-	}
-	partitionsTried = true
+	return partitionsRuns.Get(ctx, "failure-drills/partition")
+}
+
+func partitionsRun(ctx context.Context) *partitionOutcome {
+	GinkgoHelper()
 	s := partitionScaleOf()
 	rng := cfg.Rand("failure-drills/partition")
 	out := &partitionOutcome{scored: map[client.Backend][]check.PartitionRun{}, frozen: map[client.Backend][]check.PartitionRun{}, swallow: map[client.Backend][]check.PartitionRun{}, versions: map[client.Backend]string{}}
@@ -150,7 +142,6 @@ func partitionsOf(ctx context.Context) *partitionOutcome {
 		}
 		out.faults = append(out.faults, w)
 	}
-	partitions = out
 	return out
 }
 
@@ -240,7 +231,6 @@ func partitionOnce(ctx context.Context, rng *rand.Rand, s partitionScale, shard 
 		return nil
 	}}
 	w, err := fault.Apply(ctx, cluster, f)
-	partitionsErr = err
 	harness.MustConfirm(err, cfg.Seed)
 	tl.Rejoined = at(w.End)
 	// Load after the rejoin, until every client served the shard again

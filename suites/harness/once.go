@@ -113,6 +113,9 @@ func (o *Once[K, R]) Get(ctx SpecContext, k K) R {
 		if m := sr.Failure.Message; m != "" {
 			r.failed += ": " + m
 		}
+		if p := sr.Failure.ForwardedPanic; p != "" { // a panic's Message is only "Test Panicked"
+			r.failed += " (panic: " + p + ")"
+		}
 	})
 	defer func() {
 		if v := recover(); v != nil {

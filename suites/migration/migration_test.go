@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,10 +42,14 @@ var _ = Describe("fencing-migration", func() {
 	)
 })
 
-var (
-	mainOnce sync.Once
-	mainRun  *staged
-)
+// mainRuns runs the staged deploy (mainPlan) once; the staged-deploy,
+// errors and read-side scenarios judge the same run.
+var mainRuns = harness.NewOnce(func(ctx SpecContext, name string) *staged {
+	GinkgoHelper()
+	sz := scale()
+	By(fmt.Sprintf("staged deploy: %d pods, %d sessions over both lanes, pod kills every ~%v, TTL %v renew %v", sz.pods, sz.sessions, sz.killEvery, leaseTTL, leaseTTL/3))
+	return stage(ctx, run{name: name, sessions: sz.sessions, pods: sz.pods, kills: true, reads: true, plan: mainPlan})
+})
 
 // mainPlan is the staged deploy along the whole rollback matrix (000
 // §Deployment Gate rule 4), every step asked of the gate:
@@ -141,15 +144,9 @@ func randDur(r *staged, d time.Duration) time.Duration {
 	return time.Duration(r.rng.Int64N(max(1, int64(d))))
 }
 
-func theMainRun(ctx context.Context) *staged {
+func theMainRun(ctx SpecContext) *staged {
 	GinkgoHelper()
-	mainOnce.Do(func() {
-		sz := scale()
-		By(fmt.Sprintf("staged deploy: %d pods, %d sessions over both lanes, pod kills every ~%v, TTL %v renew %v", sz.pods, sz.sessions, sz.killEvery, leaseTTL, leaseTTL/3))
-		mainRun = stage(ctx, run{name: "fencing-migration/staged-deploy", sessions: sz.sessions, pods: sz.pods, kills: true, reads: true, plan: mainPlan})
-	})
-	Expect(mainRun).NotTo(BeNil(), "the staged deploy did not complete")
-	return mainRun
+	return mainRuns.Get(ctx, "fencing-migration/staged-deploy")
 }
 
 // mutantPlans are the spec's mutants M1–M8 with the plan that exposes each:
@@ -255,12 +252,11 @@ func stagedDeploy(ctx SpecContext) report.Check {
 	controls = append(controls, harness.SelfTest("timer-drain", "C-gate by waiting one TTL: renew is PEXPIRE, a renewed lease never expires while its pod lives (000 §The protocol, C-gate)", timer))
 
 	for _, m := range fencing.MigrationMutants {
-		plan, ok := mutantPlans[m]
-		if !ok {
+		if _, ok := mutantPlans[m]; !ok {
 			continue // M9 is loud: scored in the errors column (slot-rules)
 		}
 		By(fmt.Sprintf("negative control: mutant %s (%s)", m, mutantWhy[m]))
-		mr := theMutantRun(ctx, m, plan)
+		mr := theMutantRun(ctx, m)
 		t1 := check.All("t1", check.Judge(check.MigrationSingleAuthority, mr.history, leaseTTL, slack), check.Judge(check.ObservedSingleAuthority, mr.samples, 20))
 		t2 := check.Judge(check.MigrationGenerations, mr.history)
 		res := invariants(mr)

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
@@ -69,7 +70,15 @@ func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
 
 func readSide(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
+	// When another scenario ran the staged deploy, this one draws its
+	// timeline and fault windows from that run, as when it ran it itself
+	// (else both depended on Ginkgo's spec order; issue 16). Recorded
+	// before the controls run, so they land on the same clock, after it.
+	if rec := history.From(ctx); rec != nil && len(rec.Snapshot().Ops) == 0 {
+		harness.RecordOps(ctx, r.clock, harness.MigrationOps("directory calls", r.history))
+	}
 	ev := harness.Evidence(cfg, standalone, nil)
+	ev.Faults = harness.Windows(r.faults...)
 	issued := make([]check.FencingOp, len(r.history))
 	for i, op := range r.history {
 		issued[i] = op.FencingOp
@@ -124,7 +133,7 @@ func readSide(ctx SpecContext) report.Check {
 			continue
 		}
 		By(fmt.Sprintf("negative control: the real read scripts under mutant %s (%s)", m, mutantWhy[m]))
-		mr := theMutantRun(ctx, m, mutantPlans[m])
+		mr := theMutantRun(ctx, m)
 		mi := make([]check.FencingOp, len(mr.history))
 		for i, op := range mr.history {
 			mi[i] = op.FencingOp
@@ -156,20 +165,22 @@ func readSide(ctx SpecContext) report.Check {
 // authority and real-time judgments can catch them.
 var readsUnder = map[fencing.MigrationMutant]bool{fencing.M4: true, fencing.M6: true, fencing.M7: true}
 
-var mutantRuns = map[fencing.MigrationMutant]*staged{}
-
-// theMutantRun runs mutant m's staged deploy; the runs that carry the read
-// probe (readsUnder) run once per process and are shared between the write
-// controls (stagedDeploy) and the read-side controls.
-func theMutantRun(ctx context.Context, m fencing.MigrationMutant, plan func(ctx context.Context, r *staged) error) *staged {
+// theMutantRun runs mutant m's staged deploy (mutantPlans[m]). The runs
+// that carry the read probe (readsUnder) run once per process (mutantRuns):
+// the write controls (stagedDeploy) and the read-side controls judge the
+// same run. The others have one judge and are not kept.
+func theMutantRun(ctx SpecContext, m fencing.MigrationMutant) *staged {
 	GinkgoHelper()
-	if r := mutantRuns[m]; r != nil {
-		return r
-	}
-	sz := scale()
-	r := stage(ctx, run{name: "fencing-migration/mutant/" + string(m), mutant: m, sessions: sz.mutantSessions, pods: sz.mPods, kills: true, cap: mutantCap(m), reads: readsUnder[m], plan: plan})
 	if readsUnder[m] {
-		mutantRuns[m] = r
+		return mutantRuns.Get(ctx, m)
 	}
-	return r
+	return mutantRun(ctx, m)
+}
+
+var mutantRuns = harness.NewOnce(mutantRun)
+
+func mutantRun(ctx SpecContext, m fencing.MigrationMutant) *staged {
+	GinkgoHelper()
+	sz := scale()
+	return stage(ctx, run{name: "fencing-migration/mutant/" + string(m), mutant: m, sessions: sz.mutantSessions, pods: sz.mPods, kills: true, cap: mutantCap(m), reads: readsUnder[m], plan: mutantPlans[m]})
 }

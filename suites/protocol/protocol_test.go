@@ -31,7 +31,7 @@ var protocols = []client.Protocol{client.RESP2, client.RESP3}
 var _ = Describe("protocol", func() {
 	for _, b := range harness.BackendsFromEnv() {
 		for _, p := range protocols {
-			c := &cell{backend: b, proto: p, name: fmt.Sprintf("protocol/%s/resp%d", b, p)}
+			c := cell{backend: b, proto: p, name: fmt.Sprintf("protocol/%s/resp%d", b, p)}
 			harness.Emit(
 				// One scenario name per column: each keeps its own history
 				// (histories are stored by scenario name), so `slotgate check
@@ -39,12 +39,12 @@ var _ = Describe("protocol", func() {
 				harness.Scenario{
 					Name: c.name + "/" + string(report.ColumnSilentlyWrong), Row: row, Column: report.ColumnSilentlyWrong,
 					Spec: fmt.Sprintf("under RESP%d the fencing C-phase stays linearizable (one authority, generation +1, guards) and bulk reads stay positional (000 §Conformance, Protocol choice; D3)", p),
-					Run:  func(ctx SpecContext) report.Check { return silentlyWrong(c.get(ctx)) },
+					Run:  func(ctx SpecContext) report.Check { return silentlyWrong(cells.Get(ctx, c)) },
 				},
 				harness.Scenario{
 					Name: c.name + "/" + string(report.ColumnErrors), Row: row, Column: report.ColumnErrors,
 					Spec: fmt.Sprintf("every pool connection negotiated RESP%d, the workload ran without an error, and RESP%d reply shapes decode exactly (000 §Conformance, Protocol choice: admitted by test, never assumed)", p, p),
-					Run:  func(ctx SpecContext) report.Check { return errorsColumn(c.get(ctx)) },
+					Run:  func(ctx SpecContext) report.Check { return errorsColumn(cells.Get(ctx, c)) },
 				},
 			)
 		}
@@ -66,14 +66,17 @@ func scaleOf() protoScale {
 }
 
 // cell is one backend × protocol of the matrix. Both columns judge the same
-// run: whichever spec of the cell runs first drives the cluster and keeps
-// the recorded histories; the checks are pure and read them.
+// run (cells): whichever spec of the cell runs first drives the cluster and
+// keeps the recorded histories; the checks are pure and read them.
 type cell struct {
 	backend client.Backend
 	proto   client.Protocol
 	name    string
-	run     *cellRun
 }
+
+func (c cell) String() string { return c.name } // names the run in Once's messages
+
+var cells = harness.NewOnce(func(ctx SpecContext, c cell) *cellRun { return c.drive(ctx) })
 
 type cellRun struct {
 	scale   protoScale
@@ -92,13 +95,6 @@ type cellRun struct {
 	ctlConns    []check.ClientConn // CLIENT LIST with the other-protocol pool alive
 	shapes      []traffic.RawShape // typed reads through the pool under test
 	ctlShapes   []traffic.RawShape // typed reads through the other-protocol pool
-}
-
-func (c *cell) get(ctx context.Context) *cellRun {
-	if c.run == nil {
-		c.run = c.drive(ctx)
-	}
-	return c.run
 }
 
 func openPool(ctx context.Context, b client.Backend, p client.Protocol, name string) client.Pool {
@@ -132,7 +128,7 @@ func other(p client.Protocol) client.Protocol {
 	return client.RESP2
 }
 
-func (c *cell) drive(ctx context.Context) *cellRun {
+func (c cell) drive(ctx context.Context) *cellRun {
 	GinkgoHelper()
 	s := scaleOf()
 	rng := cfg.Rand(c.name)

@@ -80,19 +80,12 @@ func keysFor(prefix string, slots []int, perSlot int) []traffic.RoutingKeys {
 	return out
 }
 
-var migrations = map[client.Backend]run{}
-
-// migrated runs b's migrating workload once; both columns judge it (the
+// migrations runs b's migrating workload once; both columns judge it (the
 // errors column on the same history the silently-wrong column judges).
-func migrated(ctx context.Context, b client.Backend) run {
+var migrations = harness.NewOnce(func(ctx SpecContext, b client.Backend) run {
 	GinkgoHelper()
-	if r, ok := migrations[b]; ok {
-		return r
-	}
-	r := migrate(ctx, b, "routing/migrate/"+string(b))
-	migrations[b] = r
-	return r
-}
+	return migrate(ctx, b, "routing/migrate/"+string(b))
+})
 
 func migrate(ctx context.Context, b client.Backend, name string) run {
 	GinkgoHelper()
@@ -199,7 +192,7 @@ func pinnedRun(ctx context.Context, b client.Backend, name string, m routing.Mut
 func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/acknowledged/" + string(b)
-	r := migrated(ctx, b)
+	r := migrations.Get(ctx, b)
 	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
@@ -229,7 +222,7 @@ func acknowledged(ctx SpecContext, b client.Backend) report.Check {
 func redirects(ctx SpecContext, b client.Backend) report.Check {
 	s := scaleOf()
 	name := "routing/redirects/" + string(b)
-	r := migrated(ctx, b)
+	r := migrations.Get(ctx, b)
 	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)

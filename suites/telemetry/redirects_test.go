@@ -195,7 +195,7 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 		check.Judge(check.TelemetryExposed, pinnedScrape, []string{telemetry.CommandsName, telemetry.RedirectsName}, nodeAddrs(cluster)),
 		check.Judge(check.TelemetryExposed, migratingScrape, []string{telemetry.CommandsName, telemetry.SlotMapRefreshesName}, nodeAddrs(cluster)))
 	ev := harness.Evidence(cfg, cluster, nil)
-	ev.Client = poolVersion(ctx, b)
+	ev.Client = versions.Get(ctx, b)
 	ev.Faults = harness.Windows(faults...)
 	ev.Metrics = map[string]float64{
 		"pinned_moved_sent":             pinnedSent,

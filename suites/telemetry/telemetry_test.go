@@ -406,24 +406,19 @@ func agreementOf(r *skewRun, run, fill, sub []check.TelemetrySample) check.Resul
 	})
 }
 
-func evidenceOf(ctx context.Context, b client.Backend, r *skewRun) report.Evidence {
+func evidenceOf(ctx SpecContext, b client.Backend, r *skewRun) report.Evidence {
 	ev := harness.Evidence(cfg, cluster, nil)
-	ev.Client = poolVersion(ctx, b)
+	ev.Client = versions.Get(ctx, b)
 	ev.Metrics = map[string]float64{"operations": float64(r.ops), "keys": float64(len(r.keys)), "hot_slot": float64(r.hot), "slots_compared": float64(len(r.slotKeys)), "run_ms": float64(r.elapsed.Milliseconds())}
 	return ev
 }
 
-var versions = map[client.Backend]string{}
-
-// poolVersion names b's client library and version for the evidence.
-func poolVersion(ctx context.Context, b client.Backend) string {
+// versions names each backend's client library and version for the
+// evidence, from one pool per process.
+var versions = harness.NewOnce(func(ctx SpecContext, b client.Backend) string {
 	GinkgoHelper()
-	if v, ok := versions[b]; ok {
-		return v
-	}
-	versions[b] = harness.Pool(ctx, b, cluster).Version()
-	return versions[b]
-}
+	return harness.Pool(ctx, b, cluster).Version()
+})
 
 func agreement(ctx SpecContext, b client.Backend) report.Check {
 	r := skews.Get(ctx, b)
