@@ -68,6 +68,11 @@ type Options struct {
 	// absorbed by re-sending, so a run can show redirects really reached it.
 	Absorbed *atomic.Int64
 	Mutant   Mutant
+	// ResentAcked, when set, counts the re-sends MutantRetryUnknown made that
+	// came back acknowledged: the at-least-once hazard met (the first send
+	// may have run too), so a run can show its control had something to
+	// catch.
+	ResentAcked *atomic.Int64
 }
 
 // Pool is a client.Pool whose Do absorbs redirects the library handed back.
@@ -152,6 +157,9 @@ func (p *Pool) send(ctx context.Context, cmd client.Cmd, timeout time.Duration) 
 		}
 		v, err = p.Pool.Do(rctx, cmd)
 		cancel()
+		if err == nil && p.o.ResentAcked != nil {
+			p.o.ResentAcked.Add(1)
+		}
 	}
 	return v, err
 }
