@@ -118,10 +118,10 @@ func fencingStep(s fencingState, op FencingOp) []fencingState {
 // FencingModel is the directory's sequential specification for porcupine,
 // partitioned by session (sessions are independent: per-session keys).
 var FencingModel = porcupine.NondeterministicModel{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
 		bySession := map[string][]porcupine.Operation{}
 		var order []string
-		for _, op := range history {
+		for _, op := range ops {
 			s := op.Input.(FencingOp).Session
 			if _, ok := bySession[s]; !ok {
 				order = append(order, s)
@@ -153,13 +153,13 @@ var FencingModel = porcupine.NondeterministicModel{
 // FencingLinearizable checks a directory history against the sequential
 // specification: single authority, generation +1 per acquisition, guarded
 // renew/release and the fence, all at once and under real concurrency.
-func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
+func FencingLinearizable(recorded []FencingOp, timeout time.Duration) Result {
 	const name = "fencing-linearizable"
-	if len(history) == 0 {
+	if len(recorded) == 0 {
 		return unknown(name, "empty history")
 	}
-	ops := make([]porcupine.Operation, len(history))
-	for i, h := range history {
+	ops := make([]porcupine.Operation, len(recorded))
+	for i, h := range recorded {
 		ret := int64(h.Return)
 		if h.Unknown {
 			ret = math.MaxInt64
@@ -169,11 +169,11 @@ func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
 	res := porcupine.CheckOperationsTimeout(FencingModel.ToModel(), ops, timeout)
 	switch res {
 	case porcupine.Ok:
-		return pass(name, "%d operations linearizable against the C-phase specification", len(history))
+		return pass(name, "%d operations linearizable against the C-phase specification", len(recorded))
 	case porcupine.Unknown:
-		return unknown(name, "linearizability check timed out after %v on %d operations", timeout, len(history))
+		return unknown(name, "linearizability check timed out after %v on %d operations", timeout, len(recorded))
 	}
-	return fail(name, "", "history of %d operations is not linearizable against the C-phase specification", len(history))
+	return fail(name, "", "history of %d operations is not linearizable against the C-phase specification", len(recorded))
 }
 
 // FencingCounterexample returns the operations of the first session whose
@@ -182,10 +182,10 @@ func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
 // reviewer can read as a per-session lease and generation timeline. It
 // returns nil when every session is linearizable or undecided within
 // timeout.
-func FencingCounterexample(history []FencingOp, timeout time.Duration) []FencingOp {
+func FencingCounterexample(recorded []FencingOp, timeout time.Duration) []FencingOp {
 	bySession := map[string][]FencingOp{}
 	var order []string
-	for _, op := range history {
+	for _, op := range recorded {
 		if _, ok := bySession[op.Session]; !ok {
 			order = append(order, op.Session)
 		}
@@ -212,9 +212,9 @@ func FencingCounterexample(history []FencingOp, timeout time.Duration) []Fencing
 // return order and reports two owners holding one session at once (T1,
 // spec 000 §Safety theorems). It needs no model, so its counterexample reads
 // plainly; TTL expiry is assumed not to occur within the history.
-func SingleAuthority(history []FencingOp) Result {
+func SingleAuthority(ops []FencingOp) Result {
 	const name = "single-authority"
-	events := byReturn(history)
+	events := byReturn(ops)
 	holder := map[string]FencingOp{}
 	var bad []string
 	acquires := 0
@@ -248,13 +248,13 @@ func SingleAuthority(history []FencingOp) Result {
 // generations issued to successful acquires strictly increase and none is
 // issued twice; with stepOne, each is exactly the previous + 1 (the C
 // acquire's INCR).
-func GenerationsIncrease(history []FencingOp, stepOne bool) Result {
+func GenerationsIncrease(ops []FencingOp, stepOne bool) Result {
 	const name = "generations-increase"
 	last := map[string]FencingOp{}
 	seen := map[string]map[int64]FencingOp{}
 	var bad []string
 	n := 0
-	for _, op := range byReturn(history) {
+	for _, op := range byReturn(ops) {
 		if op.Kind != OpAcquire || !op.OK || op.Unknown {
 			continue
 		}
@@ -286,7 +286,7 @@ func GenerationsIncrease(history []FencingOp, stepOne bool) Result {
 // (spec 000 §Per-phase operation table: "owner+gen guarded"). It needs the
 // history's acquire/release successes to know the live lease at each call;
 // calls concurrent with a change of holder are skipped, not guessed.
-func GuardsHold(history []FencingOp) Result {
+func GuardsHold(ops []FencingOp) Result {
 	const name = "guards-hold"
 	type interval struct {
 		owner      string
@@ -294,7 +294,7 @@ func GuardsHold(history []FencingOp) Result {
 		start, end time.Duration // [acquire call, release return]
 	}
 	leases := map[string][]*interval{}
-	for _, op := range byReturn(history) {
+	for _, op := range byReturn(ops) {
 		if op.Unknown || !op.OK {
 			continue
 		}
@@ -311,7 +311,7 @@ func GuardsHold(history []FencingOp) Result {
 	}
 	var bad []string
 	checked := 0
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Unknown || (op.Kind != OpRenew && op.Kind != OpRelease) {
 			continue
 		}
@@ -339,8 +339,8 @@ func GuardsHold(history []FencingOp) Result {
 	return pass(name, "%d stale or foreign renew/release calls, all refused", checked)
 }
 
-func byReturn(history []FencingOp) []FencingOp {
-	out := append([]FencingOp(nil), history...)
+func byReturn(ops []FencingOp) []FencingOp {
+	out := append([]FencingOp(nil), ops...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Return < out[j].Return })
 	return out
 }
@@ -349,11 +349,11 @@ func byReturn(history []FencingOp) []FencingOp {
 // every row that drives the directory applies it: the history is
 // linearizable against the specification, and the plain-language scans
 // (T1, T2 with +1 steps, guards) give a readable counterexample when not.
-func FencingInvariants(history []FencingOp) Result {
+func FencingInvariants(ops []FencingOp) Result {
 	return All("fencing-invariants",
-		FencingLinearizable(history, 30*time.Second),
-		SingleAuthority(history),
-		GenerationsIncrease(history, true),
-		GuardsHold(history),
+		FencingLinearizable(ops, 30*time.Second),
+		SingleAuthority(ops),
+		GenerationsIncrease(ops, true),
+		GuardsHold(ops),
 	)
 }

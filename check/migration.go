@@ -49,7 +49,7 @@ func (s KeyspaceSample) String() string {
 // acquire by anyone else that ran entirely inside such a window created a
 // second live lease. Sound (no false alarm from expiry or in-flight calls);
 // a fork that begins and ends between observations is the observer's job.
-func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) Result {
+func MigrationSingleAuthority(ops []MigrationOp, ttl, slack time.Duration) Result {
 	const name = "migration-single-authority"
 	type lease struct {
 		owner string
@@ -61,7 +61,7 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 	leases := map[string]*lease{}
 	bySession := map[string][]*lease{}
 	forever := time.Duration(1<<63 - 1)
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Unknown || !op.OK || op.Kind != OpAcquire {
 			continue
 		}
@@ -69,7 +69,7 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 		leases[key(op)] = l
 		bySession[op.Session] = append(bySession[op.Session], l)
 	}
-	for _, op := range history {
+	for _, op := range ops {
 		l := leases[key(op)]
 		if l == nil {
 			continue
@@ -87,7 +87,7 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 	}
 	acquires := 0
 	var bad []string
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Unknown || !op.OK || op.Kind != OpAcquire {
 			continue
 		}
@@ -118,11 +118,11 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 // counters: per session no generation is issued twice, and an acquire that
 // began after another returned got a strictly higher generation. Real-time
 // order only, so concurrency and unknown outcomes raise no false alarm.
-func MigrationGenerations(history []MigrationOp) Result {
+func MigrationGenerations(recorded []MigrationOp) Result {
 	const name = "migration-generations"
 	bySession := map[string][]MigrationOp{}
 	n := 0
-	for _, op := range history {
+	for _, op := range recorded {
 		if op.Unknown || !op.OK || op.Kind != OpAcquire {
 			continue
 		}
@@ -243,8 +243,8 @@ func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []
 
 // MigrationErrors is the errors column of the migration row with no link
 // fault injected: see MigrationErrorsAround.
-func MigrationErrors(history []MigrationOp, minOps int) Result {
-	return MigrationErrorsAround(history, nil, 0, minOps)
+func MigrationErrors(ops []MigrationOp, minOps int) Result {
+	return MigrationErrorsAround(ops, nil, 0, minOps)
 }
 
 // MigrationErrorsAround is the errors column of the migration row: every
@@ -254,10 +254,10 @@ func MigrationErrors(history []MigrationOp, minOps int) Result {
 // time to notice its connections were cut), is a fault-window error; any
 // other error — including a server error inside a window — is a loud
 // failure. minOps guards against a run that never happened.
-func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Duration, minOps int) Result {
+func MigrationErrorsAround(ops []MigrationOp, faults []Span, settle time.Duration, minOps int) Result {
 	const name = "migration-errors"
-	if len(history) < minOps {
-		return unknown(name, "only %d operations recorded, need %d", len(history), minOps)
+	if len(ops) < minOps {
+		return unknown(name, "only %d operations recorded, need %d", len(ops), minOps)
 	}
 	inFault := func(op MigrationOp) bool {
 		for _, w := range faults {
@@ -270,7 +270,7 @@ func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Dur
 	abandoned, faulted, during := 0, 0, 0
 	byKind := map[string]int{}
 	var bad []string
-	for _, op := range history {
+	for _, op := range ops {
 		if inFault(op) {
 			during++
 		}
@@ -297,9 +297,9 @@ func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Dur
 		windows = fmt.Sprintf(", %d network errors in %d link-fault windows (+%v settle; %d operations overlapped them)", faulted, len(faults), settle, during)
 	}
 	if len(bad) > 0 {
-		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills%s)", countKinds(byKind), len(history), abandoned, windows)
+		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills%s)", countKinds(byKind), len(ops), abandoned, windows)
 	}
-	return pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills%s, 0 other)", len(history), abandoned, windows)
+	return pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills%s, 0 other)", len(ops), abandoned, windows)
 }
 
 // ErrKindNetwork is the error kind of a call that got no reply (a cut or

@@ -58,9 +58,9 @@ func (t PauseTally) String() string {
 // when every acquire/renew that could have extended it returned more than
 // ttl+slack before the call. Calls on a lease not certainly dead are counted
 // as undecided, never guessed.
-func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Duration) []PauseTally {
+func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration) []PauseTally {
 	acquires := map[string][]MigrationOp{} // session → successful acquires
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Kind == OpAcquire && op.OK && !op.Unknown {
 			acquires[op.Session] = append(acquires[op.Session], op)
 		}
@@ -72,7 +72,7 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 		// any acquire/renew of it by the pod before it resumed (an unknown
 		// outcome counts: it may have applied).
 		lastExt := map[string]time.Duration{}
-		for _, op := range history {
+		for _, op := range ops {
 			if op.Pod != p.Pod || op.Call >= p.To || p.Beliefs[op.Session] != op.Gen || op.Gen == 0 {
 				continue
 			}
@@ -80,7 +80,7 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 				lastExt[op.Session] = max(lastExt[op.Session], op.Return)
 			}
 		}
-		for _, op := range history {
+		for _, op := range ops {
 			gen, believed := p.Beliefs[op.Session]
 			if op.Pod != p.Pod || op.Call < p.To || !believed || op.Gen != gen || op.Unknown {
 				continue
@@ -159,12 +159,12 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 // one dead frame and, over all pauses, a delayed renew and a delayed release
 // met the pod's own newer lease (the case a generation-blind guard gets
 // wrong).
-func PausedPodsFenced(history []MigrationOp, pauses []PodPause, ttl, slack time.Duration) Result {
+func PausedPodsFenced(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration) Result {
 	const name = "paused-pods-fenced"
 	if len(pauses) == 0 {
 		return unknown(name, "no pod was paused")
 	}
-	tallies := TallyPauses(history, pauses, ttl, slack)
+	tallies := TallyPauses(ops, pauses, ttl, slack)
 	var bad, observed []string
 	frames, refused, selfRenews, selfReleases := 0, 0, 0, 0
 	for _, t := range tallies {

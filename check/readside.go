@@ -326,7 +326,7 @@ func stageOf(stages []Stage, t time.Duration) string {
 //     validate began is stale.
 //
 // Calls inside neither are not judged; fewer than minJudged judged is Unknown.
-func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+func PodValidates(ops []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
 	const name = "pod-validates"
 	type leaseKey struct {
 		session, owner string
@@ -336,7 +336,7 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 	live := map[leaseKey][]window{}
 	released := map[leaseKey]time.Duration{}
 	acked := map[string][]MigrationOp{}
-	for _, op := range history {
+	for _, op := range ops {
 		k := leaseKey{op.Session, op.Owner, op.Gen}
 		switch {
 		case op.Kind == OpRelease && (op.OK || op.Unknown):
@@ -354,7 +354,7 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 	judged := map[string]int{}
 	var bad []string
 	n := 0
-	for _, op := range history {
+	for _, op := range ops {
 		if op.Kind != OpValidate || op.Unknown {
 			continue
 		}
@@ -412,8 +412,8 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 // PodValidatesOn is PodValidates over the validates of one lane's pods,
 // its message naming the lane ("reliable lane: …"), so a result that
 // combines the lanes says which one a verdict is about.
-func PodValidatesOn(lane string, history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
-	r := PodValidates(history, ttl, slack, minJudged)
+func PodValidatesOn(lane string, ops []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+	r := PodValidates(ops, ttl, slack, minJudged)
 	r.Message = lane + " lane: " + r.Message
 	return r
 }

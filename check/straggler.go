@@ -26,7 +26,7 @@ type Straggler struct {
 // shows. after is the backfill: the check is Unknown unless some straggler
 // renewed a lease after it (else a timer could not have been fooled, and
 // the check proves nothing).
-func StragglersDrained(history []MigrationOp, stragglers []Straggler, after, gateAt, ttl, slack time.Duration) Result {
+func StragglersDrained(ops []MigrationOp, stragglers []Straggler, after, gateAt, ttl, slack time.Duration) Result {
 	const name = "stragglers-drained"
 	if len(stragglers) == 0 {
 		return unknown(name, "no straggler lingered")
@@ -38,7 +38,7 @@ func StragglersDrained(history []MigrationOp, stragglers []Straggler, after, gat
 	// a lease the straggler released (or may have) stops being certainly
 	// live when the release began.
 	released := map[string]time.Duration{}
-	for _, op := range history {
+	for _, op := range ops {
 		if _, ok := pods[op.Pod]; ok && op.Kind == OpRelease && (op.OK || op.Unknown) {
 			k := fmt.Sprintf("%s|%s|%d", op.Pod, op.Session, op.Gen)
 			if r, seen := released[k]; !seen || op.Call < r {
@@ -49,7 +49,7 @@ func StragglersDrained(history []MigrationOp, stragglers []Straggler, after, gat
 	renewsAfter := 0
 	var lastLive time.Duration
 	var bad []string
-	for _, op := range history {
+	for _, op := range ops {
 		st, ok := pods[op.Pod]
 		if !ok || !op.OK || op.Unknown || (op.Kind != OpRenew && op.Kind != OpAcquire) {
 			continue
