@@ -6,34 +6,35 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-func acq(client int, owner string, ok bool, gen, holder int64, call, ret int) check.FencingOp {
-	return check.FencingOp{Client: client, Session: "c:s", Kind: check.OpAcquire, Owner: owner, OK: ok, Gen: gen, HolderGen: holder, Call: ms(call), Return: ms(ret)}
+func acq(client int, owner string, ok bool, gen, holder int64, call, ret int) history.FencingOp {
+	return history.FencingOp{Client: client, Session: "c:s", Kind: history.OpAcquire, Owner: owner, OK: ok, Gen: gen, HolderGen: holder, Call: ms(call), Return: ms(ret)}
 }
 
-func op(kind check.FencingOpKind, owner string, gen int64, ok bool, call, ret int) check.FencingOp {
-	return check.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}
+func op(kind history.FencingOpKind, owner string, gen int64, ok bool, call, ret int) history.FencingOp {
+	return history.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}
 }
 
 // held sets the holder's owner a refused acquire reports.
-func held(o check.FencingOp, owner string) check.FencingOp { o.HolderOwner = owner; return o }
+func held(o history.FencingOp, owner string) history.FencingOp { o.HolderOwner = owner; return o }
 
 // goodHistory: two pods race, p0 wins gen 1, p1's foreign renew/release are
 // refused, p0 releases, p1 wins gen 2.
-func goodHistory() []check.FencingOp {
-	return []check.FencingOp{
+func goodHistory() []history.FencingOp {
+	return []history.FencingOp{
 		acq(0, "p0", true, 1, 0, 0, 2),
 		held(acq(1, "p1", false, 0, 1, 1, 3), "p0"),
-		op(check.OpRenew, "p1", 1, false, 4, 5),
-		op(check.OpRelease, "p1", 1, false, 4, 5),
-		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 1, Call: ms(4), Return: ms(5)},
-		op(check.OpRelease, "p0", 1, true, 6, 7),
-		op(check.OpRelease, "p0", 1, false, 8, 9),
+		op(history.OpRenew, "p1", 1, false, 4, 5),
+		op(history.OpRelease, "p1", 1, false, 4, 5),
+		{Session: "c:s", Kind: history.OpValidate, Owner: "p0", Gen: 1, Verdict: 1, Call: ms(4), Return: ms(5)},
+		op(history.OpRelease, "p0", 1, true, 6, 7),
+		op(history.OpRelease, "p0", 1, false, 8, 9),
 		acq(1, "p1", true, 2, 0, 10, 11),
-		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 0, Call: ms(12), Return: ms(13)},
+		{Session: "c:s", Kind: history.OpValidate, Owner: "p0", Gen: 1, Verdict: 0, Call: ms(12), Return: ms(13)},
 	}
 }
 
@@ -52,15 +53,15 @@ func TestFencingCheckersPassGoodHistory(t *testing.T) {
 }
 
 func TestFencingCheckersCatchMutants(t *testing.T) {
-	twoWinners := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
-	reused := []check.FencingOp{
-		acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRelease, "p0", 1, true, 2, 3),
+	twoWinners := []history.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
+	reused := []history.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 1), op(history.OpRelease, "p0", 1, true, 2, 3),
 		acq(1, "p1", true, 1, 0, 4, 5),
 	}
-	foreignRenew := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRenew, "p1", 1, true, 2, 3)}
-	staleRelease := []check.FencingOp{
-		acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRelease, "p0", 1, true, 2, 3),
-		acq(1, "p1", true, 2, 0, 4, 5), op(check.OpRelease, "p0", 1, true, 6, 7),
+	foreignRenew := []history.FencingOp{acq(0, "p0", true, 1, 0, 0, 1), op(history.OpRenew, "p1", 1, true, 2, 3)}
+	staleRelease := []history.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 1), op(history.OpRelease, "p0", 1, true, 2, 3),
+		acq(1, "p1", true, 2, 0, 4, 5), op(history.OpRelease, "p0", 1, true, 6, 7),
 	}
 	cases := []struct {
 		name string
@@ -101,8 +102,8 @@ func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
 	// continuations are linearizable.
 	lost := acq(0, "p0", false, 0, 0, 0, 1)
 	lost.Unknown = true
-	for _, next := range []check.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), held(acq(1, "p1", false, 0, 1, 5, 6), "p0")} {
-		if r := check.FencingLinearizable([]check.FencingOp{lost, next}, time.Second); r.Status != check.Pass {
+	for _, next := range []history.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), held(acq(1, "p1", false, 0, 1, 5, 6), "p0")} {
+		if r := check.FencingLinearizable([]history.FencingOp{lost, next}, time.Second); r.Status != check.Pass {
 			t.Errorf("unknown acquire then %v: %s %s", next, r.Status, r.Message)
 		}
 	}
@@ -275,7 +276,7 @@ func TestFencingCounterexample(t *testing.T) {
 	if ce := check.FencingCounterexample(good, time.Second); ce != nil {
 		t.Fatalf("good history has a counterexample: %v", ce)
 	}
-	bad := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
+	bad := []history.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
 	for i := range bad {
 		bad[i].Session = "c:broken"
 	}

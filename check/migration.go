@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/slotgate/slotgate/history"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 // which tunnel lane, and how it failed (spec 000 §Conformance, Fencing
 // migration).
 type MigrationOp struct {
-	FencingOp
+	history.FencingOp
 	Pod   string
 	Phase string
 	Lane  string
@@ -62,7 +63,7 @@ func MigrationSingleAuthority(ops []MigrationOp, ttl, slack time.Duration) Resul
 	bySession := map[string][]*lease{}
 	forever := time.Duration(1<<63 - 1)
 	for _, op := range ops {
-		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
 		l := &lease{owner: op.Owner, gen: op.Gen, end: forever}
@@ -75,20 +76,20 @@ func MigrationSingleAuthority(ops []MigrationOp, ttl, slack time.Duration) Resul
 			continue
 		}
 		switch {
-		case op.Kind == OpRelease && (op.OK || op.Unknown):
+		case op.Kind == history.OpRelease && (op.OK || op.Unknown):
 			// A release whose outcome is unknown (its pod killed or its
 			// link reset mid-call) may have applied: the lease is only
 			// certainly live until the release began.
 			l.end = min(l.end, op.Call)
 		case op.Unknown || !op.OK:
-		case op.Kind == OpAcquire, op.Kind == OpRenew:
+		case op.Kind == history.OpAcquire, op.Kind == history.OpRenew:
 			l.live = append(l.live, [2]time.Duration{op.Return, op.Call + ttl - slack})
 		}
 	}
 	acquires := 0
 	var bad []string
 	for _, op := range ops {
-		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
 		acquires++
@@ -123,7 +124,7 @@ func MigrationGenerations(recorded []MigrationOp) Result {
 	bySession := map[string][]MigrationOp{}
 	n := 0
 	for _, op := range recorded {
-		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
 		n++

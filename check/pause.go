@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/slotgate/slotgate/history"
 	"strings"
 	"time"
 )
@@ -61,7 +62,7 @@ func (t PauseTally) String() string {
 func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration) []PauseTally {
 	acquires := map[string][]MigrationOp{} // session → successful acquires
 	for _, op := range ops {
-		if op.Kind == OpAcquire && op.OK && !op.Unknown {
+		if op.Kind == history.OpAcquire && op.OK && !op.Unknown {
 			acquires[op.Session] = append(acquires[op.Session], op)
 		}
 	}
@@ -76,7 +77,7 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 			if op.Pod != p.Pod || op.Call >= p.To || p.Beliefs[op.Session] != op.Gen || op.Gen == 0 {
 				continue
 			}
-			if (op.Kind == OpAcquire || op.Kind == OpRenew) && (op.OK || op.Unknown) {
+			if (op.Kind == history.OpAcquire || op.Kind == history.OpRenew) && (op.OK || op.Unknown) {
 				lastExt[op.Session] = max(lastExt[op.Session], op.Return)
 			}
 		}
@@ -85,7 +86,7 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 			if op.Pod != p.Pod || op.Call < p.To || !believed || op.Gen != gen || op.Unknown {
 				continue
 			}
-			if op.Kind != OpValidate && op.Kind != OpRenew && op.Kind != OpRelease {
+			if op.Kind != history.OpValidate && op.Kind != history.OpRenew && op.Kind != history.OpRelease {
 				continue
 			}
 			var newer *MigrationOp
@@ -104,9 +105,9 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 				cause = fmt.Sprintf("its own newer lease at gen %d (re-acquired @%v)", newer.Gen, newer.Return.Round(time.Millisecond))
 				frameCause = &t.FramesSelf
 				switch op.Kind {
-				case OpRenew:
+				case history.OpRenew:
 					t.SelfRenews++
-				case OpRelease:
+				case history.OpRelease:
 					t.SelfReleases++
 				}
 			case newer != nil:
@@ -120,7 +121,7 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 				continue
 			}
 			switch op.Kind {
-			case OpValidate:
+			case history.OpValidate:
 				t.Frames++
 				*frameCause++
 				if op.Verdict != 1 {
@@ -128,14 +129,14 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 				} else {
 					t.bad = append(t.bad, fmt.Sprintf("stale frame accepted: %v [pod %s, phase %s] — the fence took it though the session is %s", op.FencingOp, op.Pod, op.Phase, cause))
 				}
-			case OpRenew:
+			case history.OpRenew:
 				t.Renews++
 				if !op.OK {
 					t.RenewsRefused++
 				} else {
 					t.bad = append(t.bad, fmt.Sprintf("renewed in another lease's name: %v [pod %s, phase %s] — the session is %s", op.FencingOp, op.Pod, op.Phase, cause))
 				}
-			case OpRelease:
+			case history.OpRelease:
 				t.Releases++
 				if !op.OK {
 					t.ReleasesRefused++

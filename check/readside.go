@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/model"
 )
@@ -139,14 +140,14 @@ type ReadSideOptions struct {
 //     (issued: the run's acquires), independent of the snapshot.
 //
 // Coverage below opts is Unknown (blind), never a pass.
-func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
+func ReadSide(ops []ReadOp, issued []history.FencingOp, opts ReadSideOptions) Result {
 	name := "read-side"
 	if opts.Name != "" {
 		name += "/" + opts.Name
 	}
-	acked := map[string][]FencingOp{}
+	acked := map[string][]history.FencingOp{}
 	for _, op := range issued {
-		if op.Kind == OpAcquire && op.OK && !op.Unknown {
+		if op.Kind == history.OpAcquire && op.OK && !op.Unknown {
 			acked[op.Session] = append(acked[op.Session], op)
 		}
 	}
@@ -339,14 +340,14 @@ func PodValidates(ops []MigrationOp, ttl, slack time.Duration, minJudged int) Re
 	for _, op := range ops {
 		k := leaseKey{op.Session, op.Owner, op.Gen}
 		switch {
-		case op.Kind == OpRelease && (op.OK || op.Unknown):
+		case op.Kind == history.OpRelease && (op.OK || op.Unknown):
 			if t, ok := released[k]; !ok || op.Call < t {
 				released[k] = op.Call
 			}
 		case op.Unknown || !op.OK:
-		case op.Kind == OpAcquire || op.Kind == OpRenew:
+		case op.Kind == history.OpAcquire || op.Kind == history.OpRenew:
 			live[k] = append(live[k], window{op.Return, op.Call + ttl - slack})
-			if op.Kind == OpAcquire {
+			if op.Kind == history.OpAcquire {
 				acked[op.Session] = append(acked[op.Session], op)
 			}
 		}
@@ -355,7 +356,7 @@ func PodValidates(ops []MigrationOp, ttl, slack time.Duration, minJudged int) Re
 	var bad []string
 	n := 0
 	for _, op := range ops {
-		if op.Kind != OpValidate || op.Unknown {
+		if op.Kind != history.OpValidate || op.Unknown {
 			continue
 		}
 		k := leaseKey{op.Session, op.Owner, op.Gen}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/model"
 )
@@ -38,7 +39,7 @@ func TestReadSide(t *testing.T) {
 		}
 		good = append(good, readOps(p, k, "AB", time.Duration(i)*time.Second)...)
 	}
-	issued := []FencingOp{{Session: "s", Kind: OpAcquire, OK: true, Gen: 3, Return: 0}}
+	issued := []history.FencingOp{{Session: "s", Kind: history.OpAcquire, OK: true, Gen: 3, Return: 0}}
 	opts := ReadSideOptions{Phases: fencing.Phases, MinPerCell: 1, MinMixed: 1, Stages: []Stage{{Name: "O", From: 0}}}
 	if r := ReadSide(good, issued, opts); r.Status != Pass {
 		t.Fatalf("correct reads: %s %s\n%s", r.Status, r.Message, r.Counterexample)
@@ -70,17 +71,17 @@ func TestReadSide(t *testing.T) {
 
 func TestPodValidates(t *testing.T) {
 	ms := time.Millisecond
-	op := func(kind FencingOpKind, owner string, gen int64, ok bool, verdict int, call time.Duration) MigrationOp {
-		return MigrationOp{FencingOp: FencingOp{Session: "s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Verdict: verdict, Call: call, Return: call + ms}, Pod: owner, Phase: "A", Lane: "reliable"}
+	op := func(kind history.FencingOpKind, owner string, gen int64, ok bool, verdict int, call time.Duration) MigrationOp {
+		return MigrationOp{FencingOp: history.FencingOp{Session: "s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Verdict: verdict, Call: call, Return: call + ms}, Pod: owner, Phase: "A", Lane: "reliable"}
 	}
 	h := []MigrationOp{
-		op(OpAcquire, "a", 1, true, 0, 0),
-		op(OpValidate, "a", 1, false, 1, 10*ms),  // certainly live: valid
-		op(OpRelease, "a", 1, true, 0, 20*ms),    // released
-		op(OpValidate, "a", 1, false, -1, 30*ms), // not judged
-		op(OpAcquire, "b", 2, true, 0, 40*ms),
-		op(OpValidate, "a", 1, false, 0, 50*ms), // below an acknowledged 2: stale
-		op(OpValidate, "b", 2, false, 1, 60*ms),
+		op(history.OpAcquire, "a", 1, true, 0, 0),
+		op(history.OpValidate, "a", 1, false, 1, 10*ms),  // certainly live: valid
+		op(history.OpRelease, "a", 1, true, 0, 20*ms),    // released
+		op(history.OpValidate, "a", 1, false, -1, 30*ms), // not judged
+		op(history.OpAcquire, "b", 2, true, 0, 40*ms),
+		op(history.OpValidate, "a", 1, false, 0, 50*ms), // below an acknowledged 2: stale
+		op(history.OpValidate, "b", 2, false, 1, 60*ms),
 	}
 	if r := PodValidates(h, 600*ms, 20*ms, 3); r.Status != Pass {
 		t.Fatalf("correct: %s %s", r.Status, r.Message)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/slotgate/slotgate/history"
 	"strings"
 	"time"
 )
@@ -39,7 +40,7 @@ func StragglersDrained(ops []MigrationOp, stragglers []Straggler, after, gateAt,
 	// live when the release began.
 	released := map[string]time.Duration{}
 	for _, op := range ops {
-		if _, ok := pods[op.Pod]; ok && op.Kind == OpRelease && (op.OK || op.Unknown) {
+		if _, ok := pods[op.Pod]; ok && op.Kind == history.OpRelease && (op.OK || op.Unknown) {
 			k := fmt.Sprintf("%s|%s|%d", op.Pod, op.Session, op.Gen)
 			if r, seen := released[k]; !seen || op.Call < r {
 				released[k] = op.Call
@@ -51,10 +52,10 @@ func StragglersDrained(ops []MigrationOp, stragglers []Straggler, after, gateAt,
 	var bad []string
 	for _, op := range ops {
 		st, ok := pods[op.Pod]
-		if !ok || !op.OK || op.Unknown || (op.Kind != OpRenew && op.Kind != OpAcquire) {
+		if !ok || !op.OK || op.Unknown || (op.Kind != history.OpRenew && op.Kind != history.OpAcquire) {
 			continue
 		}
-		if op.Kind == OpRenew && op.Call >= st.Left && op.Return > after {
+		if op.Kind == history.OpRenew && op.Call >= st.Left && op.Return > after {
 			renewsAfter++
 		}
 		until := op.Call + ttl - slack

@@ -387,14 +387,14 @@ func (f *Fleet) record(op check.MigrationOp) {
 // call runs one directory call and records it with its loud outcome. The
 // call is composed with the pod's current scripts; a paused pod delivers
 // it only once resumed (an in-flight call held past the pause).
-func (f *Fleet) call(p *Pod, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
+func (f *Fleet) call(p *Pod, lane Lane, kind history.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (history.FencingOp, error)) check.MigrationOp {
 	d := p.dir.Load()
 	p.awaitThaw()
 	return f.deliver(p, d, lane, kind, s, owner, gen, do)
 }
 
 // deliver sends one call composed with d and records it.
-func (f *Fleet) deliver(p *Pod, d *fencing.Directory, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
+func (f *Fleet) deliver(p *Pod, d *fencing.Directory, lane Lane, kind history.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (history.FencingOp, error)) check.MigrationOp {
 	op := check.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}
 	call := f.clock.Now()
 	res, err := do(d)
@@ -436,9 +436,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if ctx.Err() != nil {
 				return
 			}
-			op := f.call(p, lane, check.OpRenew, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+			op := f.call(p, lane, history.OpRenew, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
 				ok, err := d.Renew(ctx, s, owner, gen)
-				return check.FencingOp{OK: ok}, err
+				return history.FencingOp{OK: ok}, err
 			})
 			if !op.OK {
 				delete(held, s)
@@ -449,9 +449,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 				if ctx.Err() != nil {
 					return
 				}
-				f.call(p, lane, check.OpRelease, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+				f.call(p, lane, history.OpRelease, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
 					ok, err := d.Release(ctx, s, owner, gen)
-					return check.FencingOp{OK: ok}, err
+					return history.FencingOp{OK: ok}, err
 				})
 				delete(held, s)
 				break
@@ -465,9 +465,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if _, mine := held[s]; mine {
 				continue
 			}
-			op := f.call(p, lane, check.OpAcquire, s, owner, 0, func(d *fencing.Directory) (check.FencingOp, error) {
+			op := f.call(p, lane, history.OpAcquire, s, owner, 0, func(d *fencing.Directory) (history.FencingOp, error) {
 				res, err := d.Acquire(ctx, s, owner)
-				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
+				return history.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
 			})
 			if op.OK {
 				held[s] = op.Gen
@@ -477,9 +477,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if ctx.Err() != nil {
 				return
 			}
-			f.call(p, lane, check.OpValidate, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+			f.call(p, lane, history.OpValidate, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
 				v, err := d.ValidateFencedHeader(ctx, s, owner, gen)
-				return check.FencingOp{Verdict: int(v)}, err
+				return history.FencingOp{Verdict: int(v)}, err
 			})
 			break
 		}

@@ -30,12 +30,12 @@ func ClockOf(ctx context.Context) *Clock { return history.From(ctx).Clock() }
 // operation. Safe for concurrent use.
 type Recorder struct {
 	mu       sync.Mutex
-	fencing  []check.FencingOp
+	fencing  []history.FencingOp
 	outcomes []check.Outcome
 }
 
 // Fencing records one directory operation.
-func (r *Recorder) Fencing(op check.FencingOp) {
+func (r *Recorder) Fencing(op history.FencingOp) {
 	r.mu.Lock()
 	r.fencing = append(r.fencing, op)
 	r.mu.Unlock()
@@ -56,10 +56,10 @@ func (r *Recorder) Outcome(op string, err error) {
 }
 
 // FencingHistory returns a copy of the recorded directory history.
-func (r *Recorder) FencingHistory() []check.FencingOp {
+func (r *Recorder) FencingHistory() []history.FencingOp {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]check.FencingOp(nil), r.fencing...)
+	return append([]history.FencingOp(nil), r.fencing...)
 }
 
 // Outcomes returns a copy of the recorded outcomes.

@@ -12,6 +12,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -64,7 +65,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 	result := check.Judge(check.FencingInvariants, h)
 	acquired := 0
 	for _, op := range h {
-		if op.Kind == check.OpAcquire && op.OK {
+		if op.Kind == history.OpAcquire && op.OK {
 			acquired++
 		}
 	}

@@ -132,7 +132,7 @@ func HistoryWindows(began time.Time, ws []report.FaultWindow) []history.FaultWin
 // directory refused (it learned it had lost it), or to the end — one lane
 // per pod (its calls beside it), so two pods' lease bars over the same instant are two
 // authorities at once. Times start at the session's first call.
-func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
+func FencingTimeline(caption string, ops []history.FencingOp) *report.Timeline {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -152,8 +152,8 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 			delete(held, owner)
 		}
 	}
-	byReturn := append([]check.FencingOp(nil), ops...)
-	slices.SortStableFunc(byReturn, func(a, b check.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
+	byReturn := append([]history.FencingOp(nil), ops...)
+	slices.SortStableFunc(byReturn, func(a, b history.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
 	var end time.Duration
 	for _, o := range byReturn {
 		at := o.Return - t0
@@ -164,10 +164,10 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 		}
 		l, holds := held[o.Owner]
 		switch {
-		case o.Kind == check.OpAcquire && o.OK:
+		case o.Kind == history.OpAcquire && o.OK:
 			closeLease(o.Owner, at)
 			held[o.Owner] = lease{o.Gen, at}
-		case (o.Kind == check.OpRelease || o.Kind == check.OpRenew) && holds && l.gen == o.Gen && (o.Kind == check.OpRelease || !o.OK):
+		case (o.Kind == history.OpRelease || o.Kind == history.OpRenew) && holds && l.gen == o.Gen && (o.Kind == history.OpRelease || !o.OK):
 			closeLease(o.Owner, at)
 		}
 	}
@@ -183,15 +183,15 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 }
 
 // fencingLabel says in a few characters what a call asked and got back.
-func fencingLabel(o check.FencingOp) string {
+func fencingLabel(o history.FencingOp) string {
 	switch {
 	case o.Unknown:
 		return string(o.Kind) + " ?"
-	case o.Kind == check.OpAcquire && o.OK:
+	case o.Kind == history.OpAcquire && o.OK:
 		return fmt.Sprintf("acquire → g%d", o.Gen)
-	case o.Kind == check.OpAcquire:
+	case o.Kind == history.OpAcquire:
 		return fmt.Sprintf("acquire ✗ (g%d held)", o.HolderGen)
-	case o.Kind == check.OpValidate:
+	case o.Kind == history.OpValidate:
 		return fmt.Sprintf("validate g%d → %d", o.Gen, o.Verdict)
 	case o.OK:
 		return fmt.Sprintf("%s g%d ✓", o.Kind, o.Gen)

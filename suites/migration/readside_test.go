@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
@@ -70,7 +71,7 @@ func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
 func readSide(ctx SpecContext) report.Check {
 	r := theMainRun(ctx)
 	ev := harness.Evidence(cfg, standalone, nil)
-	issued := make([]check.FencingOp, len(r.history))
+	issued := make([]history.FencingOp, len(r.history))
 	for i, op := range r.history {
 		issued[i] = op.FencingOp
 	}
@@ -125,7 +126,7 @@ func readSide(ctx SpecContext) report.Check {
 		}
 		By(fmt.Sprintf("negative control: the real read scripts under mutant %s (%s)", m, mutantWhy[m]))
 		mr := theMutantRun(ctx, m, mutantPlans[m])
-		mi := make([]check.FencingOp, len(mr.history))
+		mi := make([]history.FencingOp, len(mr.history))
 		for i, op := range mr.history {
 			mi[i] = op.FencingOp
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
@@ -302,7 +303,7 @@ func invariants(r *staged) check.Result {
 	)
 }
 
-func (r *staged) count(kind check.FencingOpKind, ok bool) int {
+func (r *staged) count(kind history.FencingOpKind, ok bool) int {
 	n := 0
 	for _, op := range r.history {
 		if op.Kind == kind && op.OK == ok && !op.Unknown {
