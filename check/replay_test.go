@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/slotgate/slotgate/history"
 	"math"
 	"reflect"
 	"testing"
@@ -8,7 +9,7 @@ import (
 )
 
 func TestJudgeReplaysIdentically(t *testing.T) {
-	ops := []RoutingOp{
+	ops := []history.RoutingOp{
 		{Worker: 1, Kind: "set", Keys: []string{"k"}, Value: "v1", Call: time.Millisecond, Return: 2 * time.Millisecond},
 		{Worker: 1, Kind: "get", Keys: []string{"k"}, Got: []string{"v0"}, Call: 3 * time.Millisecond, Return: 4 * time.Millisecond},
 	}

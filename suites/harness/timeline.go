@@ -60,7 +60,7 @@ func outcome(errKind string) history.Outcome {
 // RoutingOps converts a routing workload's operations; series names the
 // client series they are drawn as (the backend, or a control's name). The
 // read-back after the run is not part of the timeline.
-func RoutingOps(series string, ops []check.RoutingOp) []history.Op {
+func RoutingOps(series string, ops []history.RoutingOp) []history.Op {
 	out := make([]history.Op, 0, len(ops))
 	for _, o := range ops {
 		if o.Final {
