@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/validate"
 )
 
@@ -161,7 +162,7 @@ func TestReplyShapesLoud(t *testing.T) {
 
 func TestScanSubset(t *testing.T) {
 	complete := regHistory(correct)
-	subset := regHistory(func(at time.Duration) []RegistryEntry { return correct(at)[:1] })
+	subset := regHistory(func(at time.Duration) []history.RegistryEntry { return correct(at)[:1] })
 	if RegistryBounded(subset, regBounds).Status != Fail || RegistryBounded(complete, regBounds).Status != Pass {
 		t.Fatal("premise: the subset history fails RegistryBounded, the complete one passes")
 	}
@@ -174,9 +175,9 @@ func TestScanSubset(t *testing.T) {
 		t.Fatalf("incomplete everywhere: %s", r.Status)
 	}
 	// A scan that errors on the cluster is loud, not the silent subset.
-	loud := regHistory(func(at time.Duration) []RegistryEntry { return correct(at)[:1] })
+	loud := regHistory(func(at time.Duration) []history.RegistryEntry { return correct(at)[:1] })
 	for i := range loud.Ops {
-		if loud.Ops[i].Kind == RegDiscover {
+		if loud.Ops[i].Kind == history.RegDiscover {
 			loud.Ops[i].ErrKind, loud.Ops[i].Err = "network", "i/o timeout"
 			break
 		}
