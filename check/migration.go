@@ -2,10 +2,11 @@ package check
 
 import (
 	"fmt"
-	"github.com/slotgate/slotgate/history"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // MigrationOp is one directory call made by a relay pod during the fencing

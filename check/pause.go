@@ -2,9 +2,10 @@ package check
 
 import (
 	"fmt"
-	"github.com/slotgate/slotgate/history"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // PodPause is one pause of a relay pod as the fleet recorded it: every

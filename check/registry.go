@@ -2,10 +2,11 @@ package check
 
 import (
 	"fmt"
-	"github.com/slotgate/slotgate/history"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // RegistryBounds are the contract's parameters (spec 000 §Mesh Registry

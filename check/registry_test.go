@@ -1,9 +1,10 @@
 package check
 
 import (
-	"github.com/slotgate/slotgate/history"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 const ms = time.Millisecond
@@ -65,7 +66,9 @@ func TestRegistryBounded(t *testing.T) {
 	if r := RegistryAttested(regHistory(forged)); r.Status != Fail {
 		t.Fatalf("forged record not caught: %s %s", r.Status, r.Message)
 	}
-	wrongAddr := func(t time.Duration) []history.RegistryEntry { return []history.RegistryEntry{{ID: "rt-a", Addr: "6.6.6.6:1"}} }
+	wrongAddr := func(t time.Duration) []history.RegistryEntry {
+		return []history.RegistryEntry{{ID: "rt-a", Addr: "6.6.6.6:1"}}
+	}
 	if r := RegistryAttested(regHistory(wrongAddr)); r.Status != Fail {
 		t.Fatalf("tampered address not caught: %s %s", r.Status, r.Message)
 	}

@@ -1,11 +1,12 @@
 package check
 
 import (
-	"github.com/slotgate/slotgate/history"
 	"math"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 func TestJudgeReplaysIdentically(t *testing.T) {

@@ -2,10 +2,11 @@ package check
 
 import (
 	"fmt"
-	"github.com/slotgate/slotgate/history"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // notExecuted is an error reply that means the server did not run the

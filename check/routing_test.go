@@ -1,9 +1,10 @@
 package check
 
 import (
-	"github.com/slotgate/slotgate/history"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 func rop(kind history.RoutingKind, key, v string, got string, n int64, at int, final bool, errKind string) history.RoutingOp {

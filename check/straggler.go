@@ -2,9 +2,10 @@ package check
 
 import (
 	"fmt"
-	"github.com/slotgate/slotgate/history"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Straggler is a pod of the previous phase that lingered after its
