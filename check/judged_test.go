@@ -125,7 +125,7 @@ func TestWorkloadsExercised(t *testing.T) {
 }
 
 func TestPodValidatesOn(t *testing.T) {
-	r := judgedReplays(t, PodValidatesOn, "huddle", []MigrationOp(nil), time.Second, 100*time.Millisecond, 5)
+	r := judgedReplays(t, PodValidatesOn, "huddle", []history.MigrationOp(nil), time.Second, 100*time.Millisecond, 5)
 	want := PodValidates(nil, time.Second, 100*time.Millisecond, 5)
 	if r.Status != want.Status || r.Message != "huddle lane: "+want.Message {
 		t.Fatalf("lane prefix: %s %q, want %s %q", r.Status, r.Message, want.Status, "huddle lane: "+want.Message)

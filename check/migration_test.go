@@ -8,13 +8,13 @@ import (
 	"github.com/slotgate/slotgate/history"
 )
 
-func mop(kind history.FencingOpKind, owner string, gen int64, ok bool, call, ret int) check.MigrationOp {
-	return check.MigrationOp{FencingOp: history.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}, Pod: owner}
+func mop(kind history.FencingOpKind, owner string, gen int64, ok bool, call, ret int) history.MigrationOp {
+	return history.MigrationOp{FencingOp: history.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}, Pod: owner}
 }
 
 func TestMigrationSingleAuthority(t *testing.T) {
 	ttl, slack := 100*time.Millisecond, 5*time.Millisecond
-	good := []check.MigrationOp{
+	good := []history.MigrationOp{
 		mop(history.OpAcquire, "p0", 1, true, 0, 2),
 		mop(history.OpRenew, "p0", 1, true, 30, 31),
 		// p0 is killed; its lease expires by 130; p1 acquires after.
@@ -31,7 +31,7 @@ func TestMigrationSingleAuthority(t *testing.T) {
 	}
 	// A release whose link was reset mid-call may have applied: an acquire
 	// after it began is no fork. A release that certainly failed ends nothing.
-	held := []check.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpRenew, "p0", 1, true, 30, 31)}
+	held := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpRenew, "p0", 1, true, 30, 31)}
 	takeover := mop(history.OpAcquire, "p3", 4, true, 60, 61)
 	unknownRelease := mop(history.OpRelease, "p0", 1, false, 40, 45)
 	unknownRelease.Unknown = true
@@ -44,7 +44,7 @@ func TestMigrationSingleAuthority(t *testing.T) {
 }
 
 func TestMigrationGenerations(t *testing.T) {
-	good := []check.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpAcquire, "p1", 5, true, 10, 12), mop(history.OpAcquire, "p2", 6, true, 20, 22)}
+	good := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpAcquire, "p1", 5, true, 10, 12), mop(history.OpAcquire, "p2", 6, true, 20, 22)}
 	if r := check.MigrationGenerations(good); r.Status != check.Pass {
 		t.Fatalf("good: %v", r)
 	}
@@ -59,7 +59,7 @@ func TestMigrationGenerations(t *testing.T) {
 }
 
 func TestKeyspaceChecks(t *testing.T) {
-	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 5}, {At: ms(10), OldLeases: 2}, {At: ms(20), OldLeases: 0, Forks: []string{"x"}}}
+	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 5}, {At: ms(10), OldLeases: 2}, {At: ms(20), OldLeases: 0, Forks: []string{"x"}}}
 	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
 		t.Fatalf("drain: %v", r)
 	}
@@ -75,7 +75,7 @@ func TestKeyspaceChecks(t *testing.T) {
 }
 
 func TestMigrationErrors(t *testing.T) {
-	h := []check.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 1)}
+	h := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 1)}
 	killed := mop(history.OpRenew, "p0", 1, false, 2, 3)
 	killed.Unknown, killed.ErrKind, killed.Abandoned = true, "network", true
 	h = append(h, killed)
@@ -90,7 +90,7 @@ func TestMigrationErrors(t *testing.T) {
 }
 
 func TestNewKeyspaceDrained(t *testing.T) {
-	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 9, NewLeases: 4}, {At: ms(10), OldLeases: 9, NewLeases: 1}, {At: ms(20), OldLeases: 9, NewLeases: 0}}
+	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 9, NewLeases: 4}, {At: ms(10), OldLeases: 9, NewLeases: 1}, {At: ms(20), OldLeases: 9, NewLeases: 0}}
 	if r := check.NewKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
 		t.Fatalf("drain: %v", r)
 	}
@@ -105,23 +105,23 @@ func TestNewKeyspaceDrained(t *testing.T) {
 // The first sample at or after by is the witness of the state the gate
 // decided on; a later one is not.
 func TestOldKeyspaceDrainedWitness(t *testing.T) {
-	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 0}}
+	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 0}}
 	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
 		t.Fatalf("witness right after the decision shows 0: %v", r)
 	}
-	late := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 3}, {At: ms(30), OldLeases: 0}}
+	late := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 3}, {At: ms(30), OldLeases: 0}}
 	if r := check.OldKeyspaceDrained(late, 0, ms(20)); r.Status != check.Fail {
 		t.Fatalf("drained only after the witness: %v", r)
 	}
 	// The witness call failed; the next tick, long after, is no witness.
-	tooLate := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(200), OldLeases: 0}}
+	tooLate := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(200), OldLeases: 0}}
 	if r := check.OldKeyspaceDrained(tooLate, 0, ms(20)); r.Status != check.Fail {
 		t.Fatalf("a sample 180 ms after the decision counted as its witness: %v", r)
 	}
 }
 
 func TestMigrationErrorsAround(t *testing.T) {
-	h := []check.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 1)}
+	h := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 1)}
 	reset := mop(history.OpRenew, "p0", 1, false, 50, 52)
 	reset.Unknown, reset.ErrKind, reset.Err = true, check.ErrKindNetwork, "connection reset by peer"
 	h = append(h, reset)

@@ -8,27 +8,13 @@ import (
 	"github.com/slotgate/slotgate/history"
 )
 
-// PodPause is one pause of a relay pod as the fleet recorded it: every
-// goroutine frozen (a GC pause, SIGSTOP) from From until To, then resumed
-// with what it believed — Beliefs, the generation of each session it
-// thought it held (spec 000 §Safety theorems; the classic fencing fault).
-type PodPause struct {
-	Pod string
-	// Label names what the pause spanned (a phase, or "B→C drain").
-	Label string
-	// Phase is the script phase the pod ran when it froze.
-	Phase    string
-	From, To time.Duration
-	Beliefs  map[string]int64
-}
-
 // PauseTally is what one paused pod presented after it resumed, at the
 // generations it believed it held, once each of those leases was certainly
 // dead: superseded (a newer generation of the session was issued before the
 // call — by another owner, or by the pod itself re-acquiring), or expired
 // (its last extension returned more than a TTL before the call).
 type PauseTally struct {
-	Pause PodPause
+	Pause history.PodPause
 	// Frames are validate_fenced_header calls; Refused those not answered valid.
 	Frames, FramesRefused int
 	// Renews and Releases are the renew/release calls; Refused those that
@@ -60,8 +46,8 @@ func (t PauseTally) String() string {
 // when every acquire/renew that could have extended it returned more than
 // ttl+slack before the call. Calls on a lease not certainly dead are counted
 // as undecided, never guessed.
-func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration) []PauseTally {
-	acquires := map[string][]MigrationOp{} // session → successful acquires
+func TallyPauses(ops []history.MigrationOp, pauses []history.PodPause, ttl, slack time.Duration) []PauseTally {
+	acquires := map[string][]history.MigrationOp{} // session → successful acquires
 	for _, op := range ops {
 		if op.Kind == history.OpAcquire && op.OK && !op.Unknown {
 			acquires[op.Session] = append(acquires[op.Session], op)
@@ -90,7 +76,7 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 			if op.Kind != history.OpValidate && op.Kind != history.OpRenew && op.Kind != history.OpRelease {
 				continue
 			}
-			var newer *MigrationOp
+			var newer *history.MigrationOp
 			for i, a := range acquires[op.Session] {
 				if a.Gen > gen && a.Return < op.Call && (newer == nil || a.Return < newer.Return) {
 					newer = &acquires[op.Session][i]
@@ -161,7 +147,7 @@ func TallyPauses(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration)
 // one dead frame and, over all pauses, a delayed renew and a delayed release
 // met the pod's own newer lease (the case a generation-blind guard gets
 // wrong).
-func PausedPodsFenced(ops []MigrationOp, pauses []PodPause, ttl, slack time.Duration) Result {
+func PausedPodsFenced(ops []history.MigrationOp, pauses []history.PodPause, ttl, slack time.Duration) Result {
 	const name = "paused-pods-fenced"
 	if len(pauses) == 0 {
 		return unknown(name, "no pod was paused")

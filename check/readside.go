@@ -327,7 +327,7 @@ func stageOf(stages []Stage, t time.Duration) string {
 //     validate began is stale.
 //
 // Calls inside neither are not judged; fewer than minJudged judged is Unknown.
-func PodValidates(ops []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+func PodValidates(ops []history.MigrationOp, ttl, slack time.Duration, minJudged int) Result {
 	const name = "pod-validates"
 	type leaseKey struct {
 		session, owner string
@@ -336,7 +336,7 @@ func PodValidates(ops []MigrationOp, ttl, slack time.Duration, minJudged int) Re
 	type window struct{ from, to time.Duration }
 	live := map[leaseKey][]window{}
 	released := map[leaseKey]time.Duration{}
-	acked := map[string][]MigrationOp{}
+	acked := map[string][]history.MigrationOp{}
 	for _, op := range ops {
 		k := leaseKey{op.Session, op.Owner, op.Gen}
 		switch {
@@ -413,7 +413,7 @@ func PodValidates(ops []MigrationOp, ttl, slack time.Duration, minJudged int) Re
 // PodValidatesOn is PodValidates over the validates of one lane's pods,
 // its message naming the lane ("reliable lane: …"), so a result that
 // combines the lanes says which one a verdict is about.
-func PodValidatesOn(lane string, ops []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+func PodValidatesOn(lane string, ops []history.MigrationOp, ttl, slack time.Duration, minJudged int) Result {
 	r := PodValidates(ops, ttl, slack, minJudged)
 	r.Message = lane + " lane: " + r.Message
 	return r

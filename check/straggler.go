@@ -8,17 +8,6 @@ import (
 	"github.com/slotgate/slotgate/history"
 )
 
-// Straggler is a pod of the previous phase that lingered after its
-// Deployment replaced it: from Left it reported no phase gauge (it was
-// terminating, in its grace period) while it kept serving the sessions it
-// held; Gone is when it exited (zero if it outlived the history).
-type Straggler struct {
-	Pod   string
-	Phase string
-	Left  time.Duration
-	Gone  time.Duration
-}
-
 // StragglersDrained is the C-gate's drain by observation against stragglers
 // (spec 000 §The protocol, C-gate; §Deployment Gate rule 3): the gate opened
 // C at gateAt, and at that instant no lease a straggler renewed was
@@ -28,12 +17,12 @@ type Straggler struct {
 // shows. after is the backfill: the check is Unknown unless some straggler
 // renewed a lease after it (else a timer could not have been fooled, and
 // the check proves nothing).
-func StragglersDrained(ops []MigrationOp, stragglers []Straggler, after, gateAt, ttl, slack time.Duration) Result {
+func StragglersDrained(ops []history.MigrationOp, stragglers []history.Straggler, after, gateAt, ttl, slack time.Duration) Result {
 	const name = "stragglers-drained"
 	if len(stragglers) == 0 {
 		return unknown(name, "no straggler lingered")
 	}
-	pods := map[string]Straggler{}
+	pods := map[string]history.Straggler{}
 	for _, s := range stragglers {
 		pods[s.Pod] = s
 	}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 )
@@ -104,7 +103,7 @@ func (f *Fleet) Thaw(name, label string, opts ResumeOptions) error {
 	}
 	to := f.clock.Now()
 	beliefs := f.beliefs(name)
-	pause := check.PodPause{Pod: name, Label: label, Phase: string(held.Phase()), From: from, To: to, Beliefs: map[string]int64{}}
+	pause := history.PodPause{Pod: name, Label: label, Phase: string(held.Phase()), From: from, To: to, Beliefs: map[string]int64{}}
 	for _, b := range beliefs {
 		pause.Beliefs[b.session.String()] = b.gen
 	}
@@ -188,7 +187,7 @@ func (f *Fleet) beliefs(name string) []belief {
 		lane    string
 		session string
 	}
-	held := map[key]check.MigrationOp{}
+	held := map[key]history.MigrationOp{}
 	for _, op := range f.History() {
 		if op.Pod != name {
 			continue
@@ -221,8 +220,8 @@ func (f *Fleet) beliefs(name string) []belief {
 }
 
 // Pauses returns every recorded pause.
-func (f *Fleet) Pauses() []check.PodPause {
+func (f *Fleet) Pauses() []history.PodPause {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]check.PodPause(nil), f.pauses...)
+	return append([]history.PodPause(nil), f.pauses...)
 }

@@ -30,7 +30,7 @@ func Timeline(h history.History) *report.Timeline {
 // MigrationOps converts a staged deploy's directory calls (check.MigrationOp):
 // ok, failed on a loud error, unknown when a pod kill abandoned the call or
 // its outcome was not observed.
-func MigrationOps(series string, ops []check.MigrationOp) []history.Op {
+func MigrationOps(series string, ops []history.MigrationOp) []history.Op {
 	out := make([]history.Op, 0, len(ops))
 	for _, o := range ops {
 		op := history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),

@@ -406,16 +406,16 @@ func errorsColumn(ctx SpecContext) report.Check {
 
 // crossSlotHistory runs acquire+lookup with phases' scripts on the
 // single-shard node (slot rules on) and records them like fleet calls.
-func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []check.MigrationOp {
+func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []history.MigrationOp {
 	GinkgoHelper()
 	pool := harness.Pool(ctx, cfg.Backends[0], single)
 	clock := traffic.ClockOf(ctx)
 	rng := cfg.Rand("fencing-migration/cross-slot")
-	var out []check.MigrationOp
+	var out []history.MigrationOp
 	for _, p := range phases {
 		dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(p), LeaseTTL: leaseTTL})
 		for _, s := range harness.Sessions(rng, "slot-rules", n) {
-			op := check.MigrationOp{Pod: "probe", Phase: string(p), FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpAcquire, Owner: "probe", Call: clock.Now()}}
+			op := history.MigrationOp{Pod: "probe", Phase: string(p), FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpAcquire, Owner: "probe", Call: clock.Now()}}
 			res, err := dir.Acquire(ctx, s, "probe")
 			op.Return, op.OK, op.Gen = clock.Now(), res.OK, res.Generation
 			if err != nil {
@@ -427,7 +427,7 @@ func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []chec
 	return out
 }
 
-func allCrossSlot(h []check.MigrationOp) bool {
+func allCrossSlot(h []history.MigrationOp) bool {
 	for _, op := range h {
 		if op.ErrKind != "CROSSSLOT" {
 			return false

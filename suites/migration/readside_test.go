@@ -58,8 +58,8 @@ func readsOf(ops []check.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) 
 	return out
 }
 
-func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
-	var out []check.MigrationOp
+func historyOf(h []history.MigrationOp, lane traffic.Lane) []history.MigrationOp {
+	var out []history.MigrationOp
 	for _, op := range h {
 		if op.Lane == string(lane) {
 			out = append(out, op)

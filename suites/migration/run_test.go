@@ -73,8 +73,8 @@ type staged struct {
 	op        *traffic.Operator
 	fleet     *traffic.Fleet
 	clock     *traffic.Clock
-	history   []check.MigrationOp
-	samples   []check.KeyspaceSample
+	history   []history.MigrationOp
+	samples   []history.KeyspaceSample
 	obsErrs   int
 	elapsed   time.Duration
 	backend   client.Backend
@@ -112,7 +112,7 @@ func (r *staged) hold(ctx context.Context, d time.Duration) {
 
 type allowedSample struct {
 	step   string
-	sample check.KeyspaceSample
+	sample history.KeyspaceSample
 }
 
 // newLeasesAt says whether new-keyspace leases were live right after the
