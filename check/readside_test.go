@@ -10,18 +10,18 @@ import (
 	"github.com/slotgate/slotgate/model"
 )
 
-func readOps(phase fencing.Phase, k model.StoredKeyspace, mix string, at time.Duration) []ReadOp {
+func readOps(phase fencing.Phase, k model.StoredKeyspace, mix string, at time.Duration) []history.ReadOp {
 	rule := model.ReadRuleFor(phase, fencing.ReadCorrect)
-	base := ReadOp{Pod: "p", Phase: string(phase), Lane: "reliable", Session: "s", Keyspace: k, Mix: mix, Call: at, Return: at + 1}
+	base := history.ReadOp{Pod: "p", Phase: string(phase), Lane: "reliable", Session: "s", Keyspace: k, Mix: mix, Call: at, Return: at + 1}
 	v := rule.Lookup(k)
 	lk, kg := base, base
-	lk.Kind, lk.Got = ReadLookup, v
-	kg.Kind, kg.Got = ReadKnownGeneration, model.View{Known: v.Known}
-	out := []ReadOp{lk, kg}
+	lk.Kind, lk.Got = history.ReadLookup, v
+	kg.Kind, kg.Got = history.ReadKnownGeneration, model.View{Known: v.Known}
+	out := []history.ReadOp{lk, kg}
 	last := max(k.OldCtr, k.NewCtr)
 	for _, g := range []int64{last - 1, last, last + 1} {
 		op := base
-		op.Kind, op.Frame, op.Class = ReadValidate, model.Frame{Owner: "q", Gen: g}, ClassOf(g, last)
+		op.Kind, op.Frame, op.Class = history.ReadValidate, model.Frame{Owner: "q", Gen: g}, history.ClassOf(g, last)
 		op.Verdict = rule.Validate(k, "q", g)
 		out = append(out, op)
 	}
@@ -31,7 +31,7 @@ func readOps(phase fencing.Phase, k model.StoredKeyspace, mix string, at time.Du
 func TestReadSide(t *testing.T) {
 	ks := model.StoredKeyspace{Old: model.Stored{Owner: "q", Gen: 3}, OldCtr: 3, NewCtr: 2}
 	newKs := model.StoredKeyspace{New: model.Stored{Owner: "q", Gen: 4}, OldCtr: 3, NewCtr: 4}
-	var good []ReadOp
+	var good []history.ReadOp
 	for i, p := range fencing.Phases {
 		k := ks
 		if p == fencing.C {
@@ -49,7 +49,7 @@ func TestReadSide(t *testing.T) {
 		t.Fatalf("reads without phase C: %s %s", r.Status, r.Message)
 	}
 	// table: an A lookup that missed the old-key lease.
-	bad := append([]ReadOp(nil), good...)
+	bad := append([]history.ReadOp(nil), good...)
 	bad[5].Got.Holder = model.Stored{}
 	if r := ReadSide(bad, issued, opts); r.Status != Fail || !strings.Contains(r.Message, "1 against the phase table") {
 		t.Fatalf("one-keyspace lookup: %s %s", r.Status, r.Message)

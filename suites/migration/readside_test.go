@@ -48,8 +48,8 @@ func readStages(r *staged) []check.Stage {
 	return out
 }
 
-func readsOf(ops []check.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) []check.ReadOp {
-	var out []check.ReadOp
+func readsOf(ops []history.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) []history.ReadOp {
+	var out []history.ReadOp
 	for _, op := range ops {
 		if op.Lane == string(lane) && op.Variant == string(variant) {
 			out = append(out, op)

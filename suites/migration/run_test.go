@@ -87,7 +87,7 @@ type staged struct {
 	// "wait one TTL" drain would be trusted (the timer-drain control).
 	timerFrom []time.Duration
 	// reads are the read-side probe's judged calls (when run.reads).
-	reads     []check.ReadOp
+	reads     []history.ReadOp
 	readStats traffic.ReadProbeStats
 }
 
