@@ -44,13 +44,13 @@ func TestRoutingAcknowledged(t *testing.T) {
 	}
 }
 
-func dop(shard int, seq int64, at int, final bool, errKind string) DrillOp {
-	return DrillOp{Key: "k" + string(rune('0'+shard)), Shard: shard, Seq: seq, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at+1) * time.Millisecond}
+func dop(shard int, seq int64, at int, final bool, errKind string) history.DrillOp {
+	return history.DrillOp{Key: "k" + string(rune('0'+shard)), Shard: shard, Seq: seq, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at+1) * time.Millisecond}
 }
 
 func TestDrillHaltsAndAccounting(t *testing.T) {
 	d := []Drill{{Shard: 0, Mode: "kill", Start: 100 * time.Millisecond, End: 3000 * time.Millisecond}}
-	ops := []DrillOp{dop(0, 1, 50, false, ""), dop(0, 2, 99, false, ""), dop(0, 3, 200, false, "network"), dop(0, 4, 3500, false, "")}
+	ops := []history.DrillOp{dop(0, 1, 50, false, ""), dop(0, 2, 99, false, ""), dop(0, 3, 200, false, "network"), dop(0, 4, 3500, false, "")}
 	for at := 0; at < 4000; at += 100 {
 		ops = append(ops, dop(1, int64(at+1), at, false, ""))
 	}
@@ -70,7 +70,7 @@ func TestDrillHaltsAndAccounting(t *testing.T) {
 		t.Fatalf("planted loss: %v %s", ok, r.Message)
 	}
 	// A halt-all client: the healthy shard stops too.
-	var halted []DrillOp
+	var halted []history.DrillOp
 	for _, o := range ops {
 		if o.Shard == 1 && o.Call > 100*time.Millisecond && o.Call < 3400*time.Millisecond {
 			continue

@@ -73,7 +73,7 @@ func RoutingOps(series string, ops []history.RoutingOp) []history.Op {
 }
 
 // DrillOps converts a drill workload's writes (read-back excluded).
-func DrillOps(series string, ops []check.DrillOp) []history.Op {
+func DrillOps(series string, ops []history.DrillOp) []history.Op {
 	out := make([]history.Op, 0, len(ops))
 	for _, o := range ops {
 		if o.Final {
