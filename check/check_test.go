@@ -130,8 +130,8 @@ func TestSlotAndOutcomeCheckers(t *testing.T) {
 	if r := check.PairsShareSlot([]check.PairSlots{{A: "a", B: "b", SlotA: 1, SlotB: 2}}); r.Status != check.Fail {
 		t.Errorf("split pair not caught")
 	}
-	ok := []check.Outcome{{Op: "x"}, {Op: "y"}}
-	crossed := []check.Outcome{{Op: "x", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys..."}}
+	ok := []history.OpOutcome{{Op: "x"}, {Op: "y"}}
+	crossed := []history.OpOutcome{{Op: "x", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys..."}}
 	if r := check.NoErrors(ok, 2); r.Status != check.Pass {
 		t.Errorf("no errors: %s", r.Message)
 	}

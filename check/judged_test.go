@@ -28,18 +28,18 @@ func judgedReplays(t *testing.T, fn any, args ...any) Result {
 }
 
 func TestLoudRefusal(t *testing.T) {
-	refused := []Outcome{{Op: "eval", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys in request don't hash to the same slot"}}
+	refused := []history.OpOutcome{{Op: "eval", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys in request don't hash to the same slot"}}
 	r := judgedReplays(t, LoudRefusal, refused, "CROSSSLOT")
 	if r.Status != Fail || r.Message != "all 1 operations refused with CROSSSLOT" {
 		t.Fatalf("refused with CROSSSLOT: %s %q", r.Status, r.Message)
 	}
 	// Accepted silently (the hazard): the premise fails, never caught.
-	silent := []Outcome{{Op: "eval"}}
+	silent := []history.OpOutcome{{Op: "eval"}}
 	if r := LoudRefusal(silent, "CROSSSLOT"); r.Status != Unknown || !strings.HasPrefix(r.Message, "not refused with CROSSSLOT: ") {
 		t.Fatalf("silent success: %s %q", r.Status, r.Message)
 	}
 	// Refused for another reason: not the refusal the variant models.
-	timeout := []Outcome{{Op: "eval", ErrKind: "network", Err: "i/o timeout"}}
+	timeout := []history.OpOutcome{{Op: "eval", ErrKind: "network", Err: "i/o timeout"}}
 	if r := LoudRefusal(timeout, "CROSSSLOT"); r.Status != Unknown {
 		t.Fatalf("a timeout counted as a loud refusal: %s", r.Status)
 	}

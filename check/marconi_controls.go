@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // The Marconi rows' compositions: what a suite used to make of a checker's
@@ -28,9 +30,9 @@ func ArchiverKilled(pipeline string, kills, planned int) Result {
 // the restarted instance serves every send): each send is one operation,
 // a non-200 its error (kind http-<status>).
 func MarconiSendsAnswered(h MeshHistory) Result {
-	outcomes := make([]Outcome, len(h.Sends))
+	outcomes := make([]history.OpOutcome, len(h.Sends))
 	for i, s := range h.Sends {
-		outcomes[i] = Outcome{Op: "send to " + s.Recipient}
+		outcomes[i] = history.OpOutcome{Op: "send to " + s.Recipient}
 		if !s.OK() {
 			outcomes[i].ErrKind, outcomes[i].Err = fmt.Sprintf("http-%d", s.Status), s.Err
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // PresenceWant is what a presence key must read as, from acknowledged
@@ -82,10 +84,10 @@ func PresencePositional(want map[string]PresenceWant, reads []PresenceRead, minP
 }
 
 // PresenceOutcomes turns reads into loud outcomes for NoErrors/RefusedWith.
-func PresenceOutcomes(reads []PresenceRead) []Outcome {
-	out := make([]Outcome, len(reads))
+func PresenceOutcomes(reads []PresenceRead) []history.OpOutcome {
+	out := make([]history.OpOutcome, len(reads))
 	for i, r := range reads {
-		out[i] = Outcome{Op: fmt.Sprintf("bulk read of %d keys @%v", len(r.Keys), r.Call.Round(time.Millisecond)), ErrKind: r.ErrKind, Err: r.Err}
+		out[i] = history.OpOutcome{Op: fmt.Sprintf("bulk read of %d keys @%v", len(r.Keys), r.Call.Round(time.Millisecond)), ErrKind: r.ErrKind, Err: r.Err}
 	}
 	return out
 }

@@ -224,13 +224,13 @@ func RoutingCounters(ops []history.RoutingOp, minAcked, minUnknown int64) Result
 
 // RoutingOutcomes turns the non-final operations into loud outcomes for
 // NoErrors.
-func RoutingOutcomes(ops []history.RoutingOp) []Outcome {
-	out := make([]Outcome, 0, len(ops))
+func RoutingOutcomes(ops []history.RoutingOp) []history.OpOutcome {
+	out := make([]history.OpOutcome, 0, len(ops))
 	for _, o := range ops {
 		if o.Final {
 			continue
 		}
-		out = append(out, Outcome{Op: fmt.Sprintf("%s %s @%v", o.Kind, strings.Join(o.Keys, " "), o.Call.Round(time.Millisecond)), ErrKind: o.ErrKind, Err: o.Err})
+		out = append(out, history.OpOutcome{Op: fmt.Sprintf("%s %s @%v", o.Kind, strings.Join(o.Keys, " "), o.Call.Round(time.Millisecond)), ErrKind: o.ErrKind, Err: o.Err})
 	}
 	return out
 }
@@ -292,7 +292,7 @@ func show(v string) string {
 // nor any other refusal. minOps non-final operations are needed.
 func RoutingOnlyUnknown(ops []history.RoutingOp, minOps int) Result {
 	const name = "routing-only-unknown"
-	var kept []Outcome
+	var kept []history.OpOutcome
 	timeouts := 0
 	for _, o := range RoutingOutcomes(ops) {
 		if o.ErrKind == "network" {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // SubPublish is one published message of a subscriptions history. Seq is
@@ -72,7 +74,7 @@ type SubscriptionHistory struct {
 	Faults     []SubFault
 	// SubscribeErrors are application subscribe/unsubscribe calls that
 	// failed after the client's own retries: loud.
-	SubscribeErrors []Outcome
+	SubscribeErrors []history.OpOutcome
 	// Recovering lists subscriptions the client still reported recovering
 	// when the scenario ended: loud (it knows it is broken).
 	Recovering []string

@@ -21,6 +21,19 @@ const (
 	Unknown Outcome = "unknown"
 )
 
+// OpOutcome is one operation's loud result as a checker of the errors
+// column reads it: what the operation was (a label) and the error kind it
+// returned ("" for success), as classified at the client seam. It is a
+// separate record from Op because the workloads that produce it label
+// their calls rather than time them.
+type OpOutcome struct {
+	Op string
+	// ErrKind is the server error code (CROSSSLOT, NOSCRIPT, …), "network"
+	// for an error without a server reply, or "" for success.
+	ErrKind string
+	Err     string
+}
+
 // Op is one operation as a client saw it. Start and End are offsets on the
 // scenario's Clock, so histories from concurrent goroutines share one axis.
 type Op struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -59,9 +60,9 @@ func SampleSlots(ctx context.Context, n *fixtures.Node, keys []string, local fun
 // EvalTwoKeys sends a two-key EVAL straight to node n (raw, no cluster
 // client in the way — the spec's A2 falsification was "raw RESP, no client
 // library involved") and returns its outcome.
-func EvalTwoKeys(ctx context.Context, n *fixtures.Node, a, b string) check.Outcome {
+func EvalTwoKeys(ctx context.Context, n *fixtures.Node, a, b string) history.OpOutcome {
 	_, err := n.Do(ctx, "EVAL", "return redis.call('EXISTS', KEYS[1], KEYS[2])", "2", a, b)
-	o := check.Outcome{Op: fmt.Sprintf("EVAL 2 %s %s on %s", a, b, n.Name()), ErrKind: ErrKind(err)}
+	o := history.OpOutcome{Op: fmt.Sprintf("EVAL 2 %s %s on %s", a, b, n.Name()), ErrKind: ErrKind(err)}
 	if err != nil {
 		o.Err = err.Error()
 	}

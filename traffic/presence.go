@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/presence"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -31,7 +32,7 @@ type PresencePattern struct {
 	Want      map[string]check.PresenceWant
 	States    map[PresenceState]int
 	// Outcomes are the writes' loud results.
-	Outcomes []check.Outcome
+	Outcomes []history.OpOutcome
 }
 
 // PresenceLayout sizes a pattern.
@@ -109,7 +110,7 @@ func WritePresence(ctx context.Context, s *presence.Store, rng *rand.Rand, l Pre
 					mu.Unlock()
 				}
 				w.Unknown = err != nil
-				o := check.Outcome{Op: op, ErrKind: ErrKind(err)}
+				o := history.OpOutcome{Op: op, ErrKind: ErrKind(err)}
 				if err != nil {
 					o.Err = err.Error()
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/pubsub"
 )
 
@@ -41,7 +42,7 @@ type Subscriptions struct {
 	held       map[string]*check.SubInterval
 	spans      []check.SubInterval
 	faults     []check.SubFault
-	subErrs    []check.Outcome
+	subErrs    []history.OpOutcome
 	patterns   map[string]bool
 	sent       map[[2]int64]time.Duration // (publisher, seq) → Sent
 
@@ -209,7 +210,7 @@ func (s *Subscriptions) hold(requested time.Duration, err error, pattern bool, n
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.subErrs = append(s.subErrs, check.Outcome{Op: fmt.Sprintf("subscribe %v", names), ErrKind: ErrKind(err), Err: err.Error()})
+		s.subErrs = append(s.subErrs, history.OpOutcome{Op: fmt.Sprintf("subscribe %v", names), ErrKind: ErrKind(err), Err: err.Error()})
 		return
 	}
 	for _, n := range names {
@@ -237,7 +238,7 @@ func (s *Subscriptions) Unsubscribe(ctx context.Context, topics ...string) error
 	err := s.relay.Unsubscribe(ctx, topics...)
 	if err != nil {
 		s.mu.Lock()
-		s.subErrs = append(s.subErrs, check.Outcome{Op: fmt.Sprintf("unsubscribe %v", topics), ErrKind: ErrKind(err), Err: err.Error()})
+		s.subErrs = append(s.subErrs, history.OpOutcome{Op: fmt.Sprintf("unsubscribe %v", topics), ErrKind: ErrKind(err), Err: err.Error()})
 		s.mu.Unlock()
 	}
 	return err

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
@@ -31,7 +30,7 @@ func ClockOf(ctx context.Context) *Clock { return history.From(ctx).Clock() }
 type Recorder struct {
 	mu       sync.Mutex
 	fencing  []history.FencingOp
-	outcomes []check.Outcome
+	outcomes []history.OpOutcome
 }
 
 // Fencing records one directory operation.
@@ -43,7 +42,7 @@ func (r *Recorder) Fencing(op history.FencingOp) {
 
 // Outcome records one operation's loud result.
 func (r *Recorder) Outcome(op string, err error) {
-	o := check.Outcome{Op: op, ErrKind: ErrKind(err)}
+	o := history.OpOutcome{Op: op, ErrKind: ErrKind(err)}
 	if err != nil {
 		o.Err = err.Error()
 		if client.IsRefused(err) {
@@ -63,10 +62,10 @@ func (r *Recorder) FencingHistory() []history.FencingOp {
 }
 
 // Outcomes returns a copy of the recorded outcomes.
-func (r *Recorder) Outcomes() []check.Outcome {
+func (r *Recorder) Outcomes() []history.OpOutcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]check.Outcome(nil), r.outcomes...)
+	return append([]history.OpOutcome(nil), r.outcomes...)
 }
 
 // ErrKind classifies err for check.Outcome: the error code (CROSSSLOT,

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
@@ -84,7 +85,7 @@ func slotMath(ctx SpecContext) report.Check {
 func crossSlot(ctx SpecContext) report.Check {
 	rng := cfg.Rand("axioms/a2-crossslot")
 	ev := harness.Evidence(cfg, cluster, nil)
-	var untagged, tagged, disabled []check.Outcome
+	var untagged, tagged, disabled []history.OpOutcome
 	for _, s := range harness.Sessions(rng, "a2", 8) {
 		old, tag := fencing.OldKeys(s), fencing.NewKeys(s)
 		untagged = append(untagged,

@@ -85,7 +85,7 @@ type cellRun struct {
 	mutant  []history.FencingOp
 	// outcomes are every loud result of the workload (fencing, presence
 	// writes and reads, shape probes' commands are judged by ReplyShapes).
-	outcomes    []check.Outcome
+	outcomes    []history.OpOutcome
 	want        map[string]check.PresenceWant
 	reads       []check.PresenceRead
 	concatReads []check.PresenceRead
