@@ -113,9 +113,9 @@ func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
 }
 
 func TestSlotAndOutcomeCheckers(t *testing.T) {
-	good := make([]check.SlotSample, 10)
+	good := make([]history.SlotSample, 10)
 	for i := range good {
-		good[i] = check.SlotSample{Key: "k", Local: i, Server: i}
+		good[i] = history.SlotSample{Key: "k", Local: i, Server: i}
 	}
 	if r := check.SlotMathAgrees(good, 10); r.Status != check.Pass {
 		t.Errorf("agreeing samples: %s", r.Message)
@@ -123,7 +123,7 @@ func TestSlotAndOutcomeCheckers(t *testing.T) {
 	if r := check.SlotMathAgrees(good, 11); r.Status != check.Unknown {
 		t.Errorf("too few samples must be unknown: %s", r.Status)
 	}
-	bad := append(good, check.SlotSample{Key: "{a}b", Local: 1, Server: 2})
+	bad := append(good, history.SlotSample{Key: "{a}b", Local: 1, Server: 2})
 	if r := check.SlotMathAgrees(bad, 1); r.Status != check.Fail {
 		t.Errorf("disagreeing sample not caught")
 	}
@@ -147,11 +147,11 @@ func TestSlotAndOutcomeCheckers(t *testing.T) {
 }
 
 func TestPublishCheckers(t *testing.T) {
-	classic := []check.NodeDelta{
+	classic := []history.NodeDelta{
 		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, PublishReceived: 100},
 		{Node: "p1", Shard: 1, PublishReceived: 100}, {Node: "r1", Shard: 1, PublishReceived: 100},
 	}
-	sharded := []check.NodeDelta{
+	sharded := []history.NodeDelta{
 		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, ShardPublishReceived: 100},
 		{Node: "p1", Shard: 1}, {Node: "r1", Shard: 1},
 	}
@@ -170,10 +170,10 @@ func TestPublishCheckers(t *testing.T) {
 }
 
 func TestUndeclaredKeyHazard(t *testing.T) {
-	if r := check.UndeclaredKeyHazard(check.UndeclaredKeys{RemoteErr: "ERR non local key", EarlierWriteApplied: true}); r.Status != check.Pass {
+	if r := check.UndeclaredKeyHazard(history.UndeclaredKeys{RemoteErr: "ERR non local key", EarlierWriteApplied: true}); r.Status != check.Pass {
 		t.Errorf("measured refinement: %s", r.Message)
 	}
-	if r := check.UndeclaredKeyHazard(check.UndeclaredKeys{}); r.Status != check.Fail {
+	if r := check.UndeclaredKeyHazard(history.UndeclaredKeys{}); r.Status != check.Fail {
 		t.Errorf("single-shard observation (no remote key) must fail")
 	}
 }

@@ -147,11 +147,11 @@ func TestTelemetryPhaseC(t *testing.T) {
 }
 
 func TestReplyShapesLoud(t *testing.T) {
-	loud := []ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", DecodeErr: "not a float64"}}
+	loud := []history.ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", DecodeErr: "not a float64"}}
 	if r := judgedReplays(t, ReplyShapesLoud, loud, 2, 1); r.Status != Fail {
 		t.Fatalf("a loud decode error must fail: %s %q", r.Status, r.Message)
 	}
-	silent := []ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", Got: "0"}}
+	silent := []history.ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", Got: "0"}}
 	if plain := ReplyShapes(silent, 2, 1); plain.Status != Fail {
 		t.Fatalf("premise: a silently wrong value fails ReplyShapes, got %s", plain.Status)
 	}

@@ -69,10 +69,10 @@ func slotMath(ctx SpecContext) report.Check {
 	Expect(err).NotTo(HaveOccurred())
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Metrics = map[string]float64{"keys": float64(len(samples)), "edge_cases": float64(len(traffic.SlotEdgeCases))}
-	relabel := func(f func(string) int) []check.SlotSample {
-		out := make([]check.SlotSample, len(samples))
+	relabel := func(f func(string) int) []history.SlotSample {
+		out := make([]history.SlotSample, len(samples))
 		for i, s := range samples {
-			out[i] = check.SlotSample{Key: s.Key, Local: f(s.Key), Server: s.Server}
+			out[i] = history.SlotSample{Key: s.Key, Local: f(s.Key), Server: s.Server}
 		}
 		return out
 	}
