@@ -133,15 +133,15 @@ func TestPodValidatesOn(t *testing.T) {
 }
 
 func TestTelemetryPhaseC(t *testing.T) {
-	atC := TelemetryScrape{Status: 200, Samples: []TelemetrySample{{Name: "buzz_fencing_phase", Value: 3}}}
+	atC := history.TelemetryScrape{Status: 200, Samples: []history.TelemetrySample{{Name: "buzz_fencing_phase", Value: 3}}}
 	if r := judgedReplays(t, TelemetryPhaseC, atC); r.Status != Pass || r.Message != "buzz_fencing_phase = 3: phase C" {
 		t.Fatalf("phase C: %s %q", r.Status, r.Message)
 	}
-	stale := TelemetryScrape{Status: 200, Samples: []TelemetrySample{{Name: "buzz_fencing_phase", Value: 2}}}
+	stale := history.TelemetryScrape{Status: 200, Samples: []history.TelemetrySample{{Name: "buzz_fencing_phase", Value: 2}}}
 	if r := TelemetryPhaseC(stale); r.Status != Fail || r.Message != "buzz_fencing_phase = 2, the pod runs phase C" {
 		t.Fatalf("stale phase: %s %q", r.Status, r.Message)
 	}
-	if r := TelemetryPhaseC(TelemetryScrape{Status: 200}); r.Status != Fail {
+	if r := TelemetryPhaseC(history.TelemetryScrape{Status: 200}); r.Status != Fail {
 		t.Fatalf("no gauge: %s", r.Status)
 	}
 }
