@@ -213,13 +213,13 @@ func TestHaltsWithin(t *testing.T) {
 
 func TestSubscriptionHalts(t *testing.T) {
 	s := time.Second
-	h := check.SubscriptionHistory{
-		Publishes: []check.SubPublish{
+	h := history.SubscriptionHistory{
+		Publishes: []history.SubPublish{
 			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1 * s}, // before the drill
 			{Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s},
 			{Publisher: 1, Seq: 1, Sub: "b", Sent: 3 * s}, // another shard
 		},
-		Deliveries: []check.SubDelivery{
+		Deliveries: []history.SubDelivery{
 			{Publisher: 0, Seq: 1, Sub: "a", At: 2500 * time.Millisecond}, // sent before: no proof
 			{Publisher: 1, Seq: 1, Sub: "b", At: 3 * s},
 			{Publisher: 0, Seq: 2, Sub: "a", At: 6 * s},
@@ -236,13 +236,13 @@ func TestSubscriptionHalts(t *testing.T) {
 // failover began does not end the halt: the longest silence does.
 func TestSubscriptionHaltsLongestSilence(t *testing.T) {
 	ms := time.Millisecond
-	h := check.SubscriptionHistory{
-		Publishes: []check.SubPublish{
+	h := history.SubscriptionHistory{
+		Publishes: []history.SubPublish{
 			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1001 * ms},
 			{Publisher: 0, Seq: 2, Sub: "a", Sent: 1002 * ms},
 			{Publisher: 0, Seq: 3, Sub: "a", Sent: 1010 * ms},
 		},
-		Deliveries: []check.SubDelivery{
+		Deliveries: []history.SubDelivery{
 			{Publisher: 0, Seq: 1, Sub: "a", At: 1002 * ms},
 			{Publisher: 0, Seq: 2, Sub: "a", At: 31000 * ms},
 			{Publisher: 0, Seq: 3, Sub: "a", At: 31001 * ms},
@@ -258,10 +258,10 @@ func TestSubscriptionHaltsLongestSilence(t *testing.T) {
 // of the drill: its window ends at Until.
 func TestSubscriptionHaltsEndAtUntil(t *testing.T) {
 	s := time.Second
-	h := check.SubscriptionHistory{
-		Publishes: []check.SubPublish{{Publisher: 0, Seq: 1, Sub: "a", Sent: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s}},
+	h := history.SubscriptionHistory{
+		Publishes: []history.SubPublish{{Publisher: 0, Seq: 1, Sub: "a", Sent: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s}},
 		// Recovered 1 s after the drill began; then silence through the reset.
-		Deliveries: []check.SubDelivery{{Publisher: 0, Seq: 1, Sub: "a", At: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", At: 3 * s}},
+		Deliveries: []history.SubDelivery{{Publisher: 0, Seq: 1, Sub: "a", At: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", At: 3 * s}},
 	}
 	drills := []check.Drill{{Shard: 0, Mode: "kill", Start: 1 * s, Until: 3500 * time.Millisecond}, {Shard: 1, Mode: "kill", Start: 8 * s}}
 	got := check.SubscriptionHalts(h, drills, map[string]int{"a": 0}, 9*s)

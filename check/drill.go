@@ -312,7 +312,7 @@ func HaltsWithin(halts []RoleHalt, budget time.Duration) Result {
 // published after it — how long the application heard nothing from that
 // shard. It is bounded like
 // DrillHalts: by the next drill's start, or until for the last one.
-func SubscriptionHalts(h SubscriptionHistory, drills []Drill, topicShard map[string]int, until time.Duration) []RoleHalt {
+func SubscriptionHalts(h history.SubscriptionHistory, drills []Drill, topicShard map[string]int, until time.Duration) []RoleHalt {
 	sent := make(map[[2]int64]time.Duration, len(h.Publishes))
 	for _, p := range h.Publishes {
 		sent[[2]int64{int64(p.Publisher), p.Seq}] = p.Sent

@@ -94,7 +94,7 @@ type drillRun struct {
 	// run up to the first killed shard until its halt passed the budget:
 	// naiveDrills drills, measured until naiveUntil.
 	subHalts, naiveSubHalts []check.RoleHalt
-	subHistory              check.SubscriptionHistory
+	subHistory              history.SubscriptionHistory
 	subTopics               map[string]int
 	naivePool               []history.DrillOp
 	naiveDrills             int
@@ -476,7 +476,7 @@ func roleMetrics(ev *report.Evidence, prefix string, halts []check.RoleHalt) {
 // budget: whether the publishes were acknowledged, with how many receivers,
 // and the client's subscription events — so the evidence tells a halted
 // publish path from a subscription that never came back.
-func subHaltDetail(h check.SubscriptionHistory, topics map[string]int, d check.Drill) string {
+func subHaltDetail(h history.SubscriptionHistory, topics map[string]int, d check.Drill) string {
 	var acked, zero, failed int
 	var firstAck time.Duration = -1
 	for _, p := range h.Publishes {

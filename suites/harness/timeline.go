@@ -89,7 +89,7 @@ func DrillOps(series string, ops []history.DrillOp) []history.Op {
 // operations of series+" publish", and each delivery as an operation of
 // series+" delivery" from its publish to its arrival (its latency is the
 // delivery latency); the history's fault windows are already on its clock.
-func SubscriptionOps(series string, h check.SubscriptionHistory) ([]history.Op, []history.FaultWindow) {
+func SubscriptionOps(series string, h history.SubscriptionHistory) ([]history.Op, []history.FaultWindow) {
 	type msg struct {
 		pub int
 		seq int64
