@@ -91,21 +91,21 @@ func TestRegistryErrorsOutside(t *testing.T) {
 }
 
 func TestPresencePositional(t *testing.T) {
-	want := map[string]PresenceWant{"a": {Present: true, Value: "1"}, "b": {}, "c": {Unknown: true}}
-	good := PresenceRead{Keys: []string{"b", "a", "c", "a"}, Got: []PresenceGot{{}, {true, "1"}, {true, "x"}, {true, "1"}}}
-	if r := PresencePositional(want, []PresenceRead{good}, 3); r.Status != Pass {
+	want := map[string]history.PresenceWant{"a": {Present: true, Value: "1"}, "b": {}, "c": {Unknown: true}}
+	good := history.PresenceRead{Keys: []string{"b", "a", "c", "a"}, Got: []history.PresenceGot{{}, {Present: true, Value: "1"}, {Present: true, Value: "x"}, {Present: true, Value: "1"}}}
+	if r := PresencePositional(want, []history.PresenceRead{good}, 3); r.Status != Pass {
 		t.Fatalf("good read: %s %s", r.Status, r.Message)
 	}
-	swapped := PresenceRead{Keys: []string{"b", "a"}, Got: []PresenceGot{{true, "1"}, {}}}
-	if r := PresencePositional(want, []PresenceRead{good, swapped}, 3); r.Status != Fail {
+	swapped := history.PresenceRead{Keys: []string{"b", "a"}, Got: []history.PresenceGot{{Present: true, Value: "1"}, {}}}
+	if r := PresencePositional(want, []history.PresenceRead{good, swapped}, 3); r.Status != Fail {
 		t.Fatalf("swapped positions not caught: %s", r.Status)
 	}
-	short := PresenceRead{Keys: []string{"b", "a"}, Got: []PresenceGot{{}}}
-	if r := PresencePositional(want, []PresenceRead{good, short}, 3); r.Status != Fail {
+	short := history.PresenceRead{Keys: []string{"b", "a"}, Got: []history.PresenceGot{{}}}
+	if r := PresencePositional(want, []history.PresenceRead{good, short}, 3); r.Status != Fail {
 		t.Fatalf("short answer not caught: %s", r.Status)
 	}
-	failed := PresenceRead{Keys: []string{"a"}, ErrKind: "CROSSSLOT"}
-	if r := PresencePositional(want, []PresenceRead{failed}, 1); r.Status != Unknown {
+	failed := history.PresenceRead{Keys: []string{"a"}, ErrKind: "CROSSSLOT"}
+	if r := PresencePositional(want, []history.PresenceRead{failed}, 1); r.Status != Unknown {
 		t.Fatalf("only failed reads: %s, want unknown", r.Status)
 	}
 }

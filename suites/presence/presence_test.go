@@ -134,7 +134,7 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 	return span
 }
 
-func during(reads []check.PresenceRead, w check.Span) int {
+func during(reads []history.PresenceRead, w check.Span) int {
 	n := 0
 	for _, r := range reads {
 		if r.Call <= w.End && r.Return >= w.Start {

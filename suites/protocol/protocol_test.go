@@ -86,9 +86,9 @@ type cellRun struct {
 	// outcomes are every loud result of the workload (fencing, presence
 	// writes and reads, shape probes' commands are judged by ReplyShapes).
 	outcomes    []history.OpOutcome
-	want        map[string]check.PresenceWant
-	reads       []check.PresenceRead
-	concatReads []check.PresenceRead
+	want        map[string]history.PresenceWant
+	reads       []history.PresenceRead
+	concatReads []history.PresenceRead
 	conns       []check.ClientConn // CLIENT LIST of every node, pool under test alive
 	ctlConns    []check.ClientConn // CLIENT LIST with the other-protocol pool alive
 	shapes      []traffic.RawShape // typed reads through the pool under test
