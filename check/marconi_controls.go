@@ -109,7 +109,7 @@ type AuditDoubleWrite struct {
 	Ledgers   []AuditLedger
 	MinOffers int
 	// Tables and Pairs are MarconiShadowEqual's input.
-	Tables map[string]AuditTable
+	Tables map[string]history.AuditTable
 	Pairs  map[string]string
 }
 

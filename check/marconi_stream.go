@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // ArchiverRead is one XREADGROUP the PG archiver sent, as recorded on its
@@ -107,7 +109,7 @@ type WriterRestart struct {
 // the queue took them (offsets strictly increasing). Unknown with fewer
 // than minRestarts restarts, or none that left an appended batch for its
 // successor to skip — a restart with nothing to resume proves nothing.
-func MarconiStreamResume(offers []AuditOffer, stream []StreamEntry, restarts []WriterRestart, minRestarts int) Result {
+func MarconiStreamResume(offers []history.AuditOffer, stream []StreamEntry, restarts []WriterRestart, minRestarts int) Result {
 	const name = "marconi-stream-resume"
 	withBatch := 0
 	for _, r := range restarts {
@@ -188,7 +190,7 @@ func MarconiStreamResume(offers []AuditOffer, stream []StreamEntry, restarts []W
 // archiver was kept away from the stream for Down (longer than Retention)
 // while the writer appended and trimmed, then caught up.
 type TrimHistory struct {
-	Offers []AuditOffer
+	Offers []history.AuditOffer
 	// Rows counts PG rows per signal id once the archiver caught up.
 	Rows map[string]int
 	// Added is the stream's entries-added and Length its length at the

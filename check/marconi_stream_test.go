@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 func TestMarconiReadsOneAtATime(t *testing.T) {
@@ -36,9 +38,9 @@ func streamOf(ids ...int) []StreamEntry {
 }
 
 func TestMarconiStreamResume(t *testing.T) {
-	var offers []AuditOffer
+	var offers []history.AuditOffer
 	for n := range 5 {
-		offers = append(offers, AuditOffer{SignalID: fmt.Sprintf("s%d", n), Kept: true})
+		offers = append(offers, history.AuditOffer{SignalID: fmt.Sprintf("s%d", n), Kept: true})
 	}
 	restarts := []WriterRestart{{Requeued: 2}}
 	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 3, 4), restarts, 1); r.Status != Pass {
@@ -59,7 +61,7 @@ func TestMarconiStreamResume(t *testing.T) {
 }
 
 func TestMarconiTrimKeepsUnconsumed(t *testing.T) {
-	offers := []AuditOffer{{SignalID: "a", Kept: true}, {SignalID: "b", Kept: true}}
+	offers := []history.AuditOffer{{SignalID: "a", Kept: true}, {SignalID: "b", Kept: true}}
 	h := TrimHistory{Offers: offers, Rows: map[string]int{"a": 1, "b": 1}, Added: 2, Length: 1, Down: 3 * time.Second, Retention: time.Second}
 	if r := MarconiTrimKeepsUnconsumed(h); r.Status != Pass {
 		t.Fatalf("good: %+v", r)

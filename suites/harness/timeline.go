@@ -257,7 +257,7 @@ func RecordOps(ctx context.Context, clock *history.Clock, ops []history.Op) {
 // AuditOps converts an audit load's offers (Offer calls on the audit
 // queue): ok when the queue kept the signal; failed when it refused it (a
 // counted loss) or when the legacy synchronous PG write beside it failed.
-func AuditOps(series string, offers []check.AuditOffer) []history.Op {
+func AuditOps(series string, offers []history.AuditOffer) []history.Op {
 	out := make([]history.Op, 0, len(offers))
 	for _, o := range offers {
 		op := history.Op{Start: o.At, End: o.At + o.Took, Backend: series, Kind: "offer", Outcome: history.OK}

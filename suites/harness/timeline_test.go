@@ -104,7 +104,7 @@ func TestLedgerOutcomes(t *testing.T) {
 	if mesh[0].Outcome != history.OK || mesh[1].Outcome != history.Failed || mesh[2].Outcome != history.Unknown {
 		t.Errorf("mesh outcomes %v %v %v, want ok failed unknown", mesh[0].Outcome, mesh[1].Outcome, mesh[2].Outcome)
 	}
-	audit := AuditOps("main", []check.AuditOffer{{Kept: true, At: time.Second, Took: time.Millisecond}, {Kept: false}, {Kept: true, DirectErr: "pg down"}})
+	audit := AuditOps("main", []history.AuditOffer{{Kept: true, At: time.Second, Took: time.Millisecond}, {Kept: false}, {Kept: true, DirectErr: "pg down"}})
 	if audit[0].Outcome != history.OK || audit[0].End != time.Second+time.Millisecond || audit[1].Outcome != history.Failed || audit[2].Outcome != history.Failed {
 		t.Errorf("audit ops %+v", audit)
 	}
