@@ -155,7 +155,7 @@ func TestMarconiCheckersReplay(t *testing.T) {
 		{"obligations", Judge(MarconiObligations, obl)},
 		{"obligation-calls", Judge(MarconiObligationCalls, obl)},
 		{"caps", Judge(AuditCapsExact, []history.AuditCapHistory{{Name: "bytes", Policy: AuditPolicyRejectNew, MaxEntries: 100, MaxBytes: 4000, EntrySize: 1000, Kept: []bool{true, true, true, false}, Depth: 3, Bytes: 3000, Dropped: 1}})},
-		{"reads", Judge(MarconiReadsOneAtATime, []ArchiverRead{{Cmd: []string{"XREADGROUP", "COUNT", "1"}, Entries: 1}}, WireReads{Known: true, Calls: 1, Entries: 1}, 1)},
+		{"reads", Judge(MarconiReadsOneAtATime, []history.ArchiverRead{{Cmd: []string{"XREADGROUP", "COUNT", "1"}, Entries: 1}}, WireReads{Known: true, Calls: 1, Entries: 1}, 1)},
 		{"resume", Judge(MarconiStreamResume, []history.AuditOffer{{SignalID: "s0", Kept: true}, {SignalID: "s1", Kept: true}}, streamOf(1, 0), []WriterRestart{{Requeued: 1}}, 1)},
 		{"trim", Judge(MarconiTrimKeepsUnconsumed, TrimHistory{Offers: []history.AuditOffer{{SignalID: "s0", Kept: true}}, Rows: map[string]int{"s0": 1}, Added: 1, Length: 1, Down: 2 * time.Second, Retention: time.Second})},
 		{"lag", Judge(MarconiLagAlert, lagSamples(0, 0, 3, 3, 0, 0), 1.0, 0.2, time.Duration(0))},

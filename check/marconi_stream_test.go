@@ -11,17 +11,17 @@ import (
 func TestMarconiReadsOneAtATime(t *testing.T) {
 	one := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "BLOCK", "200", "STREAMS", "s", ">"}
 	batch := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "16", "BLOCK", "200", "STREAMS", "s", ">"}
-	good := []ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
+	good := []history.ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
 	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 3, Entries: 2}, 2); r.Status != Pass {
 		t.Fatalf("good: %+v", r)
 	}
 	if r := MarconiReadsOneAtATime(good, WireReads{}, 3); r.Status != Unknown {
 		t.Fatalf("too few: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: batch, Entries: 1}), WireReads{}, 2); r.Status != Fail {
+	if r := MarconiReadsOneAtATime(append(good, history.ArchiverRead{Cmd: batch, Entries: 1}), WireReads{}, 2); r.Status != Fail {
 		t.Fatalf("COUNT 16 with one entry: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: one, Entries: 2}), WireReads{}, 2); r.Status != Fail {
+	if r := MarconiReadsOneAtATime(append(good, history.ArchiverRead{Cmd: one, Entries: 2}), WireReads{}, 2); r.Status != Fail {
 		t.Fatalf("two entries under COUNT 1: %+v", r)
 	}
 	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 1, Entries: 2}, 2); r.Status != Fail {
@@ -29,10 +29,10 @@ func TestMarconiReadsOneAtATime(t *testing.T) {
 	}
 }
 
-func streamOf(ids ...int) []StreamEntry {
-	var out []StreamEntry
+func streamOf(ids ...int) []history.StreamEntry {
+	var out []history.StreamEntry
 	for i, n := range ids {
-		out = append(out, StreamEntry{ID: fmt.Sprintf("1-%d", i), SignalID: fmt.Sprintf("s%d", n), Offset: fmt.Sprintf("7:%d", n)})
+		out = append(out, history.StreamEntry{ID: fmt.Sprintf("1-%d", i), SignalID: fmt.Sprintf("s%d", n), Offset: fmt.Sprintf("7:%d", n)})
 	}
 	return out
 }
