@@ -399,11 +399,13 @@ type MeshRouteState struct {
 	Pending int
 }
 
-// stored is s as its stored history reads back: the freshness stamp in
+// storedRoute is s as its stored history reads back: the freshness stamp in
 // UTC wall time, without the monotonic reading a live time.Time carries
 // (and %v prints), so a message quoting s is the same live and replayed
-// by `slotgate check --from`, on any machine's time zone.
-func (s MeshRouteState) stored() MeshRouteState {
+// by `slotgate check --from`, on any machine's time zone. A function of
+// the checker, not a method of the record: only a checker's message needs
+// it.
+func storedRoute(s MeshRouteState) MeshRouteState {
 	s.LastHeartbeat = s.LastHeartbeat.Round(0).UTC()
 	return s
 }
@@ -438,7 +440,7 @@ func MarconiHookTransitions(steps []MeshHookStep) Result {
 	var bad []string
 	for _, st := range steps {
 		seen[st.Hook]++
-		a, b := st.After.stored(), st.Before.stored() // judged as stored, so as replayed
+		a, b := storedRoute(st.After), storedRoute(st.Before) // judged as stored, so as replayed
 		var why string
 		switch st.Hook {
 		case "on_register":
