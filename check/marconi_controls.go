@@ -29,7 +29,7 @@ func ArchiverKilled(pipeline string, kills, planned int) Result {
 // MarconiSendsAnswered fails on any send not answered 200 (spec 002 §6:
 // the restarted instance serves every send): each send is one operation,
 // a non-200 its error (kind http-<status>).
-func MarconiSendsAnswered(h MeshHistory) Result {
+func MarconiSendsAnswered(h history.MeshHistory) Result {
 	outcomes := make([]history.OpOutcome, len(h.Sends))
 	for i, s := range h.Sends {
 		outcomes[i] = history.OpOutcome{Op: "send to " + s.Recipient}
@@ -72,7 +72,7 @@ func eachFails(name, message string, whole Result, parts ...Result) Result {
 // Stage 2 stale-route gate): the hook tour's transitions (steps) and the
 // churn's stale-route bound (h, judged with at least one send) must each
 // fail — each check must be able to fail alone. Its line names both.
-func MarconiHookAndStaleRoutes(steps []MeshHookStep, h MeshHistory, expiryBound time.Duration) Result {
+func MarconiHookAndStaleRoutes(steps []history.MeshHookStep, h history.MeshHistory, expiryBound time.Duration) Result {
 	tour := MarconiHookTransitions(steps)
 	stale := MarconiStaleRoutes(h, expiryBound, 1)
 	return eachFails("marconi-hook-and-stale-routes", fmt.Sprintf("hook transitions: %s | stale routes: %s", tour.Message, stale.Message),
@@ -83,7 +83,7 @@ func MarconiHookAndStaleRoutes(steps []MeshHookStep, h MeshHistory, expiryBound 
 // judged) on a history whose stale routes answer with an error instead of
 // routing (the stale-route-5xx control): its line leads with how many
 // sends failed, the only sign of that mesh's fault.
-func MarconiStaleRoutesFailing(h MeshHistory, expiryBound time.Duration) Result {
+func MarconiStaleRoutesFailing(h history.MeshHistory, expiryBound time.Duration) Result {
 	r := MarconiStaleRoutes(h, expiryBound, 1)
 	r.Message = fmt.Sprintf("%d of %d sends failed | %s", len(MeshFailedSends(h)), len(h.Sends), r.Message)
 	return r

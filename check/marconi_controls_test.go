@@ -28,7 +28,7 @@ func TestMarconiSendsAnswered(t *testing.T) {
 	if r.Status != Fail || !strings.Contains(r.Message, "1×http-503") || !strings.Contains(r.Counterexample, "send to acme/p1/") {
 		t.Fatalf("a 503: %+v", r)
 	}
-	if r := MarconiSendsAnswered(MeshHistory{}); r.Status != Unknown {
+	if r := MarconiSendsAnswered(history.MeshHistory{}); r.Status != Unknown {
 		t.Fatalf("no send: %+v", r)
 	}
 }
@@ -37,7 +37,7 @@ func TestMarconiSendsAnswered(t *testing.T) {
 // and the stale-route bound fail on their own.
 func TestMarconiHookAndStaleRoutes(t *testing.T) {
 	forgetful := hookSteps()
-	forgetful[5].After = MeshRouteState{Route: "s1"}
+	forgetful[5].After = history.MeshRouteState{Route: "s1"}
 	stale := meshHistory()
 	stale.Sends[20].SessionID = "s1"
 	both := MarconiHookAndStaleRoutes(forgetful, stale, 0)
@@ -53,7 +53,7 @@ func TestMarconiHookAndStaleRoutes(t *testing.T) {
 	if r := MarconiHookAndStaleRoutes(hookSteps(), meshHistory(), 0); r.Status != Pass {
 		t.Fatalf("neither fails: %+v", r)
 	}
-	if r := MarconiHookAndStaleRoutes(hookSteps(), MeshHistory{}, 0); r.Status != Unknown {
+	if r := MarconiHookAndStaleRoutes(hookSteps(), history.MeshHistory{}, 0); r.Status != Unknown {
 		t.Fatalf("no churn: want unknown (not exercised), got %+v", r)
 	}
 }
@@ -136,7 +136,7 @@ func TestMarconiCheckersReplay(t *testing.T) {
 		obl.Ops[i].End = now.Add(obl.Ops[i].End.Sub(obl.End))
 	}
 	forgetful := hookSteps()
-	forgetful[5].After = MeshRouteState{Route: "s1", LastHeartbeat: now}
+	forgetful[5].After = history.MeshRouteState{Route: "s1", LastHeartbeat: now}
 	stale := meshHistory()
 	stale.Sends[20].SessionID = "s1"
 	h, s := metricsFixture()

@@ -275,7 +275,7 @@ func AuditOps(series string, offers []history.AuditOffer) []history.Op {
 // MeshOps converts a mesh history's sends (send_signal over HTTP): a 200
 // is ok, another status failed, no answer (status 0) unknown — the send
 // may have been taken.
-func MeshOps(series string, sends []check.MeshSend) []history.Op {
+func MeshOps(series string, sends []history.MeshSend) []history.Op {
 	out := make([]history.Op, 0, len(sends))
 	for _, s := range sends {
 		op := history.Op{Start: s.Start, End: s.Done, Backend: series, Kind: "send", Outcome: history.OK}

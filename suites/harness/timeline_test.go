@@ -100,7 +100,7 @@ func TestRecordOps(t *testing.T) {
 // A send's outcome is what its ledger says: 200 ok, another status
 // failed, no answer unknown; an offer the queue refused failed.
 func TestLedgerOutcomes(t *testing.T) {
-	mesh := MeshOps("B", []check.MeshSend{{Status: 200}, {Status: 500, Err: "stale"}, {Status: 0, Err: "EOF"}})
+	mesh := MeshOps("B", []history.MeshSend{{Status: 200}, {Status: 500, Err: "stale"}, {Status: 0, Err: "EOF"}})
 	if mesh[0].Outcome != history.OK || mesh[1].Outcome != history.Failed || mesh[2].Outcome != history.Unknown {
 		t.Errorf("mesh outcomes %v %v %v, want ok failed unknown", mesh[0].Outcome, mesh[1].Outcome, mesh[2].Outcome)
 	}
