@@ -22,7 +22,7 @@ import (
 // operation table: lookup, known_generation, validate_fenced_header) on a
 // session and records them with the keys they read: it MGETs the session's
 // keys right before and right after, and keeps the calls only when both
-// reads agree (check.ReadOp says why that pins what the scripts read).
+// reads agree (history.ReadOp says why that pins what the scripts read).
 type ReadSampler struct {
 	Pool client.Pool
 	// Dir is the caller's directory: its phase's real scripts.

@@ -23,7 +23,7 @@ type Discoverer func(ctx context.Context) (registry.Discovery, error)
 // known population of runtimes, each a goroutine heartbeating on its own
 // ticker, with churn — joins, clean leaves (deregister) and crashes (stop
 // without deregistering) — while observers discover on their own cadence.
-// Everything is recorded as a check.RegistryHistory; Mesh asserts nothing.
+// Everything is recorded as a history.RegistryHistory; Mesh asserts nothing.
 type Mesh struct {
 	Registry *registry.Registry
 	Discover Discoverer

@@ -28,7 +28,7 @@ func TopicTarget(topic string) SubTarget { return SubTarget{Channel: topic, Sub:
 // Subscriptions records a subscriptions scenario around one pubsub.Relay:
 // sequence-numbered publishes, every delivery, the application's
 // subscription spans and the fault windows, as a
-// check.SubscriptionHistory. It asserts nothing.
+// history.SubscriptionHistory. It asserts nothing.
 type Subscriptions struct {
 	relay *pubsub.Relay
 	clock *Clock

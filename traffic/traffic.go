@@ -68,7 +68,7 @@ func (r *Recorder) Outcomes() []history.OpOutcome {
 	return append([]history.OpOutcome(nil), r.outcomes...)
 }
 
-// ErrKind classifies err for check.Outcome: the error code (CROSSSLOT,
+// ErrKind classifies err for history.OpOutcome: the error code (CROSSSLOT,
 // NOSCRIPT, …) whether the server sent it or the client library refused
 // with it, "network" for anything without a reply, "" for success.
 func ErrKind(err error) string {

@@ -27,7 +27,7 @@ func Timeline(h history.History) *report.Timeline {
 	return &t
 }
 
-// MigrationOps converts a staged deploy's directory calls (check.MigrationOp):
+// MigrationOps converts a staged deploy's directory calls (history.MigrationOp):
 // ok, failed on a loud error, unknown when a pod kill abandoned the call or
 // its outcome was not observed.
 func MigrationOps(series string, ops []history.MigrationOp) []history.Op {
