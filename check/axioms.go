@@ -1,20 +1,10 @@
 package check
 
-import "fmt"
+import (
+	"fmt"
 
-// UndeclaredKeys is what the server did with a script that reaches keys not
-// declared in KEYS (numkeys 0), the access spec 000 §Axioms A2 prohibits.
-type UndeclaredKeys struct {
-	// SameNodeErr is the error of a script writing two undeclared keys in
-	// two slots of the node it runs on ("" = succeeded).
-	SameNodeErr string
-	// RemoteErr is the error of a script writing a local undeclared key and
-	// then a key of another node ("" = succeeded).
-	RemoteErr string
-	// EarlierWriteApplied is true when, after RemoteErr, the script's first
-	// (local) write is visible: the script was not atomic.
-	EarlierWriteApplied bool
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // UndeclaredKeyHazard checks the measured refinement of A2 on a multi-shard
 // cluster: undeclared keys bypass the declared-keys slot check (two slots of
@@ -22,7 +12,7 @@ type UndeclaredKeys struct {
 // the script's earlier writes were applied. Pass means the hazard is exactly
 // as the spec's refinement states — which is why the locality validator must
 // reject undeclared access mechanically.
-func UndeclaredKeyHazard(o UndeclaredKeys) Result {
+func UndeclaredKeyHazard(o history.UndeclaredKeys) Result {
 	const name = "undeclared-key-hazard"
 	obs := []string{
 		fmt.Sprintf("two undeclared keys in two slots of one node: %s", orOK(o.SameNodeErr)),

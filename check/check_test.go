@@ -6,34 +6,35 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-func acq(client int, owner string, ok bool, gen, holder int64, call, ret int) check.FencingOp {
-	return check.FencingOp{Client: client, Session: "c:s", Kind: check.OpAcquire, Owner: owner, OK: ok, Gen: gen, HolderGen: holder, Call: ms(call), Return: ms(ret)}
+func acq(client int, owner string, ok bool, gen, holder int64, call, ret int) history.FencingOp {
+	return history.FencingOp{Client: client, Session: "c:s", Kind: history.OpAcquire, Owner: owner, OK: ok, Gen: gen, HolderGen: holder, Call: ms(call), Return: ms(ret)}
 }
 
-func op(kind check.FencingOpKind, owner string, gen int64, ok bool, call, ret int) check.FencingOp {
-	return check.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}
+func op(kind history.FencingOpKind, owner string, gen int64, ok bool, call, ret int) history.FencingOp {
+	return history.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}
 }
 
 // held sets the holder's owner a refused acquire reports.
-func held(o check.FencingOp, owner string) check.FencingOp { o.HolderOwner = owner; return o }
+func held(o history.FencingOp, owner string) history.FencingOp { o.HolderOwner = owner; return o }
 
 // goodHistory: two pods race, p0 wins gen 1, p1's foreign renew/release are
 // refused, p0 releases, p1 wins gen 2.
-func goodHistory() []check.FencingOp {
-	return []check.FencingOp{
+func goodHistory() []history.FencingOp {
+	return []history.FencingOp{
 		acq(0, "p0", true, 1, 0, 0, 2),
 		held(acq(1, "p1", false, 0, 1, 1, 3), "p0"),
-		op(check.OpRenew, "p1", 1, false, 4, 5),
-		op(check.OpRelease, "p1", 1, false, 4, 5),
-		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 1, Call: ms(4), Return: ms(5)},
-		op(check.OpRelease, "p0", 1, true, 6, 7),
-		op(check.OpRelease, "p0", 1, false, 8, 9),
+		op(history.OpRenew, "p1", 1, false, 4, 5),
+		op(history.OpRelease, "p1", 1, false, 4, 5),
+		{Session: "c:s", Kind: history.OpValidate, Owner: "p0", Gen: 1, Verdict: 1, Call: ms(4), Return: ms(5)},
+		op(history.OpRelease, "p0", 1, true, 6, 7),
+		op(history.OpRelease, "p0", 1, false, 8, 9),
 		acq(1, "p1", true, 2, 0, 10, 11),
-		{Session: "c:s", Kind: check.OpValidate, Owner: "p0", Gen: 1, Verdict: 0, Call: ms(12), Return: ms(13)},
+		{Session: "c:s", Kind: history.OpValidate, Owner: "p0", Gen: 1, Verdict: 0, Call: ms(12), Return: ms(13)},
 	}
 }
 
@@ -52,15 +53,15 @@ func TestFencingCheckersPassGoodHistory(t *testing.T) {
 }
 
 func TestFencingCheckersCatchMutants(t *testing.T) {
-	twoWinners := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
-	reused := []check.FencingOp{
-		acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRelease, "p0", 1, true, 2, 3),
+	twoWinners := []history.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
+	reused := []history.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 1), op(history.OpRelease, "p0", 1, true, 2, 3),
 		acq(1, "p1", true, 1, 0, 4, 5),
 	}
-	foreignRenew := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRenew, "p1", 1, true, 2, 3)}
-	staleRelease := []check.FencingOp{
-		acq(0, "p0", true, 1, 0, 0, 1), op(check.OpRelease, "p0", 1, true, 2, 3),
-		acq(1, "p1", true, 2, 0, 4, 5), op(check.OpRelease, "p0", 1, true, 6, 7),
+	foreignRenew := []history.FencingOp{acq(0, "p0", true, 1, 0, 0, 1), op(history.OpRenew, "p1", 1, true, 2, 3)}
+	staleRelease := []history.FencingOp{
+		acq(0, "p0", true, 1, 0, 0, 1), op(history.OpRelease, "p0", 1, true, 2, 3),
+		acq(1, "p1", true, 2, 0, 4, 5), op(history.OpRelease, "p0", 1, true, 6, 7),
 	}
 	cases := []struct {
 		name string
@@ -101,8 +102,8 @@ func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
 	// continuations are linearizable.
 	lost := acq(0, "p0", false, 0, 0, 0, 1)
 	lost.Unknown = true
-	for _, next := range []check.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), held(acq(1, "p1", false, 0, 1, 5, 6), "p0")} {
-		if r := check.FencingLinearizable([]check.FencingOp{lost, next}, time.Second); r.Status != check.Pass {
+	for _, next := range []history.FencingOp{acq(1, "p1", true, 1, 0, 5, 6), held(acq(1, "p1", false, 0, 1, 5, 6), "p0")} {
+		if r := check.FencingLinearizable([]history.FencingOp{lost, next}, time.Second); r.Status != check.Pass {
 			t.Errorf("unknown acquire then %v: %s %s", next, r.Status, r.Message)
 		}
 	}
@@ -112,9 +113,9 @@ func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
 }
 
 func TestSlotAndOutcomeCheckers(t *testing.T) {
-	good := make([]check.SlotSample, 10)
+	good := make([]history.SlotSample, 10)
 	for i := range good {
-		good[i] = check.SlotSample{Key: "k", Local: i, Server: i}
+		good[i] = history.SlotSample{Key: "k", Local: i, Server: i}
 	}
 	if r := check.SlotMathAgrees(good, 10); r.Status != check.Pass {
 		t.Errorf("agreeing samples: %s", r.Message)
@@ -122,15 +123,15 @@ func TestSlotAndOutcomeCheckers(t *testing.T) {
 	if r := check.SlotMathAgrees(good, 11); r.Status != check.Unknown {
 		t.Errorf("too few samples must be unknown: %s", r.Status)
 	}
-	bad := append(good, check.SlotSample{Key: "{a}b", Local: 1, Server: 2})
+	bad := append(good, history.SlotSample{Key: "{a}b", Local: 1, Server: 2})
 	if r := check.SlotMathAgrees(bad, 1); r.Status != check.Fail {
 		t.Errorf("disagreeing sample not caught")
 	}
 	if r := check.PairsShareSlot([]check.PairSlots{{A: "a", B: "b", SlotA: 1, SlotB: 2}}); r.Status != check.Fail {
 		t.Errorf("split pair not caught")
 	}
-	ok := []check.Outcome{{Op: "x"}, {Op: "y"}}
-	crossed := []check.Outcome{{Op: "x", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys..."}}
+	ok := []history.OpOutcome{{Op: "x"}, {Op: "y"}}
+	crossed := []history.OpOutcome{{Op: "x", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys..."}}
 	if r := check.NoErrors(ok, 2); r.Status != check.Pass {
 		t.Errorf("no errors: %s", r.Message)
 	}
@@ -146,11 +147,11 @@ func TestSlotAndOutcomeCheckers(t *testing.T) {
 }
 
 func TestPublishCheckers(t *testing.T) {
-	classic := []check.NodeDelta{
+	classic := []history.NodeDelta{
 		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, PublishReceived: 100},
 		{Node: "p1", Shard: 1, PublishReceived: 100}, {Node: "r1", Shard: 1, PublishReceived: 100},
 	}
-	sharded := []check.NodeDelta{
+	sharded := []history.NodeDelta{
 		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, ShardPublishReceived: 100},
 		{Node: "p1", Shard: 1}, {Node: "r1", Shard: 1},
 	}
@@ -169,10 +170,10 @@ func TestPublishCheckers(t *testing.T) {
 }
 
 func TestUndeclaredKeyHazard(t *testing.T) {
-	if r := check.UndeclaredKeyHazard(check.UndeclaredKeys{RemoteErr: "ERR non local key", EarlierWriteApplied: true}); r.Status != check.Pass {
+	if r := check.UndeclaredKeyHazard(history.UndeclaredKeys{RemoteErr: "ERR non local key", EarlierWriteApplied: true}); r.Status != check.Pass {
 		t.Errorf("measured refinement: %s", r.Message)
 	}
-	if r := check.UndeclaredKeyHazard(check.UndeclaredKeys{}); r.Status != check.Fail {
+	if r := check.UndeclaredKeyHazard(history.UndeclaredKeys{}); r.Status != check.Fail {
 		t.Errorf("single-shard observation (no remote key) must fail")
 	}
 }
@@ -212,13 +213,13 @@ func TestHaltsWithin(t *testing.T) {
 
 func TestSubscriptionHalts(t *testing.T) {
 	s := time.Second
-	h := check.SubscriptionHistory{
-		Publishes: []check.SubPublish{
+	h := history.SubscriptionHistory{
+		Publishes: []history.SubPublish{
 			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1 * s}, // before the drill
 			{Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s},
 			{Publisher: 1, Seq: 1, Sub: "b", Sent: 3 * s}, // another shard
 		},
-		Deliveries: []check.SubDelivery{
+		Deliveries: []history.SubDelivery{
 			{Publisher: 0, Seq: 1, Sub: "a", At: 2500 * time.Millisecond}, // sent before: no proof
 			{Publisher: 1, Seq: 1, Sub: "b", At: 3 * s},
 			{Publisher: 0, Seq: 2, Sub: "a", At: 6 * s},
@@ -235,13 +236,13 @@ func TestSubscriptionHalts(t *testing.T) {
 // failover began does not end the halt: the longest silence does.
 func TestSubscriptionHaltsLongestSilence(t *testing.T) {
 	ms := time.Millisecond
-	h := check.SubscriptionHistory{
-		Publishes: []check.SubPublish{
+	h := history.SubscriptionHistory{
+		Publishes: []history.SubPublish{
 			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1001 * ms},
 			{Publisher: 0, Seq: 2, Sub: "a", Sent: 1002 * ms},
 			{Publisher: 0, Seq: 3, Sub: "a", Sent: 1010 * ms},
 		},
-		Deliveries: []check.SubDelivery{
+		Deliveries: []history.SubDelivery{
 			{Publisher: 0, Seq: 1, Sub: "a", At: 1002 * ms},
 			{Publisher: 0, Seq: 2, Sub: "a", At: 31000 * ms},
 			{Publisher: 0, Seq: 3, Sub: "a", At: 31001 * ms},
@@ -257,10 +258,10 @@ func TestSubscriptionHaltsLongestSilence(t *testing.T) {
 // of the drill: its window ends at Until.
 func TestSubscriptionHaltsEndAtUntil(t *testing.T) {
 	s := time.Second
-	h := check.SubscriptionHistory{
-		Publishes: []check.SubPublish{{Publisher: 0, Seq: 1, Sub: "a", Sent: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s}},
+	h := history.SubscriptionHistory{
+		Publishes: []history.SubPublish{{Publisher: 0, Seq: 1, Sub: "a", Sent: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s}},
 		// Recovered 1 s after the drill began; then silence through the reset.
-		Deliveries: []check.SubDelivery{{Publisher: 0, Seq: 1, Sub: "a", At: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", At: 3 * s}},
+		Deliveries: []history.SubDelivery{{Publisher: 0, Seq: 1, Sub: "a", At: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", At: 3 * s}},
 	}
 	drills := []check.Drill{{Shard: 0, Mode: "kill", Start: 1 * s, Until: 3500 * time.Millisecond}, {Shard: 1, Mode: "kill", Start: 8 * s}}
 	got := check.SubscriptionHalts(h, drills, map[string]int{"a": 0}, 9*s)
@@ -275,7 +276,7 @@ func TestFencingCounterexample(t *testing.T) {
 	if ce := check.FencingCounterexample(good, time.Second); ce != nil {
 		t.Fatalf("good history has a counterexample: %v", ce)
 	}
-	bad := []check.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
+	bad := []history.FencingOp{acq(0, "p0", true, 1, 0, 0, 2), acq(1, "p1", true, 2, 0, 1, 3)}
 	for i := range bad {
 		bad[i].Session = "c:broken"
 	}

@@ -5,24 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
-
-// DrillOp is one recorded write (SET key seq) of the failure-drill workload,
-// or the read-back of a key after the drill (Final, value in Seq). Each key
-// has one sequential writer whose sequence numbers increase.
-type DrillOp struct {
-	Key     string
-	Shard   int
-	Seq     int64
-	Final   bool
-	ErrKind string
-	Err     string
-	Call    time.Duration
-	Return  time.Duration
-}
-
-// Acked says the operation returned success.
-func (o DrillOp) Acked() bool { return o.ErrKind == "" }
 
 // Drill is one injected failover on the scenario clock.
 type Drill struct {
@@ -70,7 +55,7 @@ type DrillHalt struct {
 
 // DrillHalts measures every drill. until bounds the measurement (the end of
 // the workload).
-func DrillHalts(ops []DrillOp, drills []Drill, until time.Duration) []DrillHalt {
+func DrillHalts(ops []history.DrillOp, drills []Drill, until time.Duration) []DrillHalt {
 	out := make([]DrillHalt, 0, len(drills))
 	for i, d := range drills {
 		end := windowEnd(drills, i, until)
@@ -177,13 +162,13 @@ func DrillDispatch(halts []DrillHalt, maxGap time.Duration, maxFailPct float64) 
 
 // DrillLost is one acknowledged write the read-back does not contain.
 type DrillLost struct {
-	Op    DrillOp
+	Op    history.DrillOp
 	Final int64
 }
 
 // DrillLosses lists the acknowledged writes each key's read-back lacks: a
 // final value below a key's acknowledged sequence number.
-func DrillLosses(ops []DrillOp) (lost []DrillLost, keys int, read bool) {
+func DrillLosses(ops []history.DrillOp) (lost []DrillLost, keys int, read bool) {
 	final := map[string]int64{}
 	for _, o := range ops {
 		if o.Final && o.Acked() {
@@ -210,7 +195,7 @@ func DrillLosses(ops []DrillOp) (lost []DrillLost, keys int, read bool) {
 // replication, no WAIT: the replica may not have them). Such losses are
 // counted and reported, never hidden; a lost write on a healthy shard, in a
 // graceful failover, or acknowledged long before the kill fails.
-func DrillAccounted(ops []DrillOp, drills []Drill, window time.Duration, minOps int) Result {
+func DrillAccounted(ops []history.DrillOp, drills []Drill, window time.Duration, minOps int) Result {
 	const name = "drill-accounted"
 	lost, keys, read := DrillLosses(ops)
 	acked := 0
@@ -250,14 +235,14 @@ func DrillAccounted(ops []DrillOp, drills []Drill, window time.Duration, minOps 
 // read-back of the first key not on a killed shard is set one below its last
 // acknowledged write, as if a failover had dropped it silently. It returns
 // false when no such key exists.
-func PlantLoss(ops []DrillOp, drills []Drill) ([]DrillOp, bool) {
+func PlantLoss(ops []history.DrillOp, drills []Drill) ([]history.DrillOp, bool) {
 	killed := map[int]bool{}
 	for _, d := range drills {
 		if d.Mode == "kill" {
 			killed[d.Shard] = true
 		}
 	}
-	out := append([]DrillOp(nil), ops...)
+	out := append([]history.DrillOp(nil), ops...)
 	for i, o := range out {
 		if o.Final && o.Acked() && !killed[o.Shard] && o.Seq > 0 {
 			o.Seq--
@@ -327,7 +312,7 @@ func HaltsWithin(halts []RoleHalt, budget time.Duration) Result {
 // published after it — how long the application heard nothing from that
 // shard. It is bounded like
 // DrillHalts: by the next drill's start, or until for the last one.
-func SubscriptionHalts(h SubscriptionHistory, drills []Drill, topicShard map[string]int, until time.Duration) []RoleHalt {
+func SubscriptionHalts(h history.SubscriptionHistory, drills []Drill, topicShard map[string]int, until time.Duration) []RoleHalt {
 	sent := make(map[[2]int64]time.Duration, len(h.Publishes))
 	for _, p := range h.Publishes {
 		sent[[2]int64{int64(p.Publisher), p.Seq}] = p.Sent

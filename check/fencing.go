@@ -8,56 +8,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/slotgate/slotgate/history"
 )
-
-// FencingOpKind is one operation of the fenced session directory.
-type FencingOpKind string
-
-const (
-	OpAcquire  FencingOpKind = "acquire"
-	OpRenew    FencingOpKind = "renew"
-	OpRelease  FencingOpKind = "release"
-	OpValidate FencingOpKind = "validate"
-)
-
-// FencingOp is one recorded call against the directory: what was asked, what
-// came back, and when (monotonic offsets from the scenario start).
-type FencingOp struct {
-	Client  int
-	Session string
-	Kind    FencingOpKind
-	Owner   string
-	// Gen is the caller's generation for renew/release/validate, and the
-	// issued generation for a successful acquire.
-	Gen int64
-	// OK: acquired / renewed / released; for validate, Verdict holds the answer.
-	OK bool
-	// HolderGen and HolderOwner are the holder reported by a refused
-	// acquire (the acquire script's {0, holder_generation, holder_owner}:
-	// the lease a pod redirects the frame to).
-	HolderGen   int64
-	HolderOwner string
-	Verdict     int
-	// Unknown marks an operation whose outcome was not observed (timeout,
-	// dropped connection): it may or may not have taken effect.
-	Unknown bool
-	Call    time.Duration
-	Return  time.Duration
-}
-
-func (o FencingOp) String() string {
-	switch {
-	case o.Unknown:
-		return fmt.Sprintf("[%s] %s %s owner=%s gen=%d → unknown", o.Session, o.Kind, "", o.Owner, o.Gen)
-	case o.Kind == OpAcquire && o.OK:
-		return fmt.Sprintf("[%s] acquire owner=%s → gen %d @%v", o.Session, o.Owner, o.Gen, o.Return)
-	case o.Kind == OpAcquire:
-		return fmt.Sprintf("[%s] acquire owner=%s → held by %q at gen %d @%v", o.Session, o.Owner, o.HolderOwner, o.HolderGen, o.Return)
-	case o.Kind == OpValidate:
-		return fmt.Sprintf("[%s] validate owner=%s gen=%d → %d @%v", o.Session, o.Owner, o.Gen, o.Verdict, o.Return)
-	}
-	return fmt.Sprintf("[%s] %s owner=%s gen=%d → %v @%v", o.Session, o.Kind, o.Owner, o.Gen, o.OK, o.Return)
-}
 
 // fencingState is the sequential specification's state for one session: the
 // live lease (owner, gen) and the counter. TTL expiry is not modelled: the
@@ -71,13 +23,13 @@ type fencingState struct {
 // fencingStep is spec 000 §Per-phase operation table, C column, as a pure
 // function. It returns every state the operation may leave behind (more than
 // one only when the outcome is unknown).
-func fencingStep(s fencingState, op FencingOp) []fencingState {
+func fencingStep(s fencingState, op history.FencingOp) []fencingState {
 	held := s.owner != ""
 	match := held && s.owner == op.Owner && s.gen == op.Gen
 	var after fencingState
 	var legal bool
 	switch op.Kind {
-	case OpAcquire:
+	case history.OpAcquire:
 		after = s
 		if !held {
 			after = fencingState{owner: op.Owner, gen: s.counter + 1, counter: s.counter + 1}
@@ -85,15 +37,15 @@ func fencingStep(s fencingState, op FencingOp) []fencingState {
 		} else {
 			legal = !op.OK && op.HolderGen == s.gen && op.HolderOwner == s.owner
 		}
-	case OpRenew:
+	case history.OpRenew:
 		after, legal = s, op.OK == match
-	case OpRelease:
+	case history.OpRelease:
 		after = s
 		if match {
 			after = fencingState{counter: s.counter}
 		}
 		legal = op.OK == match
-	case OpValidate:
+	case history.OpValidate:
 		want := -1
 		switch {
 		case match:
@@ -118,11 +70,11 @@ func fencingStep(s fencingState, op FencingOp) []fencingState {
 // FencingModel is the directory's sequential specification for porcupine,
 // partitioned by session (sessions are independent: per-session keys).
 var FencingModel = porcupine.NondeterministicModel{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
 		bySession := map[string][]porcupine.Operation{}
 		var order []string
-		for _, op := range history {
-			s := op.Input.(FencingOp).Session
+		for _, op := range ops {
+			s := op.Input.(history.FencingOp).Session
 			if _, ok := bySession[s]; !ok {
 				order = append(order, s)
 			}
@@ -136,14 +88,14 @@ var FencingModel = porcupine.NondeterministicModel{
 	},
 	Init: func() []interface{} { return []interface{}{fencingState{}} },
 	Step: func(state, input, _ interface{}) []interface{} {
-		next := fencingStep(state.(fencingState), input.(FencingOp))
+		next := fencingStep(state.(fencingState), input.(history.FencingOp))
 		out := make([]interface{}, len(next))
 		for i, n := range next {
 			out[i] = n
 		}
 		return out
 	},
-	DescribeOperation: func(input, _ interface{}) string { return input.(FencingOp).String() },
+	DescribeOperation: func(input, _ interface{}) string { return input.(history.FencingOp).String() },
 	DescribeState: func(state interface{}) string {
 		s := state.(fencingState)
 		return fmt.Sprintf("lease=%s@%d counter=%d", s.owner, s.gen, s.counter)
@@ -153,13 +105,13 @@ var FencingModel = porcupine.NondeterministicModel{
 // FencingLinearizable checks a directory history against the sequential
 // specification: single authority, generation +1 per acquisition, guarded
 // renew/release and the fence, all at once and under real concurrency.
-func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
+func FencingLinearizable(recorded []history.FencingOp, timeout time.Duration) Result {
 	const name = "fencing-linearizable"
-	if len(history) == 0 {
+	if len(recorded) == 0 {
 		return unknown(name, "empty history")
 	}
-	ops := make([]porcupine.Operation, len(history))
-	for i, h := range history {
+	ops := make([]porcupine.Operation, len(recorded))
+	for i, h := range recorded {
 		ret := int64(h.Return)
 		if h.Unknown {
 			ret = math.MaxInt64
@@ -169,11 +121,11 @@ func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
 	res := porcupine.CheckOperationsTimeout(FencingModel.ToModel(), ops, timeout)
 	switch res {
 	case porcupine.Ok:
-		return pass(name, "%d operations linearizable against the C-phase specification", len(history))
+		return pass(name, "%d operations linearizable against the C-phase specification", len(recorded))
 	case porcupine.Unknown:
-		return unknown(name, "linearizability check timed out after %v on %d operations", timeout, len(history))
+		return unknown(name, "linearizability check timed out after %v on %d operations", timeout, len(recorded))
 	}
-	return fail(name, "", "history of %d operations is not linearizable against the C-phase specification", len(history))
+	return fail(name, "", "history of %d operations is not linearizable against the C-phase specification", len(recorded))
 }
 
 // FencingCounterexample returns the operations of the first session whose
@@ -182,10 +134,10 @@ func FencingLinearizable(history []FencingOp, timeout time.Duration) Result {
 // reviewer can read as a per-session lease and generation timeline. It
 // returns nil when every session is linearizable or undecided within
 // timeout.
-func FencingCounterexample(history []FencingOp, timeout time.Duration) []FencingOp {
-	bySession := map[string][]FencingOp{}
+func FencingCounterexample(recorded []history.FencingOp, timeout time.Duration) []history.FencingOp {
+	bySession := map[string][]history.FencingOp{}
 	var order []string
-	for _, op := range history {
+	for _, op := range recorded {
 		if _, ok := bySession[op.Session]; !ok {
 			order = append(order, op.Session)
 		}
@@ -212,10 +164,10 @@ func FencingCounterexample(history []FencingOp, timeout time.Duration) []Fencing
 // return order and reports two owners holding one session at once (T1,
 // spec 000 §Safety theorems). It needs no model, so its counterexample reads
 // plainly; TTL expiry is assumed not to occur within the history.
-func SingleAuthority(history []FencingOp) Result {
+func SingleAuthority(ops []history.FencingOp) Result {
 	const name = "single-authority"
-	events := byReturn(history)
-	holder := map[string]FencingOp{}
+	events := byReturn(ops)
+	holder := map[string]history.FencingOp{}
 	var bad []string
 	acquires := 0
 	for _, op := range events {
@@ -223,13 +175,13 @@ func SingleAuthority(history []FencingOp) Result {
 			continue
 		}
 		switch op.Kind {
-		case OpAcquire:
+		case history.OpAcquire:
 			acquires++
 			if h, ok := holder[op.Session]; ok && h.Owner != op.Owner {
 				bad = append(bad, fmt.Sprintf("%v\n  while held by %v", op, h))
 			}
 			holder[op.Session] = op
-		case OpRelease:
+		case history.OpRelease:
 			if h, ok := holder[op.Session]; ok && h.Owner == op.Owner && h.Gen == op.Gen {
 				delete(holder, op.Session)
 			}
@@ -248,19 +200,19 @@ func SingleAuthority(history []FencingOp) Result {
 // generations issued to successful acquires strictly increase and none is
 // issued twice; with stepOne, each is exactly the previous + 1 (the C
 // acquire's INCR).
-func GenerationsIncrease(history []FencingOp, stepOne bool) Result {
+func GenerationsIncrease(ops []history.FencingOp, stepOne bool) Result {
 	const name = "generations-increase"
-	last := map[string]FencingOp{}
-	seen := map[string]map[int64]FencingOp{}
+	last := map[string]history.FencingOp{}
+	seen := map[string]map[int64]history.FencingOp{}
 	var bad []string
 	n := 0
-	for _, op := range byReturn(history) {
-		if op.Kind != OpAcquire || !op.OK || op.Unknown {
+	for _, op := range byReturn(ops) {
+		if op.Kind != history.OpAcquire || !op.OK || op.Unknown {
 			continue
 		}
 		n++
 		if seen[op.Session] == nil {
-			seen[op.Session] = map[int64]FencingOp{}
+			seen[op.Session] = map[int64]history.FencingOp{}
 		}
 		if prev, dup := seen[op.Session][op.Gen]; dup {
 			bad = append(bad, fmt.Sprintf("generation %d issued twice:\n  %v\n  %v", op.Gen, prev, op))
@@ -286,7 +238,7 @@ func GenerationsIncrease(history []FencingOp, stepOne bool) Result {
 // (spec 000 §Per-phase operation table: "owner+gen guarded"). It needs the
 // history's acquire/release successes to know the live lease at each call;
 // calls concurrent with a change of holder are skipped, not guessed.
-func GuardsHold(history []FencingOp) Result {
+func GuardsHold(ops []history.FencingOp) Result {
 	const name = "guards-hold"
 	type interval struct {
 		owner      string
@@ -294,14 +246,14 @@ func GuardsHold(history []FencingOp) Result {
 		start, end time.Duration // [acquire call, release return]
 	}
 	leases := map[string][]*interval{}
-	for _, op := range byReturn(history) {
+	for _, op := range byReturn(ops) {
 		if op.Unknown || !op.OK {
 			continue
 		}
 		switch op.Kind {
-		case OpAcquire:
+		case history.OpAcquire:
 			leases[op.Session] = append(leases[op.Session], &interval{owner: op.Owner, gen: op.Gen, start: op.Call, end: time.Duration(math.MaxInt64)})
-		case OpRelease:
+		case history.OpRelease:
 			for _, l := range leases[op.Session] {
 				if l.owner == op.Owner && l.gen == op.Gen && l.end == time.Duration(math.MaxInt64) {
 					l.end = op.Return
@@ -311,8 +263,8 @@ func GuardsHold(history []FencingOp) Result {
 	}
 	var bad []string
 	checked := 0
-	for _, op := range history {
-		if op.Unknown || (op.Kind != OpRenew && op.Kind != OpRelease) {
+	for _, op := range ops {
+		if op.Unknown || (op.Kind != history.OpRenew && op.Kind != history.OpRelease) {
 			continue
 		}
 		// Is the caller's (owner, gen) certainly not live during the call?
@@ -339,8 +291,8 @@ func GuardsHold(history []FencingOp) Result {
 	return pass(name, "%d stale or foreign renew/release calls, all refused", checked)
 }
 
-func byReturn(history []FencingOp) []FencingOp {
-	out := append([]FencingOp(nil), history...)
+func byReturn(ops []history.FencingOp) []history.FencingOp {
+	out := append([]history.FencingOp(nil), ops...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Return < out[j].Return })
 	return out
 }
@@ -349,11 +301,11 @@ func byReturn(history []FencingOp) []FencingOp {
 // every row that drives the directory applies it: the history is
 // linearizable against the specification, and the plain-language scans
 // (T1, T2 with +1 steps, guards) give a readable counterexample when not.
-func FencingInvariants(history []FencingOp) Result {
+func FencingInvariants(ops []history.FencingOp) Result {
 	return All("fencing-invariants",
-		FencingLinearizable(history, 30*time.Second),
-		SingleAuthority(history),
-		GenerationsIncrease(history, true),
-		GuardsHold(history),
+		FencingLinearizable(ops, 30*time.Second),
+		SingleAuthority(ops),
+		GenerationsIncrease(ops, true),
+		GuardsHold(ops),
 	)
 }

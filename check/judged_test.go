@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/validate"
 )
 
@@ -27,18 +28,18 @@ func judgedReplays(t *testing.T, fn any, args ...any) Result {
 }
 
 func TestLoudRefusal(t *testing.T) {
-	refused := []Outcome{{Op: "eval", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys in request don't hash to the same slot"}}
+	refused := []history.OpOutcome{{Op: "eval", ErrKind: "CROSSSLOT", Err: "CROSSSLOT Keys in request don't hash to the same slot"}}
 	r := judgedReplays(t, LoudRefusal, refused, "CROSSSLOT")
 	if r.Status != Fail || r.Message != "all 1 operations refused with CROSSSLOT" {
 		t.Fatalf("refused with CROSSSLOT: %s %q", r.Status, r.Message)
 	}
 	// Accepted silently (the hazard): the premise fails, never caught.
-	silent := []Outcome{{Op: "eval"}}
+	silent := []history.OpOutcome{{Op: "eval"}}
 	if r := LoudRefusal(silent, "CROSSSLOT"); r.Status != Unknown || !strings.HasPrefix(r.Message, "not refused with CROSSSLOT: ") {
 		t.Fatalf("silent success: %s %q", r.Status, r.Message)
 	}
 	// Refused for another reason: not the refusal the variant models.
-	timeout := []Outcome{{Op: "eval", ErrKind: "network", Err: "i/o timeout"}}
+	timeout := []history.OpOutcome{{Op: "eval", ErrKind: "network", Err: "i/o timeout"}}
 	if r := LoudRefusal(timeout, "CROSSSLOT"); r.Status != Unknown {
 		t.Fatalf("a timeout counted as a loud refusal: %s", r.Status)
 	}
@@ -124,7 +125,7 @@ func TestWorkloadsExercised(t *testing.T) {
 }
 
 func TestPodValidatesOn(t *testing.T) {
-	r := judgedReplays(t, PodValidatesOn, "huddle", []MigrationOp(nil), time.Second, 100*time.Millisecond, 5)
+	r := judgedReplays(t, PodValidatesOn, "huddle", []history.MigrationOp(nil), time.Second, 100*time.Millisecond, 5)
 	want := PodValidates(nil, time.Second, 100*time.Millisecond, 5)
 	if r.Status != want.Status || r.Message != "huddle lane: "+want.Message {
 		t.Fatalf("lane prefix: %s %q, want %s %q", r.Status, r.Message, want.Status, "huddle lane: "+want.Message)
@@ -132,25 +133,25 @@ func TestPodValidatesOn(t *testing.T) {
 }
 
 func TestTelemetryPhaseC(t *testing.T) {
-	atC := TelemetryScrape{Status: 200, Samples: []TelemetrySample{{Name: "buzz_fencing_phase", Value: 3}}}
+	atC := history.TelemetryScrape{Status: 200, Samples: []history.TelemetrySample{{Name: "buzz_fencing_phase", Value: 3}}}
 	if r := judgedReplays(t, TelemetryPhaseC, atC); r.Status != Pass || r.Message != "buzz_fencing_phase = 3: phase C" {
 		t.Fatalf("phase C: %s %q", r.Status, r.Message)
 	}
-	stale := TelemetryScrape{Status: 200, Samples: []TelemetrySample{{Name: "buzz_fencing_phase", Value: 2}}}
+	stale := history.TelemetryScrape{Status: 200, Samples: []history.TelemetrySample{{Name: "buzz_fencing_phase", Value: 2}}}
 	if r := TelemetryPhaseC(stale); r.Status != Fail || r.Message != "buzz_fencing_phase = 2, the pod runs phase C" {
 		t.Fatalf("stale phase: %s %q", r.Status, r.Message)
 	}
-	if r := TelemetryPhaseC(TelemetryScrape{Status: 200}); r.Status != Fail {
+	if r := TelemetryPhaseC(history.TelemetryScrape{Status: 200}); r.Status != Fail {
 		t.Fatalf("no gauge: %s", r.Status)
 	}
 }
 
 func TestReplyShapesLoud(t *testing.T) {
-	loud := []ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", DecodeErr: "not a float64"}}
+	loud := []history.ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", DecodeErr: "not a float64"}}
 	if r := judgedReplays(t, ReplyShapesLoud, loud, 2, 1); r.Status != Fail {
 		t.Fatalf("a loud decode error must fail: %s %q", r.Status, r.Message)
 	}
-	silent := []ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", Got: "0"}}
+	silent := []history.ShapeRead{{Op: "ZSCORE", Key: "k", Shape: "string", Want: "1.5", Got: "0"}}
 	if plain := ReplyShapes(silent, 2, 1); plain.Status != Fail {
 		t.Fatalf("premise: a silently wrong value fails ReplyShapes, got %s", plain.Status)
 	}
@@ -161,7 +162,7 @@ func TestReplyShapesLoud(t *testing.T) {
 
 func TestScanSubset(t *testing.T) {
 	complete := regHistory(correct)
-	subset := regHistory(func(at time.Duration) []RegistryEntry { return correct(at)[:1] })
+	subset := regHistory(func(at time.Duration) []history.RegistryEntry { return correct(at)[:1] })
 	if RegistryBounded(subset, regBounds).Status != Fail || RegistryBounded(complete, regBounds).Status != Pass {
 		t.Fatal("premise: the subset history fails RegistryBounded, the complete one passes")
 	}
@@ -174,9 +175,9 @@ func TestScanSubset(t *testing.T) {
 		t.Fatalf("incomplete everywhere: %s", r.Status)
 	}
 	// A scan that errors on the cluster is loud, not the silent subset.
-	loud := regHistory(func(at time.Duration) []RegistryEntry { return correct(at)[:1] })
+	loud := regHistory(func(at time.Duration) []history.RegistryEntry { return correct(at)[:1] })
 	for i := range loud.Ops {
-		if loud.Ops[i].Kind == RegDiscover {
+		if loud.Ops[i].Kind == history.RegDiscover {
 			loud.Ops[i].ErrKind, loud.Ops[i].Err = "network", "i/o timeout"
 			break
 		}

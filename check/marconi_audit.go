@@ -6,26 +6,9 @@ import (
 	"sort"
 	"strings"
 	"time"
-)
 
-// AuditOffer is one accepted signal handed to Marconi's audit queue (spec
-// 002 §3.6): the first column of the three-way ledger.
-type AuditOffer struct {
-	Tenant, SignalID string
-	// At is when Offer was called, Took how long it ran.
-	At, Took time.Duration
-	// Kept is Offer's answer (reject_new and bounded_back_pressure may
-	// refuse; the refusal is a counted loss).
-	Kept bool
-	// TraceEvents and Obligation say which companion rows the signal must
-	// produce (signal_trace_events, signal_obligations).
-	TraceEvents int
-	Obligation  bool
-	// DirectErr is the legacy synchronous PG write's error, when the
-	// scenario runs it (Stage 3/4 parallel paths); "" when it succeeded or
-	// did not run.
-	DirectErr string
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // AuditLedger is one tenant's three-way ledger, read once the pipeline has
 // drained: what was accepted in memory, what the stream holds, what
@@ -34,7 +17,7 @@ type AuditLedger struct {
 	// Name labels the ledger in messages ("main/lb-oldest").
 	Name   string
 	Tenant string
-	Offers []AuditOffer
+	Offers []history.AuditOffer
 	// Stream counts stream entries per signal id (marconi:signals:{t}).
 	Stream map[string]int
 	// Rows counts signal_queue (or _shadow) rows per signal id; Trace and
@@ -196,7 +179,7 @@ type auditLedgerFacts struct {
 
 func auditLedgerOf(l AuditLedger) auditLedgerFacts {
 	var f auditLedgerFacts
-	accepted := make(map[string]AuditOffer, len(l.Offers))
+	accepted := make(map[string]history.AuditOffer, len(l.Offers))
 	for _, o := range l.Offers {
 		accepted[o.SignalID] = o
 		if o.Kept {
@@ -394,16 +377,11 @@ func MarconiLossBudget(ledgers []AuditLedger) Result {
 	return r
 }
 
-// AuditTable is one PostgreSQL table's rows, each rendered as the server's
-// row text (t::text), keyed by primary key; a key can repeat when the table
-// lost its unique key.
-type AuditTable map[string][]string
-
 // MarconiShadowEqual is Stage 4's shadow comparison: each *_shadow table
 // the archiver wrote equals, byte for byte, the table the legacy direct
 // write produced (pairs maps a direct table's name to its shadow's name).
 // Unknown when the direct tables are empty.
-func MarconiShadowEqual(tables map[string]AuditTable, pairs map[string]string) Result {
+func MarconiShadowEqual(tables map[string]history.AuditTable, pairs map[string]string) Result {
 	const name = "marconi-shadow-equal"
 	names := make([]string, 0, len(pairs))
 	for d := range pairs {
@@ -457,14 +435,6 @@ func MarconiShadowEqual(tables map[string]AuditTable, pairs map[string]string) R
 // "pg-archiver" (impl/marconi/audit.Stage).
 type AuditStage = string
 
-// AuditError is one error a pipeline reported (its OnError hook), on the
-// scenario clock.
-type AuditError struct {
-	At                        time.Duration
-	Stage, Tenant, Op, Reason string
-	Err                       string
-}
-
 // AuditOutage is one injected outage: while it lasts, the stages named in
 // Expect must report errors for each of Tenants, and the stages in Lag must
 // show it in their lag gauge. A Redis outage: writer and archiver of the
@@ -479,30 +449,19 @@ type AuditOutage struct {
 	Lag        []AuditStage
 }
 
-// AuditSample is one scrape of a tenant's gauges (seconds; entries).
-type AuditSample struct {
-	At          time.Duration
-	Tenant      string
-	WriterLag   float64
-	ArchiverLag float64
-	Depth       float64
-	// Backlog is appended − archived: stream entries not yet in PG.
-	Backlog float64
-}
-
 // AuditPipelineHistory is what the errors column judges: the errors the
 // pipelines reported, what their counters say, the outages, the gauges
 // over time, the offers' latency and the end state.
 type AuditPipelineHistory struct {
 	Name   string
-	Errors []AuditError
+	Errors []history.AuditError
 	// Counted is each stage's error counter total from the registry.
 	Counted map[AuditStage]float64
 	Outages []AuditOutage
 	// Settle is how long after an outage ends errors are still its own.
 	Settle  time.Duration
-	Samples []AuditSample
-	Offers  []AuditOffer
+	Samples []history.AuditSample
+	Offers  []history.AuditOffer
 	// OfferBound is the slowest an Offer may be per tenant (memory speed,
 	// or the bounded back-pressure wait); a tenant missing has no bound.
 	OfferBound map[string]time.Duration
@@ -522,7 +481,7 @@ type AuditPipelineHistory struct {
 func MarconiPipelineErrors(h AuditPipelineHistory) Result {
 	const name = "marconi-pipeline-errors"
 	var bad, observed []string
-	expects := func(o AuditOutage, e AuditError) bool {
+	expects := func(o AuditOutage, e history.AuditError) bool {
 		return slices.Contains(o.Expect, e.Stage) && (len(o.Tenants) == 0 || slices.Contains(o.Tenants, e.Tenant))
 	}
 	hooked := map[AuditStage]float64{}

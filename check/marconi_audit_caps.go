@@ -3,27 +3,9 @@ package check
 import (
 	"fmt"
 	"strings"
-)
 
-// AuditCapHistory is one tenant queue offered fixed-size entries with no
-// writer draining it: the configuration, each offer's answer, and the
-// queue's state afterwards.
-type AuditCapHistory struct {
-	Name   string
-	Policy string // AuditPolicyOldest or AuditPolicyRejectNew
-	// MaxEntries and MaxBytes are the queue's caps; EntrySize the size
-	// (audit.EntrySize) of every offered entry.
-	MaxEntries int
-	MaxBytes   int64
-	EntrySize  int64
-	// Kept is each offer's answer, in order.
-	Kept []bool
-	// Depth, Bytes and Dropped are the queue's state after the offers
-	// (Stats: depth, bytes, every counted loss).
-	Depth   int
-	Bytes   int64
-	Dropped int64
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // AuditCapsExact judges the queue's caps at their bound (spec 002 §3.6:
 // max_entries and max_bytes are the most the queue holds, inclusive): with
@@ -31,7 +13,7 @@ type AuditCapHistory struct {
 // min(n, max_entries, ⌊max_bytes/s⌋) entries, lose (and count) the rest,
 // and — reject_new — keep exactly the first ones. The loss-budget ledger
 // cannot see a cap off by one, because every loss is still counted.
-func AuditCapsExact(hs []AuditCapHistory) Result {
+func AuditCapsExact(hs []history.AuditCapHistory) Result {
 	const name = "marconi-audit-caps"
 	var bad, observed []string
 	for _, h := range hs {

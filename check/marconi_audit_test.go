@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // auditLedger is n accepted signals of tenant t, every one in the stream
@@ -13,7 +15,7 @@ func auditLedger(t string, n int) AuditLedger {
 	l := AuditLedger{Name: "main/" + t, Tenant: t, Stream: map[string]int{}, Rows: map[string]int{}, Trace: map[string]int{}, Obligations: map[string]int{}, ByReason: map[string]float64{}}
 	for i := range n {
 		id := fmt.Sprintf("%s-%d", t, i)
-		o := AuditOffer{Tenant: t, SignalID: id, Kept: true, TraceEvents: 1, Obligation: i%3 == 0}
+		o := history.AuditOffer{Tenant: t, SignalID: id, Kept: true, TraceEvents: 1, Obligation: i%3 == 0}
 		l.Offers = append(l.Offers, o)
 		l.Stream[id], l.Rows[id], l.Trace[id] = 1, 1, 1
 		if o.Obligation {
@@ -131,7 +133,7 @@ func TestMarconiLossBudget(t *testing.T) {
 
 func TestMarconiShadowEqual(t *testing.T) {
 	pairs := map[string]string{"signal_queue": "signal_queue_shadow"}
-	tables := map[string]AuditTable{
+	tables := map[string]history.AuditTable{
 		"signal_queue":        {"s1": {"(s1,t,…)"}, "s2": {"(s2,t,…)"}},
 		"signal_queue_shadow": {"s1": {"(s1,t,…)"}, "s2": {"(s2,t,…)"}},
 	}
@@ -151,7 +153,7 @@ func TestMarconiShadowEqual(t *testing.T) {
 	if r := MarconiShadowEqual(tables, pairs); r.Status != Fail {
 		t.Errorf("extra shadow row: %s", r.Message)
 	}
-	if r := MarconiShadowEqual(map[string]AuditTable{}, pairs); r.Status != Unknown {
+	if r := MarconiShadowEqual(map[string]history.AuditTable{}, pairs); r.Status != Unknown {
 		t.Errorf("empty tables: %s", r.Status)
 	}
 }
@@ -168,7 +170,7 @@ func outageHistory() AuditPipelineHistory {
 		OfferBound: map[string]time.Duration{"a": time.Millisecond},
 		End:        map[string]AuditEnd{"a": {}, "b": {}},
 		SettledLag: 1,
-		Errors: []AuditError{
+		Errors: []history.AuditError{
 			{At: 1100 * time.Millisecond, Stage: "redis-writer", Tenant: "a", Op: "append"},
 			{At: 2900 * time.Millisecond, Stage: "redis-writer", Tenant: "a", Op: "append"},
 			{At: 3200 * time.Millisecond, Stage: "pg-archiver", Tenant: "a", Op: "read"},
@@ -179,8 +181,8 @@ func outageHistory() AuditPipelineHistory {
 		if at > s && at < 3*s {
 			lag = (at - s).Seconds()
 		}
-		h.Samples = append(h.Samples, AuditSample{At: at, Tenant: "a", WriterLag: lag})
-		h.Offers = append(h.Offers, AuditOffer{Tenant: "a", At: at, Took: 3 * time.Microsecond, Kept: true})
+		h.Samples = append(h.Samples, history.AuditSample{At: at, Tenant: "a", WriterLag: lag})
+		h.Offers = append(h.Offers, history.AuditOffer{Tenant: "a", At: at, Took: 3 * time.Microsecond, Kept: true})
 	}
 	return h
 }
@@ -191,7 +193,7 @@ func TestMarconiPipelineErrors(t *testing.T) {
 	}
 
 	late := outageHistory() // an error long after the heal
-	late.Errors = append(late.Errors, AuditError{At: 5 * time.Second, Stage: "redis-writer", Tenant: "a"})
+	late.Errors = append(late.Errors, history.AuditError{At: 5 * time.Second, Stage: "redis-writer", Tenant: "a"})
 	late.Counted["redis-writer"]++
 	if r := MarconiPipelineErrors(late); r.Status != Fail || !strings.Contains(r.Message, "outside every outage") {
 		t.Errorf("error after heal: %s %s", r.Status, r.Message)

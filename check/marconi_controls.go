@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // The Marconi rows' compositions: what a suite used to make of a checker's
@@ -27,10 +29,10 @@ func ArchiverKilled(pipeline string, kills, planned int) Result {
 // MarconiSendsAnswered fails on any send not answered 200 (spec 002 §6:
 // the restarted instance serves every send): each send is one operation,
 // a non-200 its error (kind http-<status>).
-func MarconiSendsAnswered(h MeshHistory) Result {
-	outcomes := make([]Outcome, len(h.Sends))
+func MarconiSendsAnswered(h history.MeshHistory) Result {
+	outcomes := make([]history.OpOutcome, len(h.Sends))
 	for i, s := range h.Sends {
-		outcomes[i] = Outcome{Op: "send to " + s.Recipient}
+		outcomes[i] = history.OpOutcome{Op: "send to " + s.Recipient}
 		if !s.OK() {
 			outcomes[i].ErrKind, outcomes[i].Err = fmt.Sprintf("http-%d", s.Status), s.Err
 		}
@@ -70,7 +72,7 @@ func eachFails(name, message string, whole Result, parts ...Result) Result {
 // Stage 2 stale-route gate): the hook tour's transitions (steps) and the
 // churn's stale-route bound (h, judged with at least one send) must each
 // fail — each check must be able to fail alone. Its line names both.
-func MarconiHookAndStaleRoutes(steps []MeshHookStep, h MeshHistory, expiryBound time.Duration) Result {
+func MarconiHookAndStaleRoutes(steps []history.MeshHookStep, h history.MeshHistory, expiryBound time.Duration) Result {
 	tour := MarconiHookTransitions(steps)
 	stale := MarconiStaleRoutes(h, expiryBound, 1)
 	return eachFails("marconi-hook-and-stale-routes", fmt.Sprintf("hook transitions: %s | stale routes: %s", tour.Message, stale.Message),
@@ -81,7 +83,7 @@ func MarconiHookAndStaleRoutes(steps []MeshHookStep, h MeshHistory, expiryBound 
 // judged) on a history whose stale routes answer with an error instead of
 // routing (the stale-route-5xx control): its line leads with how many
 // sends failed, the only sign of that mesh's fault.
-func MarconiStaleRoutesFailing(h MeshHistory, expiryBound time.Duration) Result {
+func MarconiStaleRoutesFailing(h history.MeshHistory, expiryBound time.Duration) Result {
 	r := MarconiStaleRoutes(h, expiryBound, 1)
 	r.Message = fmt.Sprintf("%d of %d sends failed | %s", len(MeshFailedSends(h)), len(h.Sends), r.Message)
 	return r
@@ -107,7 +109,7 @@ type AuditDoubleWrite struct {
 	Ledgers   []AuditLedger
 	MinOffers int
 	// Tables and Pairs are MarconiShadowEqual's input.
-	Tables map[string]AuditTable
+	Tables map[string]history.AuditTable
 	Pairs  map[string]string
 }
 

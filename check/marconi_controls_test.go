@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 func TestArchiverKilled(t *testing.T) {
@@ -26,7 +28,7 @@ func TestMarconiSendsAnswered(t *testing.T) {
 	if r.Status != Fail || !strings.Contains(r.Message, "1×http-503") || !strings.Contains(r.Counterexample, "send to acme/p1/") {
 		t.Fatalf("a 503: %+v", r)
 	}
-	if r := MarconiSendsAnswered(MeshHistory{}); r.Status != Unknown {
+	if r := MarconiSendsAnswered(history.MeshHistory{}); r.Status != Unknown {
 		t.Fatalf("no send: %+v", r)
 	}
 }
@@ -35,7 +37,7 @@ func TestMarconiSendsAnswered(t *testing.T) {
 // and the stale-route bound fail on their own.
 func TestMarconiHookAndStaleRoutes(t *testing.T) {
 	forgetful := hookSteps()
-	forgetful[5].After = MeshRouteState{Route: "s1"}
+	forgetful[5].After = history.MeshRouteState{Route: "s1"}
 	stale := meshHistory()
 	stale.Sends[20].SessionID = "s1"
 	both := MarconiHookAndStaleRoutes(forgetful, stale, 0)
@@ -51,7 +53,7 @@ func TestMarconiHookAndStaleRoutes(t *testing.T) {
 	if r := MarconiHookAndStaleRoutes(hookSteps(), meshHistory(), 0); r.Status != Pass {
 		t.Fatalf("neither fails: %+v", r)
 	}
-	if r := MarconiHookAndStaleRoutes(hookSteps(), MeshHistory{}, 0); r.Status != Unknown {
+	if r := MarconiHookAndStaleRoutes(hookSteps(), history.MeshHistory{}, 0); r.Status != Unknown {
 		t.Fatalf("no churn: want unknown (not exercised), got %+v", r)
 	}
 }
@@ -79,8 +81,8 @@ func TestMarconiCacheHealthFailing(t *testing.T) {
 
 func TestMarconiDoubleWriteSeen(t *testing.T) {
 	pairs := map[string]string{"signal_queue": "signal_queue_shadow"}
-	equal := func() map[string]AuditTable {
-		return map[string]AuditTable{"signal_queue": {"a-7": {"(a-7)"}}, "signal_queue_shadow": {"a-7": {"(a-7)"}}}
+	equal := func() map[string]history.AuditTable {
+		return map[string]history.AuditTable{"signal_queue": {"a-7": {"(a-7)"}}, "signal_queue_shadow": {"a-7": {"(a-7)"}}}
 	}
 	dupLedger := []AuditLedger{auditLedger("a", 50)}
 	dupLedger[0].Rows["a-7"], dupLedger[0].Trace["a-7"] = 2, 2
@@ -134,7 +136,7 @@ func TestMarconiCheckersReplay(t *testing.T) {
 		obl.Ops[i].End = now.Add(obl.Ops[i].End.Sub(obl.End))
 	}
 	forgetful := hookSteps()
-	forgetful[5].After = MeshRouteState{Route: "s1", LastHeartbeat: now}
+	forgetful[5].After = history.MeshRouteState{Route: "s1", LastHeartbeat: now}
 	stale := meshHistory()
 	stale.Sends[20].SessionID = "s1"
 	h, s := metricsFixture()
@@ -152,10 +154,10 @@ func TestMarconiCheckersReplay(t *testing.T) {
 		{"metrics-exposed", Judge(MarconiMetricsExposed, points)},
 		{"obligations", Judge(MarconiObligations, obl)},
 		{"obligation-calls", Judge(MarconiObligationCalls, obl)},
-		{"caps", Judge(AuditCapsExact, []AuditCapHistory{{Name: "bytes", Policy: AuditPolicyRejectNew, MaxEntries: 100, MaxBytes: 4000, EntrySize: 1000, Kept: []bool{true, true, true, false}, Depth: 3, Bytes: 3000, Dropped: 1}})},
-		{"reads", Judge(MarconiReadsOneAtATime, []ArchiverRead{{Cmd: []string{"XREADGROUP", "COUNT", "1"}, Entries: 1}}, WireReads{Known: true, Calls: 1, Entries: 1}, 1)},
-		{"resume", Judge(MarconiStreamResume, []AuditOffer{{SignalID: "s0", Kept: true}, {SignalID: "s1", Kept: true}}, streamOf(1, 0), []WriterRestart{{Requeued: 1}}, 1)},
-		{"trim", Judge(MarconiTrimKeepsUnconsumed, TrimHistory{Offers: []AuditOffer{{SignalID: "s0", Kept: true}}, Rows: map[string]int{"s0": 1}, Added: 1, Length: 1, Down: 2 * time.Second, Retention: time.Second})},
+		{"caps", Judge(AuditCapsExact, []history.AuditCapHistory{{Name: "bytes", Policy: AuditPolicyRejectNew, MaxEntries: 100, MaxBytes: 4000, EntrySize: 1000, Kept: []bool{true, true, true, false}, Depth: 3, Bytes: 3000, Dropped: 1}})},
+		{"reads", Judge(MarconiReadsOneAtATime, []history.ArchiverRead{{Cmd: []string{"XREADGROUP", "COUNT", "1"}, Entries: 1}}, WireReads{Known: true, Calls: 1, Entries: 1}, 1)},
+		{"resume", Judge(MarconiStreamResume, []history.AuditOffer{{SignalID: "s0", Kept: true}, {SignalID: "s1", Kept: true}}, streamOf(1, 0), []WriterRestart{{Requeued: 1}}, 1)},
+		{"trim", Judge(MarconiTrimKeepsUnconsumed, TrimHistory{Offers: []history.AuditOffer{{SignalID: "s0", Kept: true}}, Rows: map[string]int{"s0": 1}, Added: 1, Length: 1, Down: 2 * time.Second, Retention: time.Second})},
 		{"lag", Judge(MarconiLagAlert, lagSamples(0, 0, 3, 3, 0, 0), 1.0, 0.2, time.Duration(0))},
 		{"kill-premise", Judge(MarconiKillPremise, []ArchiverKill{{At: time.Second, Pid: 7, Self: true, Point: "before-ack", Pending: 1}}, 1)},
 		{"archiver-killed", Judge(ArchiverKilled, "main", 1, 2)},
@@ -165,7 +167,7 @@ func TestMarconiCheckersReplay(t *testing.T) {
 		{"stale-failing", Judge(MarconiStaleRoutesFailing, stale, time.Duration(0))},
 		{"health-failing", Judge(MarconiCacheHealthFailing, MeshCacheStats{Hits: 1, MinReads: 1, FirstReads: map[string]string{"s1": ""}, FailedSends: []string{"x"}})},
 		{"double-write", Judge(MarconiDoubleWriteSeen, AuditDoubleWrite{Pipeline: "p", Kills: 1, PlannedKills: 1, Ledgers: []AuditLedger{auditLedger("a", 5)}, MinOffers: 1,
-			Tables: map[string]AuditTable{"q": {"a-1": {"x"}}, "q_shadow": {"a-1": {"y"}}}, Pairs: map[string]string{"q": "q_shadow"}})},
+			Tables: map[string]history.AuditTable{"q": {"a-1": {"x"}}, "q_shadow": {"a-1": {"y"}}}, Pairs: map[string]string{"q": "q_shadow"}})},
 	}
 	for _, c := range cases {
 		if !c.r.Replayable() {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Marconi stage-flag checkers (spec 002 §8 Migration path, "fine-grain
@@ -61,12 +63,12 @@ type FlagAttempt struct {
 
 // StageFlagsLedger is everything one rollout walk recorded.
 type StageFlagsLedger struct {
-	Mesh   MeshHistory
+	Mesh   history.MeshHistory
 	Phases []FlagPhase
 	Probes []FlagProbe
 	// Pulled are the signals drained by prism_signals_pending at the end,
 	// with the recipient key they were drained for (SessionID holds it).
-	Pulled []MeshDelivery
+	Pulled []history.MeshDelivery
 	// Stream counts each signal id's entries in the Marconi Cache stream;
 	// Canonical and Shadow its rows in signal_queue and its shadow.
 	Stream, Canonical, Shadow map[string]int
@@ -78,7 +80,7 @@ type StageFlagsLedger struct {
 // phaseOf returns the phase a send lies wholly inside (after its
 // transition applied, done before the next began), or -1 for a send
 // across a transition.
-func (l StageFlagsLedger) phaseOf(s MeshSend) int {
+func (l StageFlagsLedger) phaseOf(s history.MeshSend) int {
 	for i, p := range l.Phases {
 		end := l.Mesh.End
 		if i+1 < len(l.Phases) {
@@ -113,7 +115,7 @@ func (l StageFlagsLedger) phaseOf(s MeshSend) int {
 func MarconiStageFlagsLedger(l StageFlagsLedger) Result {
 	const name = "marconi-stage-flags-ledger"
 	var bad []string
-	sends := map[string]MeshSend{}
+	sends := map[string]history.MeshSend{}
 	ok := 0
 	for _, s := range l.Mesh.Sends {
 		if s.OK() {
@@ -127,7 +129,7 @@ func MarconiStageFlagsLedger(l StageFlagsLedger) Result {
 
 	// Delivery.
 	got := map[string]int{}
-	for _, d := range append(append([]MeshDelivery(nil), l.Mesh.Deliveries...), l.Pulled...) {
+	for _, d := range append(append([]history.MeshDelivery(nil), l.Mesh.Deliveries...), l.Pulled...) {
 		got[d.SignalID]++
 		if _, known := sends[d.SignalID]; !known {
 			bad = append(bad, fmt.Sprintf("delivery of %s, which no send was answered 200 for", d.SignalID))
@@ -231,7 +233,7 @@ func MarconiStageFlagsLedger(l StageFlagsLedger) Result {
 		len(l.Phases), ok, len(l.Pulled), kept, archivedJudged, len(l.Probes))
 }
 
-func (l StageFlagsLedger) phaseName(s MeshSend) string {
+func (l StageFlagsLedger) phaseName(s history.MeshSend) string {
 	if i := l.phaseOf(s); i >= 0 {
 		return "phase " + l.Phases[i].Name
 	}

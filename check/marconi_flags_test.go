@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // flagLedger is a small exact walk: Stage 1 (fallback reads, legacy
@@ -20,17 +22,17 @@ func flagLedger() StageFlagsLedger {
 		},
 		Stream: map[string]int{}, Canonical: map[string]int{}, Shadow: map[string]int{}, MinSends: 3,
 	}
-	l.Mesh.Sessions = []MeshSession{{SessionID: "s1", Recipient: "t/p/a"}, {SessionID: "s2", Recipient: "t/p/b"}}
+	l.Mesh.Sessions = []history.MeshSession{{SessionID: "s1", Recipient: "t/p/a"}, {SessionID: "s2", Recipient: "t/p/b"}}
 	for i, p := range l.Phases {
 		base := p.Applied + ms(10)
 		id := func(k string) string { return p.Name + "-" + k }
 		kept := p.AuditQueueWrite
 		l.Mesh.Sends = append(l.Mesh.Sends,
-			MeshSend{SignalID: id("push"), Recipient: "t/p/a", Start: base, Done: base + ms(1), Status: 200, Outcome: "pushed", SessionID: "s1", AuditKept: kept},
-			MeshSend{SignalID: id("queue"), Recipient: "t/p/b", Start: base + ms(2), Done: base + ms(3), Status: 200, Outcome: "queued_offline", SessionID: "s2", AuditKept: kept},
-			MeshSend{SignalID: id("probe"), Recipient: "t/p/a", Start: base + ms(4), Done: base + ms(5), Status: 200, Outcome: "pushed", SessionID: "s1", AuditKept: kept})
-		l.Mesh.Deliveries = append(l.Mesh.Deliveries, MeshDelivery{SignalID: id("push"), SessionID: "s1", At: base + ms(6)}, MeshDelivery{SignalID: id("probe"), SessionID: "s1", At: base + ms(6)})
-		l.Pulled = append(l.Pulled, MeshDelivery{SignalID: id("queue"), SessionID: "t/p/b"})
+			history.MeshSend{SignalID: id("push"), Recipient: "t/p/a", Start: base, Done: base + ms(1), Status: 200, Outcome: "pushed", SessionID: "s1", AuditKept: kept},
+			history.MeshSend{SignalID: id("queue"), Recipient: "t/p/b", Start: base + ms(2), Done: base + ms(3), Status: 200, Outcome: "queued_offline", SessionID: "s2", AuditKept: kept},
+			history.MeshSend{SignalID: id("probe"), Recipient: "t/p/a", Start: base + ms(4), Done: base + ms(5), Status: 200, Outcome: "pushed", SessionID: "s1", AuditKept: kept})
+		l.Mesh.Deliveries = append(l.Mesh.Deliveries, history.MeshDelivery{SignalID: id("push"), SessionID: "s1", At: base + ms(6)}, history.MeshDelivery{SignalID: id("probe"), SessionID: "s1", At: base + ms(6)})
+		l.Pulled = append(l.Pulled, history.MeshDelivery{SignalID: id("queue"), SessionID: "t/p/b"})
 		probe := FlagProbe{Phase: i, SignalID: id("probe"), StoreSession: "s9", TableSession: "s1", Got: "s1", Status: 200, WantObligation: true, Obligation: p.Obligations}
 		if !p.RoutingReads {
 			probe.Got = "s9"

@@ -5,40 +5,19 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Marconi mesh checkers (spec 002: §2 hot path, §5 and Stage 2 cache
 // lifecycle, §6 restart). Histories are recorded by traffic/marconi_mesh.go
 // from real HTTP and WebSocket calls; the checkers see only plain data.
 
-// MeshSend is one prism_signal call as its sender recorded it.
-type MeshSend struct {
-	SignalID string
-	// Recipient is the routing key "tenant/project/identity".
-	Recipient   string
-	Start, Done time.Duration
-	// Status is the HTTP status; 0 when no answer came (transport error).
-	Status int
-	Err    string
-	// Outcome and SessionID are the 200's delivery decision.
-	Outcome, SessionID string
-	// AuditKept is the 200's audit_kept: the audit queue took the entry.
-	AuditKept bool
-}
-
-// OK reports a 200.
-func (s MeshSend) OK() bool { return s.Status == 200 }
-
-// String renders a send for a counterexample: its status (0: no answer) and error.
-func (s MeshSend) String() string {
-	return fmt.Sprintf("send %s to %s at %v answered %d %s", s.SignalID, s.Recipient, s.Start.Round(time.Millisecond), s.Status, s.Err)
-}
-
 // MeshFailedSends lists every send that was not answered 200: a non-2xx
 // status or no answer at all (a connection error, Status 0). Each is a
 // loud failure of the hot path (spec 002 §2: send_signal answers 200 with
 // its delivery decision); none may be left out of a verdict.
-func MeshFailedSends(h MeshHistory) []string {
+func MeshFailedSends(h history.MeshHistory) []string {
 	var out []string
 	for _, s := range h.Sends {
 		if !s.OK() {
@@ -52,7 +31,7 @@ func MeshFailedSends(h MeshHistory) []string {
 // no send to their recipient starting after the end (after TTL lapse plus
 // expiryBound for an expired one): a stale route to such a session could
 // not have shown, so a verdict over it is not evidence.
-func MeshEndsUncovered(h MeshHistory, expiryBound time.Duration) (ended int, uncovered []string) {
+func MeshEndsUncovered(h history.MeshHistory, expiryBound time.Duration) (ended int, uncovered []string) {
 	lastSend := map[string]time.Duration{}
 	for _, s := range h.Sends {
 		if s.Start > lastSend[s.Recipient] {
@@ -74,48 +53,6 @@ func MeshEndsUncovered(h MeshHistory, expiryBound time.Duration) (ended int, unc
 	}
 	sort.Strings(uncovered)
 	return ended, uncovered
-}
-
-// MeshDelivery is one envelope a receiver shim got on its WebSocket.
-type MeshDelivery struct {
-	SignalID, SessionID string
-	At                  time.Duration
-}
-
-// MeshSession is one session's life as the control plane acknowledged it.
-type MeshSession struct {
-	SessionID string
-	Recipient string // "tenant/project/identity"
-	// Registered is when register answered 200.
-	Registered time.Duration
-	// Ended is when the session stopped existing: the deregister's 200,
-	// or the lapse of its TTL for a session left to expire (Expired).
-	// Zero: it lives to the end.
-	Ended time.Duration
-	// DeregisterStart is when the deregister was sent, or when the shim of
-	// an Expired session went away (no more heartbeats, socket closed).
-	DeregisterStart time.Duration
-	Expired         bool
-}
-
-// MeshMasterChange is one acknowledged master flag flip.
-type MeshMasterChange struct {
-	// Project is "tenant/project".
-	Project    string
-	SessionID  string
-	Start, Ack time.Duration
-}
-
-// MeshHistory is what a Marconi traffic run recorded.
-type MeshHistory struct {
-	Sends         []MeshSend
-	Deliveries    []MeshDelivery
-	Sessions      []MeshSession
-	MasterChanges []MeshMasterChange
-	// ControlErrors are control-plane calls (register, heartbeat,
-	// deregister, master flips, WS attach) that failed: loud.
-	ControlErrors []string
-	End           time.Duration
 }
 
 // MeshIO is the I/O a hot-path burst did before its 200s, counted at the
@@ -177,12 +114,12 @@ func MarconiHotPathIO(io MeshIO) Result {
 // once — a pushed one to the session its 200 named, a drained one to a
 // session of its recipient. requireQueued also demands the queued_offline ones (a run
 // where every recipient reconnects).
-func MarconiSendsDelivered(h MeshHistory, minSends int, requireQueued bool) Result {
+func MarconiSendsDelivered(h history.MeshHistory, minSends int, requireQueued bool) Result {
 	const name = "marconi-sends-delivered"
 	if len(h.Sends) < minSends {
 		return unknown(name, "%d sends, need %d", len(h.Sends), minSends)
 	}
-	got := map[string][]MeshDelivery{}
+	got := map[string][]history.MeshDelivery{}
 	for _, d := range h.Deliveries {
 		got[d.SignalID] = append(got[d.SignalID], d)
 	}
@@ -231,9 +168,9 @@ func MarconiSendsDelivered(h MeshHistory, minSends int, requireQueued bool) Resu
 // stale route made loud: a 5xx or a dropped connection instead of a
 // re-route or an offline queue). Every ended session needs a send to its
 // recipient after its end; without one the verdict is Unknown, never Pass.
-func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int) Result {
+func MarconiStaleRoutes(h history.MeshHistory, expiryBound time.Duration, minJudged int) Result {
 	const name = "marconi-stale-routes"
-	sessions := map[string]MeshSession{}
+	sessions := map[string]history.MeshSession{}
 	for _, s := range h.Sessions {
 		sessions[s.SessionID] = s
 	}
@@ -300,7 +237,7 @@ func MarconiStaleRoutes(h MeshHistory, expiryBound time.Duration, minJudged int)
 // delivery (its socket queue went back to the recipient's pending queue,
 // §3.5), a session of the same recipient; a queued one (drained later from
 // the recipient's pending queue) a session of the same recipient.
-func misdelivered(h MeshHistory) []string {
+func misdelivered(h history.MeshHistory) []string {
 	recipientOf := map[string]string{}
 	// endOf is when a session began to end: from then on the mesh may hand
 	// its undelivered signals to the identity's next session — during the
@@ -314,7 +251,7 @@ func misdelivered(h MeshHistory) []string {
 			endOf[s.SessionID] = s.DeregisterStart
 		}
 	}
-	sends := map[string]MeshSend{}
+	sends := map[string]history.MeshSend{}
 	for _, s := range h.Sends {
 		if s.OK() {
 			sends[s.SignalID] = s
@@ -336,8 +273,8 @@ func misdelivered(h MeshHistory) []string {
 }
 
 // staleMasters judges sends to the master alias between acknowledged flips.
-func staleMasters(h MeshHistory) (bad []string, judged int) {
-	byProject := map[string][]MeshMasterChange{}
+func staleMasters(h history.MeshHistory) (bad []string, judged int) {
+	byProject := map[string][]history.MeshMasterChange{}
 	for _, c := range h.MasterChanges {
 		byProject[c.Project] = append(byProject[c.Project], c)
 	}
@@ -359,7 +296,7 @@ func staleMasters(h MeshHistory) (bad []string, judged int) {
 			continue
 		}
 		cs := byProject[project]
-		var cur *MeshMasterChange
+		var cur *history.MeshMasterChange
 		overlapping := false
 		for i := range cs {
 			if cs[i].Ack <= s.Start {
@@ -384,37 +321,15 @@ func staleMasters(h MeshHistory) (bad []string, judged int) {
 	return bad, judged
 }
 
-// MeshRouteState is what the tables said about one session, read before
-// and after a hook ran.
-type MeshRouteState struct {
-	// Route is the session id the session's identity routes to.
-	Route string
-	// Master is the session id the master alias routes to.
-	Master     string
-	Registered bool
-	Attached   bool
-	// LastHeartbeat is the registration's freshness stamp.
-	LastHeartbeat time.Time
-	// Pending is the identity's pending-signal depth.
-	Pending int
-}
-
-// stored is s as its stored history reads back: the freshness stamp in
+// storedRoute is s as its stored history reads back: the freshness stamp in
 // UTC wall time, without the monotonic reading a live time.Time carries
 // (and %v prints), so a message quoting s is the same live and replayed
-// by `slotgate check --from`, on any machine's time zone.
-func (s MeshRouteState) stored() MeshRouteState {
+// by `slotgate check --from`, on any machine's time zone. A function of
+// the checker, not a method of the record: only a checker's message needs
+// it.
+func storedRoute(s history.MeshRouteState) history.MeshRouteState {
 	s.LastHeartbeat = s.LastHeartbeat.Round(0).UTC()
 	return s
-}
-
-// MeshHookStep is one hook call observed on the real tables.
-type MeshHookStep struct {
-	Hook      string
-	SessionID string
-	// Via says what triggered it (the API call, a key expiry, …).
-	Via           string
-	Before, After MeshRouteState
 }
 
 // MeshHooks is the canonical Stage 2 hook list (spec 002 §8 Stage 2:
@@ -432,13 +347,13 @@ var MeshHooks = []string{"on_register", "on_deregister", "on_master_change", "on
 //	on_heartbeat        freshness advanced; route, registration and socket unchanged
 //	on_ws_connect       attached, route → session, pending drained (0)
 //	on_ws_disconnect    detached, still registered and routed
-func MarconiHookTransitions(steps []MeshHookStep) Result {
+func MarconiHookTransitions(steps []history.MeshHookStep) Result {
 	const name = "marconi-hook-transitions"
 	seen := map[string]int{}
 	var bad []string
 	for _, st := range steps {
 		seen[st.Hook]++
-		a, b := st.After.stored(), st.Before.stored() // judged as stored, so as replayed
+		a, b := storedRoute(st.After), storedRoute(st.Before) // judged as stored, so as replayed
 		var why string
 		switch st.Hook {
 		case "on_register":

@@ -3,6 +3,8 @@ package check
 import (
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 const meshMs = time.Millisecond
@@ -10,21 +12,21 @@ const meshMs = time.Millisecond
 // meshHistory: session s1 of acme/p1/alice lives 0–500 meshMs (deregistered,
 // acked at 500 meshMs), s2 takes over the identity at 600 meshMs; one send every
 // 50 meshMs, each routed to whoever was live and delivered 1 meshMs later.
-func meshHistory() MeshHistory {
-	h := MeshHistory{
-		Sessions: []MeshSession{
+func meshHistory() history.MeshHistory {
+	h := history.MeshHistory{
+		Sessions: []history.MeshSession{
 			{SessionID: "s1", Recipient: "acme/p1/alice", Registered: 0, DeregisterStart: 490 * meshMs, Ended: 500 * meshMs},
 			{SessionID: "s2", Recipient: "acme/p1/alice", Registered: 600 * meshMs},
 			{SessionID: "m1", Recipient: "acme/p1/boss", Registered: 0},
 			{SessionID: "m2", Recipient: "acme/p1/deputy", Registered: 0},
 		},
-		MasterChanges: []MeshMasterChange{{Project: "acme/p1", SessionID: "m1", Start: 0, Ack: 10 * meshMs}, {Project: "acme/p1", SessionID: "m2", Start: 400 * meshMs, Ack: 410 * meshMs}},
+		MasterChanges: []history.MeshMasterChange{{Project: "acme/p1", SessionID: "m1", Start: 0, Ack: 10 * meshMs}, {Project: "acme/p1", SessionID: "m2", Start: 400 * meshMs, Ack: 410 * meshMs}},
 		End:           time.Second,
 	}
 	for i := 1; i < 20; i++ {
 		at := time.Duration(i) * 50 * meshMs
 		id := "sig" + string(rune('a'+i))
-		send := MeshSend{SignalID: id, Recipient: "acme/p1/alice", Start: at, Done: at + meshMs, Status: 200, Outcome: "queued_offline"}
+		send := history.MeshSend{SignalID: id, Recipient: "acme/p1/alice", Start: at, Done: at + meshMs, Status: 200, Outcome: "queued_offline"}
 		switch {
 		case at < 490*meshMs:
 			send.SessionID, send.Outcome = "s1", "pushed"
@@ -33,14 +35,14 @@ func meshHistory() MeshHistory {
 		}
 		h.Sends = append(h.Sends, send)
 		if send.Outcome == "pushed" {
-			h.Deliveries = append(h.Deliveries, MeshDelivery{SignalID: id, SessionID: send.SessionID, At: at + 2*meshMs})
+			h.Deliveries = append(h.Deliveries, history.MeshDelivery{SignalID: id, SessionID: send.SessionID, At: at + 2*meshMs})
 		}
-		master := MeshSend{SignalID: id + "-m", Recipient: "acme/p1/@master", Start: at + 5*meshMs, Done: at + 6*meshMs, Status: 200, Outcome: "pushed", SessionID: "m1"}
+		master := history.MeshSend{SignalID: id + "-m", Recipient: "acme/p1/@master", Start: at + 5*meshMs, Done: at + 6*meshMs, Status: 200, Outcome: "pushed", SessionID: "m1"}
 		if at+5*meshMs > 410*meshMs {
 			master.SessionID = "m2"
 		}
 		h.Sends = append(h.Sends, master)
-		h.Deliveries = append(h.Deliveries, MeshDelivery{SignalID: master.SignalID, SessionID: master.SessionID, At: at + 7*meshMs})
+		h.Deliveries = append(h.Deliveries, history.MeshDelivery{SignalID: master.SignalID, SessionID: master.SessionID, At: at + 7*meshMs})
 	}
 	return h
 }
@@ -155,16 +157,16 @@ func TestMarconiHotPathIO(t *testing.T) {
 	}
 }
 
-func hookSteps() []MeshHookStep {
+func hookSteps() []history.MeshHookStep {
 	t0 := time.Unix(1000, 0)
-	return []MeshHookStep{
-		{Hook: "on_register", SessionID: "s1", After: MeshRouteState{Route: "s1", Registered: true, LastHeartbeat: t0}},
-		{Hook: "on_ws_connect", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true, Pending: 2}, After: MeshRouteState{Route: "s1", Registered: true, Attached: true}},
-		{Hook: "on_heartbeat", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true, Attached: true, LastHeartbeat: t0}, After: MeshRouteState{Route: "s1", Registered: true, Attached: true, LastHeartbeat: t0.Add(time.Second)}},
-		{Hook: "on_master_change", SessionID: "s1", After: MeshRouteState{Route: "s1", Registered: true, Master: "s1"}},
-		{Hook: "on_ws_disconnect", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true, Attached: true}, After: MeshRouteState{Route: "s1", Registered: true}},
-		{Hook: "on_deregister", SessionID: "s1", Before: MeshRouteState{Route: "s1", Registered: true}, After: MeshRouteState{}},
-		{Hook: "on_session_expired", SessionID: "s2", Before: MeshRouteState{Route: "s2", Registered: true}, After: MeshRouteState{}},
+	return []history.MeshHookStep{
+		{Hook: "on_register", SessionID: "s1", After: history.MeshRouteState{Route: "s1", Registered: true, LastHeartbeat: t0}},
+		{Hook: "on_ws_connect", SessionID: "s1", Before: history.MeshRouteState{Route: "s1", Registered: true, Pending: 2}, After: history.MeshRouteState{Route: "s1", Registered: true, Attached: true}},
+		{Hook: "on_heartbeat", SessionID: "s1", Before: history.MeshRouteState{Route: "s1", Registered: true, Attached: true, LastHeartbeat: t0}, After: history.MeshRouteState{Route: "s1", Registered: true, Attached: true, LastHeartbeat: t0.Add(time.Second)}},
+		{Hook: "on_master_change", SessionID: "s1", After: history.MeshRouteState{Route: "s1", Registered: true, Master: "s1"}},
+		{Hook: "on_ws_disconnect", SessionID: "s1", Before: history.MeshRouteState{Route: "s1", Registered: true, Attached: true}, After: history.MeshRouteState{Route: "s1", Registered: true}},
+		{Hook: "on_deregister", SessionID: "s1", Before: history.MeshRouteState{Route: "s1", Registered: true}, After: history.MeshRouteState{}},
+		{Hook: "on_session_expired", SessionID: "s2", Before: history.MeshRouteState{Route: "s2", Registered: true}, After: history.MeshRouteState{}},
 	}
 }
 
@@ -173,7 +175,7 @@ func TestMarconiHookTransitions(t *testing.T) {
 		t.Fatalf("good: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
 	forgetful := hookSteps()
-	forgetful[5].After = MeshRouteState{Route: "s1"} // registration dropped, route left
+	forgetful[5].After = history.MeshRouteState{Route: "s1"} // registration dropped, route left
 	if r := MarconiHookTransitions(forgetful); r.Status != Fail {
 		t.Fatalf("forgetful deregister: %s", r.Status)
 	}
@@ -273,7 +275,7 @@ func TestMarconiStaleRoutesFailedAndUncovered(t *testing.T) {
 		t.Fatalf("connection error after the end: %s %s", r.Status, r.Message)
 	}
 	late := meshHistory()
-	late.Sessions = append(late.Sessions, MeshSession{SessionID: "s9", Recipient: "acme/p1/carol", Registered: 0, Ended: 200 * meshMs})
+	late.Sessions = append(late.Sessions, history.MeshSession{SessionID: "s9", Recipient: "acme/p1/carol", Registered: 0, Ended: 200 * meshMs})
 	if r := MarconiStaleRoutes(late, 0, 10); r.Status != Unknown {
 		t.Fatalf("an end with no later send: %s %s", r.Status, r.Message)
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Spec 002 §9 (Counters / observability): "Every metric below MUST exist
@@ -328,7 +330,7 @@ func MarconiMetricsLedger(h MetricsHistory) (want []MetricExpect, inconsistent, 
 type MetricsPoint struct {
 	// Name says when the scrape was taken ("mid-run", "final").
 	Name    string
-	Scrape  TelemetryScrape
+	Scrape  history.TelemetryScrape
 	History MetricsHistory
 }
 

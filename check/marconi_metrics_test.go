@@ -3,13 +3,15 @@ package check
 import (
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // metricsFixture is a tiny run: two tenants; acme pushes one signal with
 // an obligation acked terminal and queues one offline; bolt's only send
 // was refused by the audit queue and carries an unacked obligation whose
 // ack SLA passed long before the scrape.
-func metricsFixture() (MetricsHistory, TelemetryScrape) {
+func metricsFixture() (MetricsHistory, history.TelemetryScrape) {
 	ms := time.Millisecond
 	h := MetricsHistory{
 		Sends: []MetricsSend{
@@ -32,14 +34,14 @@ func metricsFixture() (MetricsHistory, TelemetryScrape) {
 		Sweep:       100 * ms,
 		ScrapeStart: 2 * time.Second, ScrapeEnd: 2*time.Second + ms,
 	}
-	smp := func(name string, v float64, kv ...string) TelemetrySample {
+	smp := func(name string, v float64, kv ...string) history.TelemetrySample {
 		l := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			l[kv[i]] = kv[i+1]
 		}
-		return TelemetrySample{Name: name, Labels: l, Value: v}
+		return history.TelemetrySample{Name: name, Labels: l, Value: v}
 	}
-	s := TelemetryScrape{Status: 200, Samples: []TelemetrySample{
+	s := history.TelemetryScrape{Status: 200, Samples: []history.TelemetrySample{
 		smp(MetricReceived, 2, "tenant", "acme", "signal_type", "k"),
 		smp(MetricReceived, 1, "tenant", "bolt", "signal_type", "k"),
 		smp(MetricSendDuration, 2, "tenant", "acme"),
@@ -69,8 +71,8 @@ func metricsFixture() (MetricsHistory, TelemetryScrape) {
 	return h, s
 }
 
-func edit(s TelemetryScrape, f func([]TelemetrySample) []TelemetrySample) TelemetryScrape {
-	c := append([]TelemetrySample(nil), s.Samples...)
+func edit(s history.TelemetryScrape, f func([]history.TelemetrySample) []history.TelemetrySample) history.TelemetryScrape {
+	c := append([]history.TelemetrySample(nil), s.Samples...)
 	s.Samples = f(c)
 	return s
 }
@@ -80,27 +82,27 @@ func TestMarconiMetricsAgree(t *testing.T) {
 	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: s, History: h}}); r.Status != Pass {
 		t.Fatalf("good run: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
-	cases := map[string]TelemetryScrape{
-		"double count": edit(s, func(x []TelemetrySample) []TelemetrySample {
+	cases := map[string]history.TelemetryScrape{
+		"double count": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 			x[4].Value = 2 // pushed counted twice
 			return x
 		}),
-		"dropped label": edit(s, func(x []TelemetrySample) []TelemetrySample {
+		"dropped label": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 			x[0].Labels = map[string]string{"tenant": "", "signal_type": "k"}
 			x[1].Labels = map[string]string{"tenant": "", "signal_type": "k"}
 			x[0].Value = 3
 			x[1].Value = 0
 			return x
 		}),
-		"gauge never decrements": edit(s, func(x []TelemetrySample) []TelemetrySample {
+		"gauge never decrements": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 			x[11].Value = 1
 			return x
 		}),
-		"missing series": edit(s, func(x []TelemetrySample) []TelemetrySample {
+		"missing series": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 			return append(x[:15], x[16:]...) // the SLA violation never counted
 		}),
-		"stray label set": edit(s, func(x []TelemetrySample) []TelemetrySample {
-			return append(x, TelemetrySample{Name: MetricAcked, Labels: map[string]string{"tenant": "", "signal_type": "", "ack_kind": "terminal"}, Value: 1})
+		"stray label set": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
+			return append(x, history.TelemetrySample{Name: MetricAcked, Labels: map[string]string{"tenant": "", "signal_type": "", "ack_kind": "terminal"}, Value: 1})
 		}),
 	}
 	for name, bad := range cases {
@@ -134,11 +136,11 @@ func TestMarconiMetricsUnknown(t *testing.T) {
 	}
 	idle := h
 	idle.HookErrors = nil
-	bad := edit(s, func(x []TelemetrySample) []TelemetrySample { return x[:len(x)-1] })
+	bad := edit(s, func(x []history.TelemetrySample) []history.TelemetrySample { return x[:len(x)-1] })
 	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: bad, History: idle}}); r.Status != Unknown {
 		t.Errorf("a family never moved: want unknown, got %s %s", r.Status, r.Message)
 	}
-	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: TelemetryScrape{Status: 500, Err: "gather"}, History: h}}); r.Status != Unknown {
+	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "final", Scrape: history.TelemetryScrape{Status: 500, Err: "gather"}, History: h}}); r.Status != Unknown {
 		t.Errorf("failed scrape: want unknown, got %s", r.Status)
 	}
 }
@@ -149,10 +151,10 @@ func TestMarconiMetricsExposed(t *testing.T) {
 	if r := MarconiMetricsExposed([]MetricsPoint{good}); r.Status != Pass {
 		t.Fatalf("good: %s %s", r.Status, r.Message)
 	}
-	if r := MarconiMetricsExposed([]MetricsPoint{{Name: "mid", Scrape: TelemetryScrape{Status: 500, Err: "duplicate"}}, good}); r.Status != Fail {
+	if r := MarconiMetricsExposed([]MetricsPoint{{Name: "mid", Scrape: history.TelemetryScrape{Status: 500, Err: "duplicate"}}, good}); r.Status != Fail {
 		t.Errorf("500 mid-run: want fail, got %s", r.Status)
 	}
-	missing := edit(s, func(x []TelemetrySample) []TelemetrySample { return x[:11] }) // no obligation families
+	missing := edit(s, func(x []history.TelemetrySample) []history.TelemetrySample { return x[:11] }) // no obligation families
 	if r := MarconiMetricsExposed([]MetricsPoint{{Name: "final", Scrape: missing}}); r.Status != Fail {
 		t.Errorf("obligation families missing: want fail, got %s", r.Status)
 	}
@@ -166,7 +168,7 @@ func TestMarconiMetricsDurableIsTheStream(t *testing.T) {
 	h, s := metricsFixture()
 	final := MetricsPoint{Name: "final", Scrape: s, History: h}
 	h.Stream = map[string][]string{}
-	paused := edit(s, func(x []TelemetrySample) []TelemetrySample {
+	paused := edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 		x[13].Value = 0 // durable{acme,task}
 		x[16].Value = 3 // depth{acme}: a1, a2 and a1's handoff
 		return x
@@ -174,14 +176,14 @@ func TestMarconiMetricsDurableIsTheStream(t *testing.T) {
 	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "mid-run", Scrape: paused, History: h}, final}); r.Status != Pass {
 		t.Fatalf("writer paused: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
-	atOffer := edit(paused, func(x []TelemetrySample) []TelemetrySample {
+	atOffer := edit(paused, func(x []history.TelemetrySample) []history.TelemetrySample {
 		x[13].Value = 1
 		return x
 	})
 	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "mid-run", Scrape: atOffer, History: h}, final}); r.Status != Fail {
 		t.Errorf("durable counted before the stream has it: want fail, got %s %s", r.Status, r.Message)
 	}
-	noHandoff := edit(paused, func(x []TelemetrySample) []TelemetrySample {
+	noHandoff := edit(paused, func(x []history.TelemetrySample) []history.TelemetrySample {
 		x[16].Value = 2
 		return x
 	})

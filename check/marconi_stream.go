@@ -6,14 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// ArchiverRead is one XREADGROUP the PG archiver sent, as recorded on its
-// command pool: the command's words and how many entries its reply held.
-type ArchiverRead struct {
-	Cmd     []string
-	Entries int
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // readOption returns the word after name in cmd ("" when absent).
 func readOption(cmd []string, name string) string {
@@ -42,7 +37,7 @@ type WireReads struct {
 // the reads delivered fewer than minEntries entries in all. The BLOCK
 // values seen are reported (Observed): a finite block is impl's documented
 // departure from BLOCK 0 (ArchiverOptions.Block), not judged here.
-func MarconiReadsOneAtATime(reads []ArchiverRead, wire WireReads, minEntries int) Result {
+func MarconiReadsOneAtATime(reads []history.ArchiverRead, wire WireReads, minEntries int) Result {
 	const name = "marconi-reads-one-at-a-time"
 	var bad []string
 	if wire.Known && wire.Calls < wire.Entries {
@@ -85,13 +80,6 @@ func MarconiReadsOneAtATime(reads []ArchiverRead, wire WireReads, minEntries int
 	return r
 }
 
-// StreamEntry is one entry of a tenant's Marconi Cache stream, in stream
-// order: its ID, the signal it carries and the audit-queue offset the
-// writer stamped on it ("<gen>:<seq>").
-type StreamEntry struct {
-	ID, SignalID, Offset string
-}
-
 // WriterRestart is one Redis Stream writer restart: when, and how many
 // entries the dying writer handed back to the queue after appending them
 // (its successor must skip exactly those, from the Redis offset).
@@ -107,7 +95,7 @@ type WriterRestart struct {
 // the queue took them (offsets strictly increasing). Unknown with fewer
 // than minRestarts restarts, or none that left an appended batch for its
 // successor to skip — a restart with nothing to resume proves nothing.
-func MarconiStreamResume(offers []AuditOffer, stream []StreamEntry, restarts []WriterRestart, minRestarts int) Result {
+func MarconiStreamResume(offers []history.AuditOffer, stream []history.StreamEntry, restarts []WriterRestart, minRestarts int) Result {
 	const name = "marconi-stream-resume"
 	withBatch := 0
 	for _, r := range restarts {
@@ -188,7 +176,7 @@ func MarconiStreamResume(offers []AuditOffer, stream []StreamEntry, restarts []W
 // archiver was kept away from the stream for Down (longer than Retention)
 // while the writer appended and trimmed, then caught up.
 type TrimHistory struct {
-	Offers []AuditOffer
+	Offers []history.AuditOffer
 	// Rows counts PG rows per signal id once the archiver caught up.
 	Rows map[string]int
 	// Added is the stream's entries-added and Length its length at the

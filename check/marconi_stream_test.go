@@ -4,22 +4,24 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 func TestMarconiReadsOneAtATime(t *testing.T) {
 	one := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "BLOCK", "200", "STREAMS", "s", ">"}
 	batch := []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", "16", "BLOCK", "200", "STREAMS", "s", ">"}
-	good := []ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
+	good := []history.ArchiverRead{{Cmd: one, Entries: 1}, {Cmd: one, Entries: 1}, {Cmd: one, Entries: 0}}
 	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 3, Entries: 2}, 2); r.Status != Pass {
 		t.Fatalf("good: %+v", r)
 	}
 	if r := MarconiReadsOneAtATime(good, WireReads{}, 3); r.Status != Unknown {
 		t.Fatalf("too few: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: batch, Entries: 1}), WireReads{}, 2); r.Status != Fail {
+	if r := MarconiReadsOneAtATime(append(good, history.ArchiverRead{Cmd: batch, Entries: 1}), WireReads{}, 2); r.Status != Fail {
 		t.Fatalf("COUNT 16 with one entry: %+v", r)
 	}
-	if r := MarconiReadsOneAtATime(append(good, ArchiverRead{Cmd: one, Entries: 2}), WireReads{}, 2); r.Status != Fail {
+	if r := MarconiReadsOneAtATime(append(good, history.ArchiverRead{Cmd: one, Entries: 2}), WireReads{}, 2); r.Status != Fail {
 		t.Fatalf("two entries under COUNT 1: %+v", r)
 	}
 	if r := MarconiReadsOneAtATime(good, WireReads{Known: true, Calls: 1, Entries: 2}, 2); r.Status != Fail {
@@ -27,18 +29,18 @@ func TestMarconiReadsOneAtATime(t *testing.T) {
 	}
 }
 
-func streamOf(ids ...int) []StreamEntry {
-	var out []StreamEntry
+func streamOf(ids ...int) []history.StreamEntry {
+	var out []history.StreamEntry
 	for i, n := range ids {
-		out = append(out, StreamEntry{ID: fmt.Sprintf("1-%d", i), SignalID: fmt.Sprintf("s%d", n), Offset: fmt.Sprintf("7:%d", n)})
+		out = append(out, history.StreamEntry{ID: fmt.Sprintf("1-%d", i), SignalID: fmt.Sprintf("s%d", n), Offset: fmt.Sprintf("7:%d", n)})
 	}
 	return out
 }
 
 func TestMarconiStreamResume(t *testing.T) {
-	var offers []AuditOffer
+	var offers []history.AuditOffer
 	for n := range 5 {
-		offers = append(offers, AuditOffer{SignalID: fmt.Sprintf("s%d", n), Kept: true})
+		offers = append(offers, history.AuditOffer{SignalID: fmt.Sprintf("s%d", n), Kept: true})
 	}
 	restarts := []WriterRestart{{Requeued: 2}}
 	if r := MarconiStreamResume(offers, streamOf(0, 1, 2, 3, 4), restarts, 1); r.Status != Pass {
@@ -59,7 +61,7 @@ func TestMarconiStreamResume(t *testing.T) {
 }
 
 func TestMarconiTrimKeepsUnconsumed(t *testing.T) {
-	offers := []AuditOffer{{SignalID: "a", Kept: true}, {SignalID: "b", Kept: true}}
+	offers := []history.AuditOffer{{SignalID: "a", Kept: true}, {SignalID: "b", Kept: true}}
 	h := TrimHistory{Offers: offers, Rows: map[string]int{"a": 1, "b": 1}, Added: 2, Length: 1, Down: 3 * time.Second, Retention: time.Second}
 	if r := MarconiTrimKeepsUnconsumed(h); r.Status != Pass {
 		t.Fatalf("good: %+v", r)

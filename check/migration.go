@@ -5,42 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
-
-// MigrationOp is one directory call made by a relay pod during the fencing
-// migration: the FencingOp plus who made it, under which script phase, on
-// which tunnel lane, and how it failed (spec 000 §Conformance, Fencing
-// migration).
-type MigrationOp struct {
-	FencingOp
-	Pod   string
-	Phase string
-	Lane  string
-	// ErrKind/Err: the loud outcome ("" when the call succeeded).
-	ErrKind string
-	Err     string
-	// Abandoned: the call failed because its pod was killed or stopped
-	// while it was in flight (no release, pool closed). Its effect is unknown.
-	Abandoned bool
-}
-
-// KeyspaceSample is one atomic observation of both keyspaces over every
-// session of a scenario (one Lua script on the standalone node), with the
-// fleet's phase mix at that moment.
-type KeyspaceSample struct {
-	At time.Duration
-	// OldLeases, NewLeases count live leases per keyspace.
-	OldLeases, NewLeases int
-	// Forks lists sessions that had a live lease on BOTH keyspaces: two
-	// authorities (T1 broken), with both lease values.
-	Forks []string
-	// Pods counts live pods per reported phase.
-	Pods map[string]int
-}
-
-func (s KeyspaceSample) String() string {
-	return fmt.Sprintf("@%v old=%d new=%d pods=%v", s.At.Round(time.Millisecond), s.OldLeases, s.NewLeases, s.Pods)
-}
 
 // MigrationSingleAuthority is T1 (spec 000 §Safety theorems) judged from the
 // recorded history of a fleet with lease TTLs: a lease is CERTAINLY live from
@@ -49,7 +16,7 @@ func (s KeyspaceSample) String() string {
 // acquire by anyone else that ran entirely inside such a window created a
 // second live lease. Sound (no false alarm from expiry or in-flight calls);
 // a fork that begins and ends between observations is the observer's job.
-func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) Result {
+func MigrationSingleAuthority(ops []history.MigrationOp, ttl, slack time.Duration) Result {
 	const name = "migration-single-authority"
 	type lease struct {
 		owner string
@@ -57,38 +24,38 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 		live  [][2]time.Duration
 		end   time.Duration
 	}
-	key := func(op MigrationOp) string { return fmt.Sprintf("%s|%s|%d", op.Session, op.Owner, op.Gen) }
+	key := func(op history.MigrationOp) string { return fmt.Sprintf("%s|%s|%d", op.Session, op.Owner, op.Gen) }
 	leases := map[string]*lease{}
 	bySession := map[string][]*lease{}
 	forever := time.Duration(1<<63 - 1)
-	for _, op := range history {
-		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+	for _, op := range ops {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
 		l := &lease{owner: op.Owner, gen: op.Gen, end: forever}
 		leases[key(op)] = l
 		bySession[op.Session] = append(bySession[op.Session], l)
 	}
-	for _, op := range history {
+	for _, op := range ops {
 		l := leases[key(op)]
 		if l == nil {
 			continue
 		}
 		switch {
-		case op.Kind == OpRelease && (op.OK || op.Unknown):
+		case op.Kind == history.OpRelease && (op.OK || op.Unknown):
 			// A release whose outcome is unknown (its pod killed or its
 			// link reset mid-call) may have applied: the lease is only
 			// certainly live until the release began.
 			l.end = min(l.end, op.Call)
 		case op.Unknown || !op.OK:
-		case op.Kind == OpAcquire, op.Kind == OpRenew:
+		case op.Kind == history.OpAcquire, op.Kind == history.OpRenew:
 			l.live = append(l.live, [2]time.Duration{op.Return, op.Call + ttl - slack})
 		}
 	}
 	acquires := 0
 	var bad []string
-	for _, op := range history {
-		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+	for _, op := range ops {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
 		acquires++
@@ -118,12 +85,12 @@ func MigrationSingleAuthority(history []MigrationOp, ttl, slack time.Duration) R
 // counters: per session no generation is issued twice, and an acquire that
 // began after another returned got a strictly higher generation. Real-time
 // order only, so concurrency and unknown outcomes raise no false alarm.
-func MigrationGenerations(history []MigrationOp) Result {
+func MigrationGenerations(recorded []history.MigrationOp) Result {
 	const name = "migration-generations"
-	bySession := map[string][]MigrationOp{}
+	bySession := map[string][]history.MigrationOp{}
 	n := 0
-	for _, op := range history {
-		if op.Unknown || !op.OK || op.Kind != OpAcquire {
+	for _, op := range recorded {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
 		n++
@@ -132,7 +99,7 @@ func MigrationGenerations(history []MigrationOp) Result {
 	var bad []string
 	for _, ops := range bySession {
 		sort.Slice(ops, func(i, j int) bool { return ops[i].Return < ops[j].Return })
-		seen := map[int64]MigrationOp{}
+		seen := map[int64]history.MigrationOp{}
 		for i, op := range ops {
 			if prev, dup := seen[op.Gen]; dup {
 				bad = append(bad, fmt.Sprintf("generation %d issued twice:\n  %v [%s/%s]\n  %v [%s/%s]", op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase))
@@ -159,7 +126,7 @@ func MigrationGenerations(history []MigrationOp) Result {
 
 // ObservedSingleAuthority is T1 judged by the observer: no atomic snapshot
 // of both keyspaces ever showed a session with two live leases.
-func ObservedSingleAuthority(samples []KeyspaceSample, minSamples int) Result {
+func ObservedSingleAuthority(samples []history.KeyspaceSample, minSamples int) Result {
 	const name = "observed-single-authority"
 	if len(samples) < minSamples {
 		return unknown(name, "only %d keyspace observations, need %d", len(samples), minSamples)
@@ -192,24 +159,24 @@ func ObservedSingleAuthority(samples []KeyspaceSample, minSamples int) Result {
 // OnAllowed), so it shows the state the gate decided on. A sample more than
 // drainWitnessTolerance after by is no witness (the witness call failed, and
 // a later tick would show a state the gate never saw).
-func OldKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
-	return keyspaceDrained("old-keyspace-drained", "old", func(s KeyspaceSample) int { return s.OldLeases }, samples, since, by)
+func OldKeyspaceDrained(samples []history.KeyspaceSample, since, by time.Duration) Result {
+	return keyspaceDrained("old-keyspace-drained", "old", func(s history.KeyspaceSample) int { return s.OldLeases }, samples, since, by)
 }
 
 // NewKeyspaceDrained is the fact a rollback into O needs (spec 000
 // §Deployment Gate rule 4, absence is M6): between since and by, an
 // observation saw new-keyspace leases and then saw the count reach zero.
-func NewKeyspaceDrained(samples []KeyspaceSample, since, by time.Duration) Result {
-	return keyspaceDrained("new-keyspace-drained", "new", func(s KeyspaceSample) int { return s.NewLeases }, samples, since, by)
+func NewKeyspaceDrained(samples []history.KeyspaceSample, since, by time.Duration) Result {
+	return keyspaceDrained("new-keyspace-drained", "new", func(s history.KeyspaceSample) int { return s.NewLeases }, samples, since, by)
 }
 
 // drainWitnessTolerance bounds how late the witness of a gate decision may
 // be: it is taken right after the decision, before the step acts.
 const drainWitnessTolerance = 50 * time.Millisecond
 
-func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []KeyspaceSample, since, by time.Duration) Result {
-	var first, zero *KeyspaceSample
-	last := KeyspaceSample{}
+func keyspaceDrained(name, ks string, count func(history.KeyspaceSample) int, samples []history.KeyspaceSample, since, by time.Duration) Result {
+	var first, zero *history.KeyspaceSample
+	last := history.KeyspaceSample{}
 	n := 0
 	witnessed := false // the first sample at or after by
 	for i := range samples {
@@ -243,8 +210,8 @@ func keyspaceDrained(name, ks string, count func(KeyspaceSample) int, samples []
 
 // MigrationErrors is the errors column of the migration row with no link
 // fault injected: see MigrationErrorsAround.
-func MigrationErrors(history []MigrationOp, minOps int) Result {
-	return MigrationErrorsAround(history, nil, 0, minOps)
+func MigrationErrors(ops []history.MigrationOp, minOps int) Result {
+	return MigrationErrorsAround(ops, nil, 0, minOps)
 }
 
 // MigrationErrorsAround is the errors column of the migration row: every
@@ -254,12 +221,12 @@ func MigrationErrors(history []MigrationOp, minOps int) Result {
 // time to notice its connections were cut), is a fault-window error; any
 // other error — including a server error inside a window — is a loud
 // failure. minOps guards against a run that never happened.
-func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Duration, minOps int) Result {
+func MigrationErrorsAround(ops []history.MigrationOp, faults []Span, settle time.Duration, minOps int) Result {
 	const name = "migration-errors"
-	if len(history) < minOps {
-		return unknown(name, "only %d operations recorded, need %d", len(history), minOps)
+	if len(ops) < minOps {
+		return unknown(name, "only %d operations recorded, need %d", len(ops), minOps)
 	}
-	inFault := func(op MigrationOp) bool {
+	inFault := func(op history.MigrationOp) bool {
 		for _, w := range faults {
 			if op.Call <= w.End+settle && op.Return >= w.Start {
 				return true
@@ -270,7 +237,7 @@ func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Dur
 	abandoned, faulted, during := 0, 0, 0
 	byKind := map[string]int{}
 	var bad []string
-	for _, op := range history {
+	for _, op := range ops {
 		if inFault(op) {
 			during++
 		}
@@ -297,9 +264,9 @@ func MigrationErrorsAround(history []MigrationOp, faults []Span, settle time.Dur
 		windows = fmt.Sprintf(", %d network errors in %d link-fault windows (+%v settle; %d operations overlapped them)", faulted, len(faults), settle, during)
 	}
 	if len(bad) > 0 {
-		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills%s)", countKinds(byKind), len(history), abandoned, windows)
+		return fail(name, strings.Join(first(bad, 5), "\n"), "%s in %d operations (%d abandoned by pod kills%s)", countKinds(byKind), len(ops), abandoned, windows)
 	}
-	return pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills%s, 0 other)", len(history), abandoned, windows)
+	return pass(name, "%d operations: every error classified (%d abandoned in flight by pod kills%s, 0 other)", len(ops), abandoned, windows)
 }
 
 // ErrKindNetwork is the error kind of a call that got no reply (a cut or

@@ -5,60 +5,61 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
-func mop(kind check.FencingOpKind, owner string, gen int64, ok bool, call, ret int) check.MigrationOp {
-	return check.MigrationOp{FencingOp: check.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}, Pod: owner}
+func mop(kind history.FencingOpKind, owner string, gen int64, ok bool, call, ret int) history.MigrationOp {
+	return history.MigrationOp{FencingOp: history.FencingOp{Session: "c:s", Kind: kind, Owner: owner, Gen: gen, OK: ok, Call: ms(call), Return: ms(ret)}, Pod: owner}
 }
 
 func TestMigrationSingleAuthority(t *testing.T) {
 	ttl, slack := 100*time.Millisecond, 5*time.Millisecond
-	good := []check.MigrationOp{
-		mop(check.OpAcquire, "p0", 1, true, 0, 2),
-		mop(check.OpRenew, "p0", 1, true, 30, 31),
+	good := []history.MigrationOp{
+		mop(history.OpAcquire, "p0", 1, true, 0, 2),
+		mop(history.OpRenew, "p0", 1, true, 30, 31),
 		// p0 is killed; its lease expires by 130; p1 acquires after.
-		mop(check.OpAcquire, "p1", 2, true, 140, 141),
-		mop(check.OpRelease, "p1", 2, true, 150, 151),
-		mop(check.OpAcquire, "p2", 3, true, 152, 153),
+		mop(history.OpAcquire, "p1", 2, true, 140, 141),
+		mop(history.OpRelease, "p1", 2, true, 150, 151),
+		mop(history.OpAcquire, "p2", 3, true, 152, 153),
 	}
 	if r := check.MigrationSingleAuthority(good, ttl, slack); r.Status != check.Pass {
 		t.Fatalf("good history: %v", r)
 	}
-	bad := append(good, mop(check.OpAcquire, "p3", 4, true, 60, 61)) // inside p0's renewed window
+	bad := append(good, mop(history.OpAcquire, "p3", 4, true, 60, 61)) // inside p0's renewed window
 	if r := check.MigrationSingleAuthority(bad, ttl, slack); r.Status != check.Fail {
 		t.Fatalf("fork not caught: %v", r)
 	}
 	// A release whose link was reset mid-call may have applied: an acquire
 	// after it began is no fork. A release that certainly failed ends nothing.
-	held := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 2), mop(check.OpRenew, "p0", 1, true, 30, 31)}
-	takeover := mop(check.OpAcquire, "p3", 4, true, 60, 61)
-	unknownRelease := mop(check.OpRelease, "p0", 1, false, 40, 45)
+	held := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpRenew, "p0", 1, true, 30, 31)}
+	takeover := mop(history.OpAcquire, "p3", 4, true, 60, 61)
+	unknownRelease := mop(history.OpRelease, "p0", 1, false, 40, 45)
 	unknownRelease.Unknown = true
 	if r := check.MigrationSingleAuthority(append(append(held, unknownRelease), takeover), ttl, slack); r.Status != check.Pass {
 		t.Fatalf("acquire after an unknown-outcome release: %v", r)
 	}
-	if r := check.MigrationSingleAuthority(append(append(held, mop(check.OpRelease, "p0", 1, false, 40, 45)), takeover), ttl, slack); r.Status != check.Fail {
+	if r := check.MigrationSingleAuthority(append(append(held, mop(history.OpRelease, "p0", 1, false, 40, 45)), takeover), ttl, slack); r.Status != check.Fail {
 		t.Fatalf("a failed release ended the lease: %v", r)
 	}
 }
 
 func TestMigrationGenerations(t *testing.T) {
-	good := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 2), mop(check.OpAcquire, "p1", 5, true, 10, 12), mop(check.OpAcquire, "p2", 6, true, 20, 22)}
+	good := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpAcquire, "p1", 5, true, 10, 12), mop(history.OpAcquire, "p2", 6, true, 20, 22)}
 	if r := check.MigrationGenerations(good); r.Status != check.Pass {
 		t.Fatalf("good: %v", r)
 	}
-	reuse := append(good, mop(check.OpAcquire, "p3", 5, true, 30, 31))
+	reuse := append(good, mop(history.OpAcquire, "p3", 5, true, 30, 31))
 	if r := check.MigrationGenerations(reuse); r.Status != check.Fail {
 		t.Fatalf("reuse not caught: %v", r)
 	}
-	back := append(good, mop(check.OpAcquire, "p3", 4, true, 30, 31))
+	back := append(good, mop(history.OpAcquire, "p3", 4, true, 30, 31))
 	if r := check.MigrationGenerations(back); r.Status != check.Fail {
 		t.Fatalf("backwards not caught: %v", r)
 	}
 }
 
 func TestKeyspaceChecks(t *testing.T) {
-	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 5}, {At: ms(10), OldLeases: 2}, {At: ms(20), OldLeases: 0, Forks: []string{"x"}}}
+	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 5}, {At: ms(10), OldLeases: 2}, {At: ms(20), OldLeases: 0, Forks: []string{"x"}}}
 	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
 		t.Fatalf("drain: %v", r)
 	}
@@ -74,14 +75,14 @@ func TestKeyspaceChecks(t *testing.T) {
 }
 
 func TestMigrationErrors(t *testing.T) {
-	h := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 1)}
-	killed := mop(check.OpRenew, "p0", 1, false, 2, 3)
+	h := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 1)}
+	killed := mop(history.OpRenew, "p0", 1, false, 2, 3)
 	killed.Unknown, killed.ErrKind, killed.Abandoned = true, "network", true
 	h = append(h, killed)
 	if r := check.MigrationErrors(h, 1); r.Status != check.Pass {
 		t.Fatalf("abandoned: %v", r)
 	}
-	cross := mop(check.OpAcquire, "p1", 0, false, 2, 3)
+	cross := mop(history.OpAcquire, "p1", 0, false, 2, 3)
 	cross.Unknown, cross.ErrKind = true, "CROSSSLOT"
 	if r := check.MigrationErrors(append(h, cross), 1); r.Status != check.Fail {
 		t.Fatalf("crossslot: %v", r)
@@ -89,7 +90,7 @@ func TestMigrationErrors(t *testing.T) {
 }
 
 func TestNewKeyspaceDrained(t *testing.T) {
-	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 9, NewLeases: 4}, {At: ms(10), OldLeases: 9, NewLeases: 1}, {At: ms(20), OldLeases: 9, NewLeases: 0}}
+	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 9, NewLeases: 4}, {At: ms(10), OldLeases: 9, NewLeases: 1}, {At: ms(20), OldLeases: 9, NewLeases: 0}}
 	if r := check.NewKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
 		t.Fatalf("drain: %v", r)
 	}
@@ -104,24 +105,24 @@ func TestNewKeyspaceDrained(t *testing.T) {
 // The first sample at or after by is the witness of the state the gate
 // decided on; a later one is not.
 func TestOldKeyspaceDrainedWitness(t *testing.T) {
-	s := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 0}}
+	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 0}}
 	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
 		t.Fatalf("witness right after the decision shows 0: %v", r)
 	}
-	late := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 3}, {At: ms(30), OldLeases: 0}}
+	late := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 3}, {At: ms(30), OldLeases: 0}}
 	if r := check.OldKeyspaceDrained(late, 0, ms(20)); r.Status != check.Fail {
 		t.Fatalf("drained only after the witness: %v", r)
 	}
 	// The witness call failed; the next tick, long after, is no witness.
-	tooLate := []check.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(200), OldLeases: 0}}
+	tooLate := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(200), OldLeases: 0}}
 	if r := check.OldKeyspaceDrained(tooLate, 0, ms(20)); r.Status != check.Fail {
 		t.Fatalf("a sample 180 ms after the decision counted as its witness: %v", r)
 	}
 }
 
 func TestMigrationErrorsAround(t *testing.T) {
-	h := []check.MigrationOp{mop(check.OpAcquire, "p0", 1, true, 0, 1)}
-	reset := mop(check.OpRenew, "p0", 1, false, 50, 52)
+	h := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 1)}
+	reset := mop(history.OpRenew, "p0", 1, false, 50, 52)
 	reset.Unknown, reset.ErrKind, reset.Err = true, check.ErrKindNetwork, "connection reset by peer"
 	h = append(h, reset)
 	win := []check.Span{{Start: ms(40), End: ms(45)}}
@@ -134,7 +135,7 @@ func TestMigrationErrorsAround(t *testing.T) {
 	if r := check.MigrationErrors(h, 1); r.Status != check.Fail {
 		t.Fatalf("network error with no window recorded: %v", r)
 	}
-	noscript := mop(check.OpAcquire, "p1", 0, false, 41, 42)
+	noscript := mop(history.OpAcquire, "p1", 0, false, 41, 42)
 	noscript.Unknown, noscript.ErrKind = true, "NOSCRIPT"
 	if r := check.MigrationErrorsAround(append(h, noscript), win, ms(10), 1); r.Status != check.Fail {
 		t.Fatalf("a server error inside a window is not a fault-window error: %v", r)

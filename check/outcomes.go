@@ -4,22 +4,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-)
 
-// Outcome is one operation's loud result: the error kind it returned ("" for
-// success), as classified at the client seam.
-type Outcome struct {
-	Op string
-	// ErrKind is the server error code (CROSSSLOT, NOSCRIPT, …), "network"
-	// for an error without a server reply, or "" for success.
-	ErrKind string
-	Err     string
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // NoErrors is the errors column's basic checker: every operation of a
 // scenario that must succeed did succeed. minOps guards against a scenario
 // that never ran.
-func NoErrors(outcomes []Outcome, minOps int) Result {
+func NoErrors(outcomes []history.OpOutcome, minOps int) Result {
 	const name = "no-errors"
 	if len(outcomes) < minOps {
 		return unknown(name, "only %d operations recorded, need %d", len(outcomes), minOps)
@@ -45,7 +37,7 @@ func NoErrors(outcomes []Outcome, minOps int) Result {
 // want (e.g. CROSSSLOT for an un-tagged pair, spec 000 §Axioms A2). An
 // operation that succeeded is the silent hazard; one that failed for another
 // reason is a wrong refusal.
-func RefusedWith(outcomes []Outcome, want string) Result {
+func RefusedWith(outcomes []history.OpOutcome, want string) Result {
 	name := "refused-with-" + strings.ToLower(want)
 	if len(outcomes) == 0 {
 		return unknown(name, "no operations recorded")
@@ -87,7 +79,7 @@ func countKinds(m map[string]int) string {
 // was refused with want; when it does not hold the verdict is unknown — an
 // error of another kind (a timeout on a loaded runner) is not the refusal
 // the variant models, and proves nothing either way.
-func LoudRefusal(outcomes []Outcome, want string) Result {
+func LoudRefusal(outcomes []history.OpOutcome, want string) Result {
 	errs := NoErrors(outcomes, 1)
 	refused := RefusedWith(outcomes, want)
 	r := Result{Checker: "loud-" + refused.Checker, Status: errs.Status, Message: refused.Message, Counterexample: errs.Counterexample}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // Issue #8, failure-drills additions; spec 000 §Conformance, Failure drills
@@ -49,7 +51,7 @@ type PartitionRun struct {
 	// Writes are RPUSH key seq: one sequential writer per key, seq rising,
 	// so every acknowledged write is one element the key must keep
 	// (DrillOp, Final unused). Shard is the shard owning the key.
-	Writes []DrillOp
+	Writes []history.DrillOp
 	// Until is when the workload stopped.
 	Until time.Duration
 	// MinorityWrite is the error kind of a write sent straight to the
@@ -153,8 +155,8 @@ func PartitionHalts(r PartitionRun) PartitionHalt {
 }
 
 // writeIndex finds a run's write by key and seq.
-func writeIndex(writes []DrillOp) map[LedgerEntry]DrillOp {
-	out := make(map[LedgerEntry]DrillOp, len(writes))
+func writeIndex(writes []history.DrillOp) map[LedgerEntry]history.DrillOp {
+	out := make(map[LedgerEntry]history.DrillOp, len(writes))
 	for _, o := range writes {
 		if !o.Final {
 			out[LedgerEntry{o.Key, o.Seq}] = o
@@ -185,7 +187,7 @@ func PartitionDispatch(runs []PartitionRun, maxGap time.Duration, maxFailPct flo
 	for i, r := range runs {
 		tl := r.Timeline
 		d := fmt.Sprintf("partition %d (shard %d)", i+1, tl.Shard)
-		before := slices.ContainsFunc(r.Writes, func(o DrillOp) bool { return o.Shard == tl.Shard && o.Acked() && o.Return < tl.Start })
+		before := slices.ContainsFunc(r.Writes, func(o history.DrillOp) bool { return o.Shard == tl.Shard && o.Acked() && o.Return < tl.Start })
 		if !before {
 			return unknown(name, "%s: no write to the partitioned shard was acknowledged before the partition", d)
 		}
@@ -242,7 +244,7 @@ func roundMS(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 
 // PartitionLoss is one acknowledged write the read-back lacks.
 type PartitionLoss struct {
-	Op DrillOp
+	Op history.DrillOp
 	// Ledgered: the loss ledger lists it.
 	Ledgered bool
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 // partitionRun is a plausible partition of shard 0's primary on a 2-shard
@@ -25,7 +26,7 @@ func partitionRun() check.PartitionRun {
 	for i := range 70 {
 		t := ms(i * 100)
 		seq := int64(i + 1)
-		a := check.DrillOp{Key: "a", Shard: 0, Seq: seq, Call: t, Return: t + ms(2)}
+		a := history.DrillOp{Key: "a", Shard: 0, Seq: seq, Call: t, Return: t + ms(2)}
 		switch {
 		case t > ms(1000) && t < ms(3000):
 			r.Ledger = append(r.Ledger, check.LedgerEntry{Key: "a", Seq: seq})
@@ -34,7 +35,7 @@ func partitionRun() check.PartitionRun {
 		default:
 			r.Survivors["a"] = append(r.Survivors["a"], seq)
 		}
-		b := check.DrillOp{Key: "b", Shard: 1, Seq: seq, Call: t, Return: t + ms(2)}
+		b := history.DrillOp{Key: "b", Shard: 1, Seq: seq, Call: t, Return: t + ms(2)}
 		r.Survivors["b"] = append(r.Survivors["b"], seq)
 		r.Writes = append(r.Writes, a, b)
 	}
@@ -65,8 +66,8 @@ func TestPartitionCheckersPassPlausibleHistory(t *testing.T) {
 // Every known-bad variant fails its checker: the negative controls the
 // failure-drills partition scenarios run.
 func TestPartitionCheckersFailBadHistories(t *testing.T) {
-	withoutAcks := func(r check.PartitionRun, keep func(check.DrillOp) bool) check.PartitionRun {
-		var w []check.DrillOp
+	withoutAcks := func(r check.PartitionRun, keep func(history.DrillOp) bool) check.PartitionRun {
+		var w []history.DrillOp
 		for _, o := range r.Writes {
 			if keep(o) {
 				w = append(w, o)
@@ -118,10 +119,10 @@ func TestPartitionCheckersFailBadHistories(t *testing.T) {
 			r.Timeline.MinorityDown = 0
 			return r
 		}()), 2*time.Second, 1)},
-		{"client never reached the new primary", "did not move onto the new primary", check.PartitionDispatch(runs(withoutAcks(partitionRun(), func(o check.DrillOp) bool {
+		{"client never reached the new primary", "did not move onto the new primary", check.PartitionDispatch(runs(withoutAcks(partitionRun(), func(o history.DrillOp) bool {
 			return o.Shard != 0 || o.Call < ms(3000)
 		})), 2*time.Second, 1)},
-		{"healthy shards halted", "without a server answer", check.PartitionDispatch(runs(withoutAcks(partitionRun(), func(o check.DrillOp) bool {
+		{"healthy shards halted", "without a server answer", check.PartitionDispatch(runs(withoutAcks(partitionRun(), func(o history.DrillOp) bool {
 			return o.Shard != 1 || o.Call < ms(2000) || o.Call > ms(4500)
 		})), 2*time.Second, 1)},
 		{"healthy shards failing", "failed client-side", check.PartitionDispatch(runs(func() check.PartitionRun {

@@ -4,21 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// PodPause is one pause of a relay pod as the fleet recorded it: every
-// goroutine frozen (a GC pause, SIGSTOP) from From until To, then resumed
-// with what it believed — Beliefs, the generation of each session it
-// thought it held (spec 000 §Safety theorems; the classic fencing fault).
-type PodPause struct {
-	Pod string
-	// Label names what the pause spanned (a phase, or "B→C drain").
-	Label string
-	// Phase is the script phase the pod ran when it froze.
-	Phase    string
-	From, To time.Duration
-	Beliefs  map[string]int64
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // PauseTally is what one paused pod presented after it resumed, at the
 // generations it believed it held, once each of those leases was certainly
@@ -26,7 +14,7 @@ type PodPause struct {
 // call — by another owner, or by the pod itself re-acquiring), or expired
 // (its last extension returned more than a TTL before the call).
 type PauseTally struct {
-	Pause PodPause
+	Pause history.PodPause
 	// Frames are validate_fenced_header calls; Refused those not answered valid.
 	Frames, FramesRefused int
 	// Renews and Releases are the renew/release calls; Refused those that
@@ -58,10 +46,10 @@ func (t PauseTally) String() string {
 // when every acquire/renew that could have extended it returned more than
 // ttl+slack before the call. Calls on a lease not certainly dead are counted
 // as undecided, never guessed.
-func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Duration) []PauseTally {
-	acquires := map[string][]MigrationOp{} // session → successful acquires
-	for _, op := range history {
-		if op.Kind == OpAcquire && op.OK && !op.Unknown {
+func TallyPauses(ops []history.MigrationOp, pauses []history.PodPause, ttl, slack time.Duration) []PauseTally {
+	acquires := map[string][]history.MigrationOp{} // session → successful acquires
+	for _, op := range ops {
+		if op.Kind == history.OpAcquire && op.OK && !op.Unknown {
 			acquires[op.Session] = append(acquires[op.Session], op)
 		}
 	}
@@ -72,23 +60,23 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 		// any acquire/renew of it by the pod before it resumed (an unknown
 		// outcome counts: it may have applied).
 		lastExt := map[string]time.Duration{}
-		for _, op := range history {
+		for _, op := range ops {
 			if op.Pod != p.Pod || op.Call >= p.To || p.Beliefs[op.Session] != op.Gen || op.Gen == 0 {
 				continue
 			}
-			if (op.Kind == OpAcquire || op.Kind == OpRenew) && (op.OK || op.Unknown) {
+			if (op.Kind == history.OpAcquire || op.Kind == history.OpRenew) && (op.OK || op.Unknown) {
 				lastExt[op.Session] = max(lastExt[op.Session], op.Return)
 			}
 		}
-		for _, op := range history {
+		for _, op := range ops {
 			gen, believed := p.Beliefs[op.Session]
 			if op.Pod != p.Pod || op.Call < p.To || !believed || op.Gen != gen || op.Unknown {
 				continue
 			}
-			if op.Kind != OpValidate && op.Kind != OpRenew && op.Kind != OpRelease {
+			if op.Kind != history.OpValidate && op.Kind != history.OpRenew && op.Kind != history.OpRelease {
 				continue
 			}
-			var newer *MigrationOp
+			var newer *history.MigrationOp
 			for i, a := range acquires[op.Session] {
 				if a.Gen > gen && a.Return < op.Call && (newer == nil || a.Return < newer.Return) {
 					newer = &acquires[op.Session][i]
@@ -104,9 +92,9 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 				cause = fmt.Sprintf("its own newer lease at gen %d (re-acquired @%v)", newer.Gen, newer.Return.Round(time.Millisecond))
 				frameCause = &t.FramesSelf
 				switch op.Kind {
-				case OpRenew:
+				case history.OpRenew:
 					t.SelfRenews++
-				case OpRelease:
+				case history.OpRelease:
 					t.SelfReleases++
 				}
 			case newer != nil:
@@ -120,7 +108,7 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 				continue
 			}
 			switch op.Kind {
-			case OpValidate:
+			case history.OpValidate:
 				t.Frames++
 				*frameCause++
 				if op.Verdict != 1 {
@@ -128,14 +116,14 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 				} else {
 					t.bad = append(t.bad, fmt.Sprintf("stale frame accepted: %v [pod %s, phase %s] — the fence took it though the session is %s", op.FencingOp, op.Pod, op.Phase, cause))
 				}
-			case OpRenew:
+			case history.OpRenew:
 				t.Renews++
 				if !op.OK {
 					t.RenewsRefused++
 				} else {
 					t.bad = append(t.bad, fmt.Sprintf("renewed in another lease's name: %v [pod %s, phase %s] — the session is %s", op.FencingOp, op.Pod, op.Phase, cause))
 				}
-			case OpRelease:
+			case history.OpRelease:
 				t.Releases++
 				if !op.OK {
 					t.ReleasesRefused++
@@ -159,12 +147,12 @@ func TallyPauses(history []MigrationOp, pauses []PodPause, ttl, slack time.Durat
 // one dead frame and, over all pauses, a delayed renew and a delayed release
 // met the pod's own newer lease (the case a generation-blind guard gets
 // wrong).
-func PausedPodsFenced(history []MigrationOp, pauses []PodPause, ttl, slack time.Duration) Result {
+func PausedPodsFenced(ops []history.MigrationOp, pauses []history.PodPause, ttl, slack time.Duration) Result {
 	const name = "paused-pods-fenced"
 	if len(pauses) == 0 {
 		return unknown(name, "no pod was paused")
 	}
-	tallies := TallyPauses(history, pauses, ttl, slack)
+	tallies := TallyPauses(ops, pauses, ttl, slack)
 	var bad, observed []string
 	frames, refused, selfRenews, selfReleases := 0, 0, 0, 0
 	for _, t := range tallies {

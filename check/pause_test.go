@@ -5,65 +5,66 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
-func vop(owner string, gen int64, verdict, call, ret int) check.MigrationOp {
-	op := mop(check.OpValidate, owner, gen, false, call, ret)
+func vop(owner string, gen int64, verdict, call, ret int) history.MigrationOp {
+	op := mop(history.OpValidate, owner, gen, false, call, ret)
 	op.Verdict = verdict
 	return op
 }
 
 func TestPausedPodsFenced(t *testing.T) {
 	ttl, slack := 100*time.Millisecond, 5*time.Millisecond
-	pause := check.PodPause{Pod: "p0", Label: "C", Phase: "C", From: ms(40), To: ms(300), Beliefs: map[string]int64{"c:s": 1}}
-	before := []check.MigrationOp{
-		mop(check.OpAcquire, "p0", 1, true, 0, 2),
-		mop(check.OpRenew, "p0", 1, true, 30, 31),
+	pause := history.PodPause{Pod: "p0", Label: "C", Phase: "C", From: ms(40), To: ms(300), Beliefs: map[string]int64{"c:s": 1}}
+	before := []history.MigrationOp{
+		mop(history.OpAcquire, "p0", 1, true, 0, 2),
+		mop(history.OpRenew, "p0", 1, true, 30, 31),
 		// p0 frozen at 40; its lease expires by ~131; it re-acquires on resume.
-		mop(check.OpAcquire, "p0", 2, true, 300, 301),
+		mop(history.OpAcquire, "p0", 2, true, 300, 301),
 	}
-	good := append(append([]check.MigrationOp(nil), before...),
-		mop(check.OpRenew, "p0", 1, false, 302, 303),   // delayed renew: refused
-		vop("p0", 1, 0, 304, 305),                      // stale frame: refused
-		mop(check.OpRelease, "p0", 1, false, 306, 307), // delayed release: refused
+	good := append(append([]history.MigrationOp(nil), before...),
+		mop(history.OpRenew, "p0", 1, false, 302, 303),   // delayed renew: refused
+		vop("p0", 1, 0, 304, 305),                        // stale frame: refused
+		mop(history.OpRelease, "p0", 1, false, 306, 307), // delayed release: refused
 	)
-	if r := check.PausedPodsFenced(good, []check.PodPause{pause}, ttl, slack); r.Status != check.Pass {
+	if r := check.PausedPodsFenced(good, []history.PodPause{pause}, ttl, slack); r.Status != check.Pass {
 		t.Fatalf("good history: %v", r)
 	}
-	for name, bad := range map[string]check.MigrationOp{
-		"renew of its own newer lease":   mop(check.OpRenew, "p0", 1, true, 302, 303),
-		"release of its own newer lease": mop(check.OpRelease, "p0", 1, true, 306, 307),
+	for name, bad := range map[string]history.MigrationOp{
+		"renew of its own newer lease":   mop(history.OpRenew, "p0", 1, true, 302, 303),
+		"release of its own newer lease": mop(history.OpRelease, "p0", 1, true, 306, 307),
 		"stale frame accepted":           vop("p0", 1, 1, 304, 305),
 	} {
-		h := append(append([]check.MigrationOp(nil), good...), bad)
-		if r := check.PausedPodsFenced(h, []check.PodPause{pause}, ttl, slack); r.Status != check.Fail {
+		h := append(append([]history.MigrationOp(nil), good...), bad)
+		if r := check.PausedPodsFenced(h, []history.PodPause{pause}, ttl, slack); r.Status != check.Fail {
 			t.Fatalf("%s not caught: %v", name, r)
 		}
 	}
 	// An expired frame (nobody re-acquired) accepted is caught too.
-	expired := []check.MigrationOp{before[0], before[1], vop("p0", 1, 1, 304, 305)}
-	if r := check.PausedPodsFenced(expired, []check.PodPause{pause}, ttl, slack); r.Status != check.Fail {
+	expired := []history.MigrationOp{before[0], before[1], vop("p0", 1, 1, 304, 305)}
+	if r := check.PausedPodsFenced(expired, []history.PodPause{pause}, ttl, slack); r.Status != check.Fail {
 		t.Fatalf("expired frame accepted not caught: %v", r)
 	}
 	// Without the same-owner case the check cannot vouch for the guards.
-	noSelf := []check.MigrationOp{before[0], before[1], vop("p0", 1, -1, 304, 305), mop(check.OpRenew, "p0", 1, false, 306, 307)}
-	if r := check.PausedPodsFenced(noSelf, []check.PodPause{pause}, ttl, slack); r.Status != check.Unknown {
+	noSelf := []history.MigrationOp{before[0], before[1], vop("p0", 1, -1, 304, 305), mop(history.OpRenew, "p0", 1, false, 306, 307)}
+	if r := check.PausedPodsFenced(noSelf, []history.PodPause{pause}, ttl, slack); r.Status != check.Unknown {
 		t.Fatalf("no same-owner case: %v", r)
 	}
 	// A frame while the lease may still be live is not judged.
-	early := check.PodPause{Pod: "p0", Label: "C", From: ms(40), To: ms(60), Beliefs: map[string]int64{"c:s": 1}}
-	if r := check.PausedPodsFenced([]check.MigrationOp{before[0], before[1], vop("p0", 1, 1, 70, 71)}, []check.PodPause{early}, ttl, slack); r.Status != check.Unknown {
+	early := history.PodPause{Pod: "p0", Label: "C", From: ms(40), To: ms(60), Beliefs: map[string]int64{"c:s": 1}}
+	if r := check.PausedPodsFenced([]history.MigrationOp{before[0], before[1], vop("p0", 1, 1, 70, 71)}, []history.PodPause{early}, ttl, slack); r.Status != check.Unknown {
 		t.Fatalf("live frame judged: %v", r)
 	}
 }
 
 func TestStragglersDrained(t *testing.T) {
 	ttl, slack := 100*time.Millisecond, 5*time.Millisecond
-	st := []check.Straggler{{Pod: "a0", Phase: "A", Left: ms(50), Gone: ms(400)}}
-	h := []check.MigrationOp{
-		mop(check.OpAcquire, "a0", 1, true, 0, 2),
-		mop(check.OpRenew, "a0", 1, true, 100, 101),
-		mop(check.OpRenew, "a0", 1, true, 300, 301), // after the backfill at 200
+	st := []history.Straggler{{Pod: "a0", Phase: "A", Left: ms(50), Gone: ms(400)}}
+	h := []history.MigrationOp{
+		mop(history.OpAcquire, "a0", 1, true, 0, 2),
+		mop(history.OpRenew, "a0", 1, true, 100, 101),
+		mop(history.OpRenew, "a0", 1, true, 300, 301), // after the backfill at 200
 	}
 	if r := check.StragglersDrained(h, st, ms(200), ms(500), ttl, slack); r.Status != check.Pass {
 		t.Fatalf("gate after the last lease lapsed: %v", r)
@@ -71,7 +72,7 @@ func TestStragglersDrained(t *testing.T) {
 	if r := check.StragglersDrained(h, st, ms(200), ms(350), ttl, slack); r.Status != check.Fail {
 		t.Fatalf("gate while a straggler lease was live: %v", r)
 	}
-	released := append(append([]check.MigrationOp(nil), h...), mop(check.OpRelease, "a0", 1, true, 320, 321))
+	released := append(append([]history.MigrationOp(nil), h...), mop(history.OpRelease, "a0", 1, true, 320, 321))
 	if r := check.StragglersDrained(released, st, ms(200), ms(350), ttl, slack); r.Status != check.Pass {
 		t.Fatalf("gate after the straggler released: %v", r)
 	}

@@ -4,33 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
-
-// PresenceWant is what a presence key must read as, from acknowledged
-// writes only: Present with Value, absent, or Unknown when its last write
-// failed (it may or may not have landed; either answer is accepted).
-type PresenceWant struct {
-	Present bool
-	Value   string
-	Unknown bool
-}
-
-// PresenceGot is one position of a bulk read's answer.
-type PresenceGot struct {
-	Present bool
-	Value   string
-}
-
-// PresenceRead is one recorded bulk read: the keys asked, in order (with
-// duplicates), and the answer, or the error.
-type PresenceRead struct {
-	Keys    []string
-	Got     []PresenceGot
-	ErrKind string
-	Err     string
-	Call    time.Duration
-	Return  time.Duration
-}
 
 // PresencePositional is the silently-wrong checker of the presence-mget row
 // (spec 000 §Conformance, Presence MGET: "nil/order preservation when split
@@ -38,7 +14,7 @@ type PresenceRead struct {
 // at the key's position — the value where the key is present, nil where it
 // is absent. Failed reads are the errors column's business; minPositions
 // guards against a run whose reads all failed.
-func PresencePositional(want map[string]PresenceWant, reads []PresenceRead, minPositions int) Result {
+func PresencePositional(want map[string]history.PresenceWant, reads []history.PresenceRead, minPositions int) Result {
 	const name = "presence-positional"
 	judged, wrongReads, failed := 0, 0, 0
 	var bad []string
@@ -82,22 +58,22 @@ func PresencePositional(want map[string]PresenceWant, reads []PresenceRead, minP
 }
 
 // PresenceOutcomes turns reads into loud outcomes for NoErrors/RefusedWith.
-func PresenceOutcomes(reads []PresenceRead) []Outcome {
-	out := make([]Outcome, len(reads))
+func PresenceOutcomes(reads []history.PresenceRead) []history.OpOutcome {
+	out := make([]history.OpOutcome, len(reads))
 	for i, r := range reads {
-		out[i] = Outcome{Op: fmt.Sprintf("bulk read of %d keys @%v", len(r.Keys), r.Call.Round(time.Millisecond)), ErrKind: r.ErrKind, Err: r.Err}
+		out[i] = history.OpOutcome{Op: fmt.Sprintf("bulk read of %d keys @%v", len(r.Keys), r.Call.Round(time.Millisecond)), ErrKind: r.ErrKind, Err: r.Err}
 	}
 	return out
 }
 
-func showWant(w PresenceWant) string {
+func showWant(w history.PresenceWant) string {
 	if w.Present {
 		return fmt.Sprintf("%q", w.Value)
 	}
 	return "nil"
 }
 
-func showGot(g PresenceGot) string {
+func showGot(g history.PresenceGot) string {
 	if g.Present {
 		return fmt.Sprintf("%q", g.Value)
 	}

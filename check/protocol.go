@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // ClientConn is one line of a node's CLIENT LIST: which node, the
@@ -108,25 +110,6 @@ func NegotiatedProtocol(conns []ClientConn, name string, want int, nodes []strin
 	return r
 }
 
-// ShapeRead is one typed read of a reply whose shape differs between RESP2
-// and RESP3 (ZSCORE: string vs double; HGETALL: flat array vs map): the raw
-// reply's shape, what the client's decoder made of it, and what it must be.
-type ShapeRead struct {
-	// Op is the command, "ZSCORE" or "HGETALL".
-	Op  string
-	Key string
-	// Shape is the raw reply's shape: "string", "float64", "array", "map",
-	// "nil", or another Go type name.
-	Shape string
-	// Want and Got are canonical renderings of the expected and the decoded
-	// value; DecodeErr is set when the decoder refused the reply.
-	Want      string
-	Got       string
-	DecodeErr string
-	// Err is a command error (no reply to decode).
-	Err string
-}
-
 // ShapeFor is the shape the server sends for op under RESP proto.
 func ShapeFor(op string, proto int) string {
 	switch {
@@ -147,7 +130,7 @@ func ShapeFor(op string, proto int) string {
 // the reply level), and the decoder turned each into exactly the written
 // value. A decoder that refuses a shape fails loudly (DecodeErr); one that
 // decodes to another value fails silently — both are failures here.
-func ReplyShapes(reads []ShapeRead, proto, minReads int) Result {
+func ReplyShapes(reads []history.ShapeRead, proto, minReads int) Result {
 	const checker = "reply-shapes"
 	if len(reads) < minReads {
 		return unknown(checker, "only %d typed reads, need %d", len(reads), minReads)
@@ -184,7 +167,7 @@ func ReplyShapes(reads []ShapeRead, proto, minReads int) Result {
 
 // DecodeErrors counts the reads whose decoder refused the reply: a failure
 // that is loud rather than a silently wrong value.
-func DecodeErrors(reads []ShapeRead) int {
+func DecodeErrors(reads []history.ShapeRead) int {
 	n := 0
 	for _, r := range reads {
 		if r.DecodeErr != "" {
@@ -200,7 +183,7 @@ func DecodeErrors(reads []ShapeRead) int {
 // counts only when at least one read was a decode error. A failure with
 // none is reported as a pass — the variant ran, and was not caught for the
 // reason it models.
-func ReplyShapesLoud(reads []ShapeRead, proto, minReads int) Result {
+func ReplyShapesLoud(reads []history.ShapeRead, proto, minReads int) Result {
 	r := ReplyShapes(reads, proto, minReads)
 	if r.Status == Fail && DecodeErrors(reads) == 0 {
 		r.Status = Pass

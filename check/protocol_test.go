@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 const clientList = `id=3 addr=127.0.0.1:5000 laddr=127.0.0.1:7000 fd=8 name=slotgate-pool age=1 idle=0 flags=N db=0 resp=2 lib-name= lib-ver=
@@ -37,7 +38,7 @@ func TestNegotiatedProtocol(t *testing.T) {
 }
 
 func TestReplyShapes(t *testing.T) {
-	good2 := []check.ShapeRead{
+	good2 := []history.ShapeRead{
 		{Op: "ZSCORE", Key: "z", Shape: "string", Want: "1.5", Got: "1.5"},
 		{Op: "HGETALL", Key: "h", Shape: "array", Want: "f=v", Got: "f=v"},
 	}
@@ -50,15 +51,15 @@ func TestReplyShapes(t *testing.T) {
 	if r := check.ReplyShapes(good2, 2, 3); r.Status != check.Unknown {
 		t.Errorf("too few reads: %v, want unknown", r.Status)
 	}
-	naive := []check.ShapeRead{{Op: "ZSCORE", Key: "z", Shape: "string", Want: "1.5", DecodeErr: "want float64, got string"}}
+	naive := []history.ShapeRead{{Op: "ZSCORE", Key: "z", Shape: "string", Want: "1.5", DecodeErr: "want float64, got string"}}
 	if r := check.ReplyShapes(naive, 2, 1); r.Status != check.Fail || check.DecodeErrors(naive) != 1 {
 		t.Errorf("decode error: %v, want fail", r.Status)
 	}
-	wrong := []check.ShapeRead{{Op: "HGETALL", Key: "h", Shape: "map", Want: "f=v", Got: "f=w"}}
+	wrong := []history.ShapeRead{{Op: "HGETALL", Key: "h", Shape: "map", Want: "f=v", Got: "f=w"}}
 	if r := check.ReplyShapes(wrong, 3, 1); r.Status != check.Fail || check.DecodeErrors(wrong) != 0 {
 		t.Errorf("wrong value: %v, want fail", r.Status)
 	}
-	if r := check.ReplyShapes([]check.ShapeRead{{Op: "ZSCORE", Err: "MOVED"}}, 3, 1); r.Status != check.Fail {
+	if r := check.ReplyShapes([]history.ShapeRead{{Op: "ZSCORE", Err: "MOVED"}}, 3, 1); r.Status != check.Fail {
 		t.Errorf("command error: %v, want fail", r.Status)
 	}
 }

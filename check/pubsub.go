@@ -4,27 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// NodeDelta is what one node did during a publish burst: the cluster-bus
-// publish messages it received (CLUSTER INFO
-// cluster_stats_messages_publish[shard]_received) and the main-thread CPU it
-// spent (INFO cpu), as deltas over the burst.
-type NodeDelta struct {
-	Node    string
-	Shard   int
-	Primary bool
-	// Sender is true for the node the burst was sent to.
-	Sender               bool
-	PublishReceived      int64
-	ShardPublishReceived int64
-	CPU                  time.Duration
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // BroadcastReachesAll is Axiom A4's first half (spec 000 §Axioms): classic
 // PUBLISH to one node is propagated to every node, so every other node
 // received at least messages bus messages.
-func BroadcastReachesAll(deltas []NodeDelta, messages int64) Result {
+func BroadcastReachesAll(deltas []history.NodeDelta, messages int64) Result {
 	const name = "broadcast-reaches-all"
 	if len(deltas) < 2 || messages == 0 {
 		return unknown(name, "need ≥2 nodes and a non-empty burst (got %d nodes, %d messages)", len(deltas), messages)
@@ -46,7 +33,7 @@ func BroadcastReachesAll(deltas []NodeDelta, messages int64) Result {
 
 // ShardConfined is Axiom A4's second half: a sharded publish reaches only
 // the channel's owner shard (its replicas), never a node of another shard.
-func ShardConfined(deltas []NodeDelta, ownerShard int, messages int64) Result {
+func ShardConfined(deltas []history.NodeDelta, ownerShard int, messages int64) Result {
 	const name = "shard-confined"
 	if len(deltas) < 2 || messages == 0 {
 		return unknown(name, "need ≥2 nodes and a non-empty burst (got %d nodes, %d messages)", len(deltas), messages)
@@ -72,7 +59,7 @@ func ShardConfined(deltas []NodeDelta, ownerShard int, messages int64) Result {
 }
 
 // CPUOutside sums the main-thread CPU spent by nodes outside shard.
-func CPUOutside(deltas []NodeDelta, shard int) time.Duration {
+func CPUOutside(deltas []history.NodeDelta, shard int) time.Duration {
 	var sum time.Duration
 	for _, d := range deltas {
 		if d.Shard != shard {

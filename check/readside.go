@@ -6,100 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/model"
 )
-
-// ReadKind is one read-side operation of the directory (spec 000 §Per-phase
-// operation table).
-type ReadKind string
-
-const (
-	ReadLookup          ReadKind = "lookup"
-	ReadKnownGeneration ReadKind = "known_generation"
-	ReadValidate        ReadKind = "validate_fenced_header"
-)
-
-// ReadKinds lists the read operations in table order.
-var ReadKinds = []ReadKind{ReadLookup, ReadKnownGeneration, ReadValidate}
-
-// GenClass is how a presented frame's generation compares with the highest
-// generation issued when it was presented.
-type GenClass string
-
-const (
-	GenStale   GenClass = "stale"   // below the highest issued
-	GenCurrent GenClass = "current" // the highest issued (the live lease's own, or another owner's)
-	GenFuture  GenClass = "future"  // above anything issued
-)
-
-// GenClasses lists the classes every phase must be probed with.
-var GenClasses = []GenClass{GenStale, GenCurrent, GenFuture}
-
-// ClassOf classifies gen against lastIssued.
-func ClassOf(gen, lastIssued int64) GenClass {
-	switch {
-	case gen < lastIssued:
-		return GenStale
-	case gen == lastIssued:
-		return GenCurrent
-	}
-	return GenFuture
-}
-
-// ReadOp is one read-side call a relay pod made, with the session's four
-// fencing keys as they stood during the call: the probe read them right
-// before and right after (one MGET each, on the same node) and keeps the
-// call only when both agree, so Keyspace is exactly what the script read
-// (a stored value never comes back once changed — a generation is never
-// reissued — and a lease present after was present throughout).
-type ReadOp struct {
-	Pod, Phase, Lane, Session string
-	// Variant is the read mutant whose scripts answered ("" for the real
-	// scripts): the probe runs the controls' scripts on the same snapshot.
-	Variant string
-	Kind    ReadKind
-	// Frame is the header presented to validate_fenced_header, and Class
-	// its generation against the highest issued.
-	Frame model.Frame
-	Class GenClass
-	// Got is lookup's answer (known_generation: Got.Known); Verdict is
-	// validate's.
-	Got     model.View
-	Verdict fencing.Verdict
-	// Keyspace is the session's keys during the call.
-	Keyspace model.StoredKeyspace
-	// Mix is the fleet's running phases at the call, e.g. "AB" (one letter:
-	// a uniform fleet).
-	Mix          string
-	Call, Return time.Duration
-}
-
-// Mixed says pods of more than one phase were running.
-func (o ReadOp) Mixed() bool { return len(o.Mix) > 1 }
-
-func (o ReadOp) String() string {
-	ans := o.Got.String()
-	switch o.Kind {
-	case ReadKnownGeneration:
-		ans = fmt.Sprintf("known=%d", o.Got.Known)
-	case ReadValidate:
-		ans = o.Verdict.String()
-	}
-	frame := ""
-	if o.Kind == ReadValidate {
-		frame = fmt.Sprintf("(%s, %d; %s)", o.Frame.Owner, o.Frame.Gen, o.Class)
-	}
-	v := ""
-	if o.Variant != "" {
-		v = " variant " + o.Variant
-	}
-	fleet := ""
-	if o.Mix != "" {
-		fleet = ", fleet " + o.Mix
-	}
-	return fmt.Sprintf("[%s] %s%s by %s (phase %s, lane %s%s%s) @%v → %s over %s", o.Session, o.Kind, frame, o.Pod, o.Phase, o.Lane, fleet, v, o.Call.Round(time.Millisecond), ans, o.Keyspace)
-}
 
 // Stage is a named stretch of a run (a gate step: "advance to B",
 // "rollback to A", …) from From until the next stage.
@@ -139,14 +49,14 @@ type ReadSideOptions struct {
 //     (issued: the run's acquires), independent of the snapshot.
 //
 // Coverage below opts is Unknown (blind), never a pass.
-func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
+func ReadSide(ops []history.ReadOp, issued []history.FencingOp, opts ReadSideOptions) Result {
 	name := "read-side"
 	if opts.Name != "" {
 		name += "/" + opts.Name
 	}
-	acked := map[string][]FencingOp{}
+	acked := map[string][]history.FencingOp{}
 	for _, op := range issued {
-		if op.Kind == OpAcquire && op.OK && !op.Unknown {
+		if op.Kind == history.OpAcquire && op.OK && !op.Unknown {
 			acked[op.Session] = append(acked[op.Session], op)
 		}
 	}
@@ -166,10 +76,10 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 	}
 	type cell struct {
 		phase string
-		kind  ReadKind
+		kind  history.ReadKind
 	}
 	count := map[cell]int{}
-	classes := map[string]map[GenClass]int{}
+	classes := map[string]map[history.GenClass]int{}
 	liveFrames := map[string]int{} // validates of the live lease's own frame
 	byStage := map[string]int{}
 	byMix := map[string]int{}
@@ -192,11 +102,11 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 		last := max(k.OldCtr, k.NewCtr)
 		truth := model.Authority(k, last)
 		switch op.Kind {
-		case ReadLookup, ReadKnownGeneration:
+		case history.ReadLookup, history.ReadKnownGeneration:
 			want := rule.Lookup(k)
 			got := op.Got
 			say := func(v model.View) string { return v.String() }
-			if op.Kind == ReadKnownGeneration {
+			if op.Kind == history.ReadKnownGeneration {
 				want.Holder, truth.Holder, got.Holder = model.Stored{}, model.Stored{}, model.Stored{}
 				say = func(v model.View) string { return fmt.Sprintf("known=%d", v.Known) }
 			}
@@ -209,9 +119,9 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 			if g := before(op.Session, op.Call); op.Got.Known < g {
 				realtime = append(realtime, fmt.Sprintf("%v\n  generation %d was acknowledged before the read began", op, g))
 			}
-		case ReadValidate:
+		case history.ReadValidate:
 			if classes[op.Phase] == nil {
-				classes[op.Phase] = map[GenClass]int{}
+				classes[op.Phase] = map[history.GenClass]int{}
 			}
 			classes[op.Phase][op.Class]++
 			want := rule.Validate(k, op.Frame.Owner, op.Frame.Gen)
@@ -234,11 +144,11 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 	for _, p := range opts.Phases {
 		ph := string(p)
 		var kinds []string
-		for _, k := range ReadKinds {
+		for _, k := range history.ReadKinds {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, count[cell{ph, k}]))
 		}
 		cl := classes[ph]
-		cov = append(cov, fmt.Sprintf("phase %s: %s (frames: stale %d, current %d of which the live lease's own %d, future %d)", ph, strings.Join(kinds, ", "), cl[GenStale], cl[GenCurrent], liveFrames[ph], cl[GenFuture]))
+		cov = append(cov, fmt.Sprintf("phase %s: %s (frames: stale %d, current %d of which the live lease's own %d, future %d)", ph, strings.Join(kinds, ", "), cl[history.GenStale], cl[history.GenCurrent], liveFrames[ph], cl[history.GenFuture]))
 	}
 	var stages []string
 	for _, s := range opts.Stages {
@@ -264,12 +174,12 @@ func ReadSide(ops []ReadOp, issued []FencingOp, opts ReadSideOptions) Result {
 	}
 	var gaps []string
 	for _, p := range opts.Phases {
-		for _, k := range ReadKinds {
+		for _, k := range history.ReadKinds {
 			if count[cell{string(p), k}] < opts.MinPerCell {
 				gaps = append(gaps, fmt.Sprintf("%s in phase %s: %d", k, p, count[cell{string(p), k}]))
 			}
 		}
-		for _, c := range GenClasses {
+		for _, c := range history.GenClasses {
 			if classes[string(p)][c] == 0 {
 				gaps = append(gaps, fmt.Sprintf("no %s frame validated in phase %s", c, p))
 			}
@@ -326,7 +236,7 @@ func stageOf(stages []Stage, t time.Duration) string {
 //     validate began is stale.
 //
 // Calls inside neither are not judged; fewer than minJudged judged is Unknown.
-func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+func PodValidates(ops []history.MigrationOp, ttl, slack time.Duration, minJudged int) Result {
 	const name = "pod-validates"
 	type leaseKey struct {
 		session, owner string
@@ -335,18 +245,18 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 	type window struct{ from, to time.Duration }
 	live := map[leaseKey][]window{}
 	released := map[leaseKey]time.Duration{}
-	acked := map[string][]MigrationOp{}
-	for _, op := range history {
+	acked := map[string][]history.MigrationOp{}
+	for _, op := range ops {
 		k := leaseKey{op.Session, op.Owner, op.Gen}
 		switch {
-		case op.Kind == OpRelease && (op.OK || op.Unknown):
+		case op.Kind == history.OpRelease && (op.OK || op.Unknown):
 			if t, ok := released[k]; !ok || op.Call < t {
 				released[k] = op.Call
 			}
 		case op.Unknown || !op.OK:
-		case op.Kind == OpAcquire || op.Kind == OpRenew:
+		case op.Kind == history.OpAcquire || op.Kind == history.OpRenew:
 			live[k] = append(live[k], window{op.Return, op.Call + ttl - slack})
-			if op.Kind == OpAcquire {
+			if op.Kind == history.OpAcquire {
 				acked[op.Session] = append(acked[op.Session], op)
 			}
 		}
@@ -354,8 +264,8 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 	judged := map[string]int{}
 	var bad []string
 	n := 0
-	for _, op := range history {
-		if op.Kind != OpValidate || op.Unknown {
+	for _, op := range ops {
+		if op.Kind != history.OpValidate || op.Unknown {
 			continue
 		}
 		k := leaseKey{op.Session, op.Owner, op.Gen}
@@ -412,8 +322,8 @@ func PodValidates(history []MigrationOp, ttl, slack time.Duration, minJudged int
 // PodValidatesOn is PodValidates over the validates of one lane's pods,
 // its message naming the lane ("reliable lane: …"), so a result that
 // combines the lanes says which one a verdict is about.
-func PodValidatesOn(lane string, history []MigrationOp, ttl, slack time.Duration, minJudged int) Result {
-	r := PodValidates(history, ttl, slack, minJudged)
+func PodValidatesOn(lane string, ops []history.MigrationOp, ttl, slack time.Duration, minJudged int) Result {
+	r := PodValidates(ops, ttl, slack, minJudged)
 	r.Message = lane + " lane: " + r.Message
 	return r
 }

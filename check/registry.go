@@ -5,51 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
-
-// RegistryOpKind is one kind of mesh-registry history event.
-type RegistryOpKind string
-
-const (
-	// RegHeartbeat is one heartbeat (record SET + index ZADD); a runtime's
-	// first acknowledged heartbeat is its join.
-	RegHeartbeat RegistryOpKind = "heartbeat"
-	// RegDeregister is a clean leave (index ZREM + record DEL).
-	RegDeregister RegistryOpKind = "deregister"
-	// RegCrash is a runtime stopping without deregistering; Call is when it
-	// stopped, after its last heartbeat returned.
-	RegCrash RegistryOpKind = "crash"
-	// RegDiscover is one discovery and what it returned.
-	RegDiscover RegistryOpKind = "discover"
-	// RegPrune is a discovery's opportunistic prune of dead scores.
-	RegPrune RegistryOpKind = "prune"
-)
-
-// RegistryEntry is one runtime a discovery returned.
-type RegistryEntry struct {
-	ID   string
-	Addr string
-}
-
-// RegistryOp is one recorded registry event (monotonic offsets from the
-// scenario start).
-type RegistryOp struct {
-	Kind    RegistryOpKind
-	Runtime string
-	Call    time.Duration
-	Return  time.Duration
-	// ErrKind and Err are "" when the operation was acknowledged.
-	ErrKind string
-	Err     string
-	Found   []RegistryEntry
-}
-
-// RegistryHistory is a mesh run: the known population (every runtime that
-// ever ran, with the address it published) and everything that happened.
-type RegistryHistory struct {
-	Population map[string]string
-	Ops        []RegistryOp
-}
 
 // RegistryBounds are the contract's parameters (spec 000 §Mesh Registry
 // Discovery) and the checker's own assumptions.
@@ -73,17 +31,17 @@ const clockSlack = 5 * time.Millisecond
 
 // runtimeLife is one runtime's heartbeats and end, indexed from a history.
 type runtimeLife struct {
-	beats    []RegistryOp // every heartbeat, in call order
+	beats    []history.RegistryOp // every heartbeat, in call order
 	firstAck time.Duration
 	joined   bool
 	ended    bool
 	end      time.Duration // call of the deregister or the crash
-	endKind  RegistryOpKind
+	endKind  history.RegistryOpKind
 	deregAck time.Duration // Return of an acknowledged deregister
 	deregOK  bool
 }
 
-func lives(h RegistryHistory) map[string]*runtimeLife {
+func lives(h history.RegistryHistory) map[string]*runtimeLife {
 	out := map[string]*runtimeLife{}
 	get := func(id string) *runtimeLife {
 		if out[id] == nil {
@@ -91,22 +49,22 @@ func lives(h RegistryHistory) map[string]*runtimeLife {
 		}
 		return out[id]
 	}
-	ops := append([]RegistryOp(nil), h.Ops...)
+	ops := append([]history.RegistryOp(nil), h.Ops...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
 	for _, op := range ops {
 		switch op.Kind {
-		case RegHeartbeat:
+		case history.RegHeartbeat:
 			l := get(op.Runtime)
 			l.beats = append(l.beats, op)
 			if op.ErrKind == "" && (!l.joined || op.Return < l.firstAck) {
 				l.joined, l.firstAck = true, op.Return
 			}
-		case RegDeregister, RegCrash:
+		case history.RegDeregister, history.RegCrash:
 			l := get(op.Runtime)
 			if !l.ended {
 				l.ended, l.end, l.endKind = true, op.Call, op.Kind
 			}
-			if op.Kind == RegDeregister && op.ErrKind == "" {
+			if op.Kind == history.RegDeregister && op.ErrKind == "" {
 				l.deregOK, l.deregAck = true, op.Return
 			}
 		}
@@ -118,7 +76,7 @@ func lives(h RegistryHistory) map[string]*runtimeLife {
 // least one interval before d began, had not begun to leave or crashed by
 // the time d returned, and holds an acknowledged heartbeat, complete before
 // d began, whose record outlives d.
-func (b RegistryBounds) required(l *runtimeLife, d RegistryOp) bool {
+func (b RegistryBounds) required(l *runtimeLife, d history.RegistryOp) bool {
 	if !l.joined || l.firstAck > d.Call-b.Interval || (l.ended && l.end <= d.Return) {
 		return false
 	}
@@ -147,12 +105,12 @@ func (c RegistryCoverage) Percent() float64 {
 }
 
 // Coverage measures completeness of h under b (see RegistryComplete).
-func Coverage(h RegistryHistory, b RegistryBounds) RegistryCoverage {
+func Coverage(h history.RegistryHistory, b RegistryBounds) RegistryCoverage {
 	var c RegistryCoverage
 	life := lives(h)
 	ids := sortedIDs(life)
 	for _, d := range h.Ops {
-		if d.Kind != RegDiscover || d.ErrKind != "" {
+		if d.Kind != history.RegDiscover || d.ErrKind != "" {
 			continue
 		}
 		c.Discoveries++
@@ -185,7 +143,7 @@ func Coverage(h RegistryHistory, b RegistryBounds) RegistryCoverage {
 // KNOWN population that was live and heartbeating for at least one interval
 // around it. It is asserted against the population, not inferred from the
 // absence of errors: a partial SCAN raises none.
-func RegistryComplete(h RegistryHistory, b RegistryBounds) Result {
+func RegistryComplete(h history.RegistryHistory, b RegistryBounds) Result {
 	const name = "registry-complete"
 	c := Coverage(h, b)
 	if c.Discoveries < b.MinDiscoveries || c.Required < b.MinRequired {
@@ -203,13 +161,13 @@ func RegistryComplete(h RegistryHistory, b RegistryBounds) Result {
 // a runtime that deregistered, or crashed and whose last record expired,
 // more than Grace before the discovery began; nor one that had not yet sent
 // a single heartbeat.
-func RegistryNoStale(h RegistryHistory, b RegistryBounds) Result {
+func RegistryNoStale(h history.RegistryHistory, b RegistryBounds) Result {
 	const name = "registry-no-stale"
 	life := lives(h)
 	var stale []string
 	judged := 0
 	for _, d := range h.Ops {
-		if d.Kind != RegDiscover || d.ErrKind != "" {
+		if d.Kind != history.RegDiscover || d.ErrKind != "" {
 			continue
 		}
 		for _, e := range d.Found {
@@ -223,7 +181,7 @@ func RegistryNoStale(h RegistryHistory, b RegistryBounds) Result {
 				stale = append(stale, fmt.Sprintf("%s returned at %v before its first heartbeat", e.ID, d.Call.Round(time.Millisecond)))
 			case l.deregOK && l.deregAck+b.Grace <= d.Call:
 				stale = append(stale, fmt.Sprintf("%s returned at %v, deregistered at %v", e.ID, d.Call.Round(time.Millisecond), l.deregAck.Round(time.Millisecond)))
-			case l.ended && l.endKind == RegCrash:
+			case l.ended && l.endKind == history.RegCrash:
 				var last time.Duration
 				for _, hb := range l.beats {
 					if hb.Call < l.end {
@@ -246,12 +204,12 @@ func RegistryNoStale(h RegistryHistory, b RegistryBounds) Result {
 // RegistryAttested: every returned runtime belongs to the known population
 // and carries the address that runtime published — a forged, replayed or
 // unsigned record is never returned (spec 000 §Mesh Registry Discovery).
-func RegistryAttested(h RegistryHistory) Result {
+func RegistryAttested(h history.RegistryHistory) Result {
 	const name = "registry-attested"
 	var bad []string
 	n := 0
 	for _, d := range h.Ops {
-		if d.Kind != RegDiscover || d.ErrKind != "" {
+		if d.Kind != history.RegDiscover || d.ErrKind != "" {
 			continue
 		}
 		for _, e := range d.Found {
@@ -272,7 +230,7 @@ func RegistryAttested(h RegistryHistory) Result {
 }
 
 // RegistryBounded is the silently-wrong checker of the registry row.
-func RegistryBounded(h RegistryHistory, b RegistryBounds) Result {
+func RegistryBounded(h history.RegistryHistory, b RegistryBounds) Result {
 	return All("registry-bounded", RegistryComplete(h, b), RegistryNoStale(h, b), RegistryAttested(h))
 }
 
@@ -285,13 +243,13 @@ type Span struct {
 // discovery and prune that did not overlap a fault window (extended by
 // settle, the clients' time to find the new topology) was acknowledged.
 // minOps guards against a run that never happened.
-func RegistryErrorsOutside(h RegistryHistory, windows []Span, settle time.Duration, minOps int) Result {
+func RegistryErrorsOutside(h history.RegistryHistory, windows []Span, settle time.Duration, minOps int) Result {
 	const name = "registry-errors-outside-faults"
 	outside, inside, insideErr := 0, 0, 0
 	byKind := map[string]int{}
 	var firstErr []string
 	for _, op := range h.Ops {
-		if op.Kind == RegCrash {
+		if op.Kind == history.RegCrash {
 			continue
 		}
 		during := false
@@ -328,7 +286,7 @@ func RegistryErrorsOutside(h RegistryHistory, windows []Span, settle time.Durati
 }
 
 // RegistryErrKinds counts the error kinds of a history's failed operations.
-func RegistryErrKinds(h RegistryHistory) map[string]int {
+func RegistryErrKinds(h history.RegistryHistory) map[string]int {
 	out := map[string]int{}
 	for _, op := range h.Ops {
 		if op.ErrKind != "" {
@@ -355,7 +313,7 @@ func sortedIDs(m map[string]*runtimeLife) []string {
 // RegistryErrorsOutside) and that the same scan is complete on a
 // standalone node (single): the check is about the cluster. Without it the
 // verdict is unknown, never caught.
-func ScanSubset(onCluster, single RegistryHistory, b RegistryBounds, clusterSpec string) Result {
+func ScanSubset(onCluster, single history.RegistryHistory, b RegistryBounds, clusterSpec string) Result {
 	scanCluster := RegistryBounded(onCluster, b)
 	scanSingle := RegistryBounded(single, b)
 	errs := RegistryErrorsOutside(onCluster, nil, 0, 1)

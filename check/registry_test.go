@@ -3,6 +3,8 @@ package check
 import (
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 const ms = time.Millisecond
@@ -10,22 +12,22 @@ const ms = time.Millisecond
 // regHistory: rt-a heartbeats every 100 ms from 0 to 1 s; rt-b joins at 0,
 // crashes at 300 ms (last heartbeat returned at 201 ms); rt-c deregisters
 // at 500 ms. TTL 300 ms, interval 100 ms.
-func regHistory(found func(at time.Duration) []RegistryEntry) RegistryHistory {
-	h := RegistryHistory{Population: map[string]string{"rt-a": "a:1", "rt-b": "b:1", "rt-c": "c:1"}}
+func regHistory(found func(at time.Duration) []history.RegistryEntry) history.RegistryHistory {
+	h := history.RegistryHistory{Population: map[string]string{"rt-a": "a:1", "rt-b": "b:1", "rt-c": "c:1"}}
 	for t := time.Duration(0); t <= time.Second; t += 100 * ms {
-		h.Ops = append(h.Ops, RegistryOp{Kind: RegHeartbeat, Runtime: "rt-a", Call: t, Return: t + ms})
+		h.Ops = append(h.Ops, history.RegistryOp{Kind: history.RegHeartbeat, Runtime: "rt-a", Call: t, Return: t + ms})
 		if t <= 200*ms {
-			h.Ops = append(h.Ops, RegistryOp{Kind: RegHeartbeat, Runtime: "rt-b", Call: t, Return: t + ms})
+			h.Ops = append(h.Ops, history.RegistryOp{Kind: history.RegHeartbeat, Runtime: "rt-b", Call: t, Return: t + ms})
 		}
 		if t < 500*ms {
-			h.Ops = append(h.Ops, RegistryOp{Kind: RegHeartbeat, Runtime: "rt-c", Call: t, Return: t + ms})
+			h.Ops = append(h.Ops, history.RegistryOp{Kind: history.RegHeartbeat, Runtime: "rt-c", Call: t, Return: t + ms})
 		}
 	}
 	h.Ops = append(h.Ops,
-		RegistryOp{Kind: RegCrash, Runtime: "rt-b", Call: 300 * ms, Return: 300 * ms},
-		RegistryOp{Kind: RegDeregister, Runtime: "rt-c", Call: 500 * ms, Return: 502 * ms})
+		history.RegistryOp{Kind: history.RegCrash, Runtime: "rt-b", Call: 300 * ms, Return: 300 * ms},
+		history.RegistryOp{Kind: history.RegDeregister, Runtime: "rt-c", Call: 500 * ms, Return: 502 * ms})
 	for t := 150 * ms; t < time.Second; t += 50 * ms {
-		h.Ops = append(h.Ops, RegistryOp{Kind: RegDiscover, Runtime: "obs", Call: t, Return: t + 5*ms, Found: found(t)})
+		h.Ops = append(h.Ops, history.RegistryOp{Kind: history.RegDiscover, Runtime: "obs", Call: t, Return: t + 5*ms, Found: found(t)})
 	}
 	return h
 }
@@ -33,13 +35,13 @@ func regHistory(found func(at time.Duration) []RegistryEntry) RegistryHistory {
 var regBounds = RegistryBounds{Interval: 100 * ms, TTL: 300 * ms, Grace: 100 * ms, MinDiscoveries: 5, MinRequired: 5}
 
 // correct is what a correct registry may answer at t.
-func correct(t time.Duration) []RegistryEntry {
-	out := []RegistryEntry{{"rt-a", "a:1"}}
+func correct(t time.Duration) []history.RegistryEntry {
+	out := []history.RegistryEntry{{ID: "rt-a", Addr: "a:1"}}
 	if t < 500*ms { // crashed at 300, last record expires by 501
-		out = append(out, RegistryEntry{"rt-b", "b:1"})
+		out = append(out, history.RegistryEntry{ID: "rt-b", Addr: "b:1"})
 	}
 	if t < 500*ms {
-		out = append(out, RegistryEntry{"rt-c", "c:1"})
+		out = append(out, history.RegistryEntry{ID: "rt-c", Addr: "c:1"})
 	}
 	return out
 }
@@ -48,31 +50,37 @@ func TestRegistryBounded(t *testing.T) {
 	if r := RegistryBounded(regHistory(correct), regBounds); r.Status != Pass {
 		t.Fatalf("correct history: %s %s\n%s", r.Status, r.Message, r.Counterexample)
 	}
-	partial := func(t time.Duration) []RegistryEntry { return correct(t)[1:] } // never returns rt-a
+	partial := func(t time.Duration) []history.RegistryEntry { return correct(t)[1:] } // never returns rt-a
 	if r := RegistryComplete(regHistory(partial), regBounds); r.Status != Fail {
 		t.Fatalf("partial discovery not caught: %s %s", r.Status, r.Message)
 	}
-	stale := func(t time.Duration) []RegistryEntry { return append(correct(t), RegistryEntry{"rt-b", "b:1"}) }
+	stale := func(t time.Duration) []history.RegistryEntry {
+		return append(correct(t), history.RegistryEntry{ID: "rt-b", Addr: "b:1"})
+	}
 	if r := RegistryNoStale(regHistory(stale), regBounds); r.Status != Fail {
 		t.Fatalf("crashed runtime returned forever not caught: %s %s", r.Status, r.Message)
 	}
-	forged := func(t time.Duration) []RegistryEntry { return append(correct(t), RegistryEntry{"evil", "6.6.6.6:1"}) }
+	forged := func(t time.Duration) []history.RegistryEntry {
+		return append(correct(t), history.RegistryEntry{ID: "evil", Addr: "6.6.6.6:1"})
+	}
 	if r := RegistryAttested(regHistory(forged)); r.Status != Fail {
 		t.Fatalf("forged record not caught: %s %s", r.Status, r.Message)
 	}
-	wrongAddr := func(t time.Duration) []RegistryEntry { return []RegistryEntry{{"rt-a", "6.6.6.6:1"}} }
+	wrongAddr := func(t time.Duration) []history.RegistryEntry {
+		return []history.RegistryEntry{{ID: "rt-a", Addr: "6.6.6.6:1"}}
+	}
 	if r := RegistryAttested(regHistory(wrongAddr)); r.Status != Fail {
 		t.Fatalf("tampered address not caught: %s %s", r.Status, r.Message)
 	}
-	if r := RegistryComplete(RegistryHistory{}, regBounds); r.Status != Unknown {
+	if r := RegistryComplete(history.RegistryHistory{}, regBounds); r.Status != Unknown {
 		t.Fatalf("empty history: %s, want unknown", r.Status)
 	}
 }
 
 func TestRegistryErrorsOutside(t *testing.T) {
-	h := RegistryHistory{Ops: []RegistryOp{
-		{Kind: RegHeartbeat, Runtime: "a", Call: 0, Return: ms},
-		{Kind: RegHeartbeat, Runtime: "a", Call: 100 * ms, Return: 110 * ms, ErrKind: "network", Err: "reset"},
+	h := history.RegistryHistory{Ops: []history.RegistryOp{
+		{Kind: history.RegHeartbeat, Runtime: "a", Call: 0, Return: ms},
+		{Kind: history.RegHeartbeat, Runtime: "a", Call: 100 * ms, Return: 110 * ms, ErrKind: "network", Err: "reset"},
 	}}
 	if r := RegistryErrorsOutside(h, []Span{{90 * ms, 95 * ms}}, 10*ms, 1); r.Status != Pass {
 		t.Fatalf("error inside window+settle: %s %s", r.Status, r.Message)
@@ -83,21 +91,21 @@ func TestRegistryErrorsOutside(t *testing.T) {
 }
 
 func TestPresencePositional(t *testing.T) {
-	want := map[string]PresenceWant{"a": {Present: true, Value: "1"}, "b": {}, "c": {Unknown: true}}
-	good := PresenceRead{Keys: []string{"b", "a", "c", "a"}, Got: []PresenceGot{{}, {true, "1"}, {true, "x"}, {true, "1"}}}
-	if r := PresencePositional(want, []PresenceRead{good}, 3); r.Status != Pass {
+	want := map[string]history.PresenceWant{"a": {Present: true, Value: "1"}, "b": {}, "c": {Unknown: true}}
+	good := history.PresenceRead{Keys: []string{"b", "a", "c", "a"}, Got: []history.PresenceGot{{}, {Present: true, Value: "1"}, {Present: true, Value: "x"}, {Present: true, Value: "1"}}}
+	if r := PresencePositional(want, []history.PresenceRead{good}, 3); r.Status != Pass {
 		t.Fatalf("good read: %s %s", r.Status, r.Message)
 	}
-	swapped := PresenceRead{Keys: []string{"b", "a"}, Got: []PresenceGot{{true, "1"}, {}}}
-	if r := PresencePositional(want, []PresenceRead{good, swapped}, 3); r.Status != Fail {
+	swapped := history.PresenceRead{Keys: []string{"b", "a"}, Got: []history.PresenceGot{{Present: true, Value: "1"}, {}}}
+	if r := PresencePositional(want, []history.PresenceRead{good, swapped}, 3); r.Status != Fail {
 		t.Fatalf("swapped positions not caught: %s", r.Status)
 	}
-	short := PresenceRead{Keys: []string{"b", "a"}, Got: []PresenceGot{{}}}
-	if r := PresencePositional(want, []PresenceRead{good, short}, 3); r.Status != Fail {
+	short := history.PresenceRead{Keys: []string{"b", "a"}, Got: []history.PresenceGot{{}}}
+	if r := PresencePositional(want, []history.PresenceRead{good, short}, 3); r.Status != Fail {
 		t.Fatalf("short answer not caught: %s", r.Status)
 	}
-	failed := PresenceRead{Keys: []string{"a"}, ErrKind: "CROSSSLOT"}
-	if r := PresencePositional(want, []PresenceRead{failed}, 1); r.Status != Unknown {
+	failed := history.PresenceRead{Keys: []string{"a"}, ErrKind: "CROSSSLOT"}
+	if r := PresencePositional(want, []history.PresenceRead{failed}, 1); r.Status != Unknown {
 		t.Fatalf("only failed reads: %s, want unknown", r.Status)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 func TestJudgeReplaysIdentically(t *testing.T) {
-	ops := []RoutingOp{
+	ops := []history.RoutingOp{
 		{Worker: 1, Kind: "set", Keys: []string{"k"}, Value: "v1", Call: time.Millisecond, Return: 2 * time.Millisecond},
 		{Worker: 1, Kind: "get", Keys: []string{"k"}, Got: []string{"v0"}, Call: 3 * time.Millisecond, Return: 4 * time.Millisecond},
 	}
@@ -29,8 +31,8 @@ func TestJudgeReplaysIdentically(t *testing.T) {
 }
 
 func TestAllOfJudgedReplays(t *testing.T) {
-	a := Judge(NoErrors, []Outcome{{Op: "set"}}, 1)
-	b := Judge(RefusedWith, []Outcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, "CROSSSLOT")
+	a := Judge(NoErrors, []history.OpOutcome{{Op: "set"}}, 1)
+	b := Judge(RefusedWith, []history.OpOutcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, "CROSSSLOT")
 	all := All("both", a, b)
 	if all.Call == nil || len(all.Call.Parts) != 2 {
 		t.Fatalf("All over judged parts has no call: %+v", all.Call)
@@ -45,7 +47,7 @@ func TestAllOfJudgedReplays(t *testing.T) {
 }
 
 func TestEditedResultIsNotReplayable(t *testing.T) {
-	r := Judge(NoErrors, []Outcome{{Op: "set"}}, 1)
+	r := Judge(NoErrors, []history.OpOutcome{{Op: "set"}}, 1)
 	if !r.Replayable() {
 		t.Fatal("a judged result is not replayable")
 	}

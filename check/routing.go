@@ -5,45 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
-
-// RoutingKind is what one routed operation did.
-type RoutingKind string
-
-const (
-	RoutingSet     RoutingKind = "set"      // SET Keys[0] Value
-	RoutingGet     RoutingKind = "get"      // GET Keys[0]
-	RoutingIncr    RoutingKind = "incr"     // INCR Keys[0], reply in Int
-	RoutingEvalSet RoutingKind = "eval-set" // EVAL writing Value to every key of a tagged pair
-	RoutingEvalGet RoutingKind = "eval-get" // EVAL reading every key of a tagged pair
-	// RoutingEvalIncr is a script that INCRs its one key, reply in Int.
-	RoutingEvalIncr RoutingKind = "eval-incr"
-)
-
-// RoutingOp is one recorded operation of the routing workload. Every key has
-// exactly one writer, which runs its operations one after another, so a
-// key's history is sequential.
-type RoutingOp struct {
-	Worker int
-	Kind   RoutingKind
-	Keys   []string
-	// Value is what a write wrote.
-	Value string
-	// Got is what a read read, one entry per key; "" is nil (the workload
-	// never writes an empty value).
-	Got []string
-	// Int is INCR's reply, or a counter's value read by a GET.
-	Int int64
-	// Final marks the read-back after every migration, by a correct pool.
-	Final   bool
-	ErrKind string
-	Err     string
-	Call    time.Duration
-	Return  time.Duration
-}
-
-// Acked says the operation returned success.
-func (o RoutingOp) Acked() bool { return o.ErrKind == "" }
 
 // notExecuted is an error reply that means the server did not run the
 // command (it redirected or refused it); any other failure has an unknown
@@ -66,7 +30,7 @@ func notExecuted(kind string) bool {
 // read; a final value older than the last acknowledged write is a lost
 // write. minOps acknowledged operations are needed, and every key must have
 // been read back at the end.
-func RoutingAcknowledged(ops []RoutingOp, minOps int) Result {
+func RoutingAcknowledged(ops []history.RoutingOp, minOps int) Result {
 	const name = "routing-acknowledged"
 	byKey := map[string][]int{}
 	acked := 0
@@ -99,14 +63,14 @@ func RoutingAcknowledged(ops []RoutingOp, minOps int) Result {
 			o := ops[i]
 			pos := indexOf(o.Keys, k)
 			switch o.Kind {
-			case RoutingSet, RoutingEvalSet:
+			case history.RoutingSet, history.RoutingEvalSet:
 				switch {
 				case o.Acked():
 					last, pending = o.Value, nil
 				case !notExecuted(o.ErrKind):
 					pending = append(pending, o.Value)
 				}
-			case RoutingIncr:
+			case history.RoutingIncr:
 				counter = true
 				switch {
 				case o.Acked():
@@ -119,7 +83,7 @@ func RoutingAcknowledged(ops []RoutingOp, minOps int) Result {
 				case !notExecuted(o.ErrKind):
 					hi++
 				}
-			case RoutingGet, RoutingEvalGet:
+			case history.RoutingGet, history.RoutingEvalGet:
 				if !o.Acked() {
 					continue
 				}
@@ -180,7 +144,7 @@ type CounterTally struct {
 }
 
 // CounterTallies tallies every counter of a RoutingCounters history, by key.
-func CounterTallies(ops []RoutingOp) []CounterTally {
+func CounterTallies(ops []history.RoutingOp) []CounterTally {
 	byKey := map[string]*CounterTally{}
 	var keys []string
 	for _, o := range ops {
@@ -196,10 +160,10 @@ func CounterTallies(ops []RoutingOp) []CounterTally {
 		}
 		switch {
 		case o.Final:
-			if o.Acked() && o.Kind == RoutingGet {
+			if o.Acked() && o.Kind == history.RoutingGet {
 				t.Final, t.Read = o.Int, true
 			}
-		case o.Kind != RoutingIncr && o.Kind != RoutingEvalIncr:
+		case o.Kind != history.RoutingIncr && o.Kind != history.RoutingEvalIncr:
 		case o.Acked():
 			t.Acked++
 		case notExecuted(o.ErrKind):
@@ -224,7 +188,7 @@ func CounterTallies(ops []RoutingOp) []CounterTally {
 // timeout — which every caller saw succeed once. A history with fewer than
 // minAcked acknowledged or minUnknown unknown-outcome increments is unknown:
 // without timeouts the retry paths never ran.
-func RoutingCounters(ops []RoutingOp, minAcked, minUnknown int64) Result {
+func RoutingCounters(ops []history.RoutingOp, minAcked, minUnknown int64) Result {
 	const name = "routing-counters"
 	tallies := CounterTallies(ops)
 	var acked, unknownOps int64
@@ -260,13 +224,13 @@ func RoutingCounters(ops []RoutingOp, minAcked, minUnknown int64) Result {
 
 // RoutingOutcomes turns the non-final operations into loud outcomes for
 // NoErrors.
-func RoutingOutcomes(ops []RoutingOp) []Outcome {
-	out := make([]Outcome, 0, len(ops))
+func RoutingOutcomes(ops []history.RoutingOp) []history.OpOutcome {
+	out := make([]history.OpOutcome, 0, len(ops))
 	for _, o := range ops {
 		if o.Final {
 			continue
 		}
-		out = append(out, Outcome{Op: fmt.Sprintf("%s %s @%v", o.Kind, strings.Join(o.Keys, " "), o.Call.Round(time.Millisecond)), ErrKind: o.ErrKind, Err: o.Err})
+		out = append(out, history.OpOutcome{Op: fmt.Sprintf("%s %s @%v", o.Kind, strings.Join(o.Keys, " "), o.Call.Round(time.Millisecond)), ErrKind: o.ErrKind, Err: o.Err})
 	}
 	return out
 }
@@ -275,8 +239,8 @@ func RoutingOutcomes(ops []RoutingOp) []Outcome {
 // first read that follows two acknowledged writes of different values
 // answers the older one, as a cache that missed the newer write would. It
 // returns ops unchanged and false when no such read exists.
-func StaleRead(ops []RoutingOp) ([]RoutingOp, bool) {
-	out := append([]RoutingOp(nil), ops...)
+func StaleRead(ops []history.RoutingOp) ([]history.RoutingOp, bool) {
+	out := append([]history.RoutingOp(nil), ops...)
 	sorted := make([]int, len(out))
 	for i := range sorted {
 		sorted[i] = i
@@ -290,12 +254,12 @@ func StaleRead(ops []RoutingOp) ([]RoutingOp, bool) {
 		}
 		k := o.Keys[0]
 		switch o.Kind {
-		case RoutingSet, RoutingEvalSet:
+		case history.RoutingSet, history.RoutingEvalSet:
 			if last[k] != "" && last[k] != o.Value {
 				prev[k] = last[k]
 			}
 			last[k] = o.Value
-		case RoutingGet, RoutingEvalGet:
+		case history.RoutingGet, history.RoutingEvalGet:
 			if p := prev[k]; p != "" && len(o.Got) > 0 && o.Got[0] == last[k] {
 				o.Got = append([]string{p}, o.Got[1:]...)
 				out[i] = o
@@ -326,9 +290,9 @@ func show(v string) string {
 // the only errors that reach the caller are unknown outcomes (a timeout, a
 // broken connection) — never a redirect, which the call path must absorb,
 // nor any other refusal. minOps non-final operations are needed.
-func RoutingOnlyUnknown(ops []RoutingOp, minOps int) Result {
+func RoutingOnlyUnknown(ops []history.RoutingOp, minOps int) Result {
 	const name = "routing-only-unknown"
-	var kept []Outcome
+	var kept []history.OpOutcome
 	timeouts := 0
 	for _, o := range RoutingOutcomes(ops) {
 		if o.ErrKind == "network" {

@@ -3,10 +3,12 @@ package check
 import (
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
-func rop(kind RoutingKind, key, v string, got string, n int64, at int, final bool, errKind string) RoutingOp {
-	o := RoutingOp{Kind: kind, Keys: []string{key}, Value: v, Int: n, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at)*time.Millisecond + 1}
+func rop(kind history.RoutingKind, key, v string, got string, n int64, at int, final bool, errKind string) history.RoutingOp {
+	o := history.RoutingOp{Kind: kind, Keys: []string{key}, Value: v, Int: n, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at)*time.Millisecond + 1}
 	if got != "" {
 		o.Got = []string{got}
 	}
@@ -14,41 +16,41 @@ func rop(kind RoutingKind, key, v string, got string, n int64, at int, final boo
 }
 
 func TestRoutingAcknowledged(t *testing.T) {
-	good := []RoutingOp{
-		rop(RoutingSet, "r", "a", "", 0, 1, false, ""),
-		rop(RoutingGet, "r", "", "a", 0, 2, false, ""),
-		rop(RoutingSet, "r", "b", "", 0, 3, false, "network"), // unknown outcome
-		rop(RoutingSet, "r", "c", "", 0, 4, false, "MOVED"),   // not executed
-		rop(RoutingGet, "r", "", "b", 0, 5, false, ""),        // the unknown write landed
-		rop(RoutingIncr, "c", "", "", 1, 6, false, ""),
-		rop(RoutingIncr, "c", "", "", 0, 7, false, "network"),
-		rop(RoutingGet, "c", "", "2", 2, 8, true, ""),
-		rop(RoutingGet, "r", "", "b", 0, 9, true, ""),
+	good := []history.RoutingOp{
+		rop(history.RoutingSet, "r", "a", "", 0, 1, false, ""),
+		rop(history.RoutingGet, "r", "", "a", 0, 2, false, ""),
+		rop(history.RoutingSet, "r", "b", "", 0, 3, false, "network"), // unknown outcome
+		rop(history.RoutingSet, "r", "c", "", 0, 4, false, "MOVED"),   // not executed
+		rop(history.RoutingGet, "r", "", "b", 0, 5, false, ""),        // the unknown write landed
+		rop(history.RoutingIncr, "c", "", "", 1, 6, false, ""),
+		rop(history.RoutingIncr, "c", "", "", 0, 7, false, "network"),
+		rop(history.RoutingGet, "c", "", "2", 2, 8, true, ""),
+		rop(history.RoutingGet, "r", "", "b", 0, 9, true, ""),
 	}
 	if r := RoutingAcknowledged(good, 1); r.Status != Pass {
 		t.Fatalf("good history: %s %s", r.Status, r.Message)
 	}
-	stale, ok := StaleRead(append(good[:1:1], rop(RoutingSet, "r", "z", "", 0, 2, false, ""), rop(RoutingGet, "r", "", "z", 0, 3, false, ""), rop(RoutingGet, "r", "", "z", 0, 4, true, "")))
+	stale, ok := StaleRead(append(good[:1:1], rop(history.RoutingSet, "r", "z", "", 0, 2, false, ""), rop(history.RoutingGet, "r", "", "z", 0, 3, false, ""), rop(history.RoutingGet, "r", "", "z", 0, 4, true, "")))
 	if r := RoutingAcknowledged(stale, 1); !ok || r.Status != Fail {
 		t.Fatalf("stale read: planted %v, got %s %s", ok, r.Status, r.Message)
 	}
-	lost := []RoutingOp{rop(RoutingSet, "r", "a", "", 0, 1, false, ""), rop(RoutingGet, "r", "", "", 0, 2, true, "")}
+	lost := []history.RoutingOp{rop(history.RoutingSet, "r", "a", "", 0, 1, false, ""), rop(history.RoutingGet, "r", "", "", 0, 2, true, "")}
 	if r := RoutingAcknowledged(lost, 1); r.Status != Fail {
 		t.Fatalf("lost write: %s %s", r.Status, r.Message)
 	}
-	unread := []RoutingOp{rop(RoutingSet, "r", "a", "", 0, 1, false, "")}
+	unread := []history.RoutingOp{rop(history.RoutingSet, "r", "a", "", 0, 1, false, "")}
 	if r := RoutingAcknowledged(unread, 1); r.Status != Unknown {
 		t.Fatalf("unread key: %s %s", r.Status, r.Message)
 	}
 }
 
-func dop(shard int, seq int64, at int, final bool, errKind string) DrillOp {
-	return DrillOp{Key: "k" + string(rune('0'+shard)), Shard: shard, Seq: seq, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at+1) * time.Millisecond}
+func dop(shard int, seq int64, at int, final bool, errKind string) history.DrillOp {
+	return history.DrillOp{Key: "k" + string(rune('0'+shard)), Shard: shard, Seq: seq, Final: final, ErrKind: errKind, Call: time.Duration(at) * time.Millisecond, Return: time.Duration(at+1) * time.Millisecond}
 }
 
 func TestDrillHaltsAndAccounting(t *testing.T) {
 	d := []Drill{{Shard: 0, Mode: "kill", Start: 100 * time.Millisecond, End: 3000 * time.Millisecond}}
-	ops := []DrillOp{dop(0, 1, 50, false, ""), dop(0, 2, 99, false, ""), dop(0, 3, 200, false, "network"), dop(0, 4, 3500, false, "")}
+	ops := []history.DrillOp{dop(0, 1, 50, false, ""), dop(0, 2, 99, false, ""), dop(0, 3, 200, false, "network"), dop(0, 4, 3500, false, "")}
 	for at := 0; at < 4000; at += 100 {
 		ops = append(ops, dop(1, int64(at+1), at, false, ""))
 	}
@@ -68,7 +70,7 @@ func TestDrillHaltsAndAccounting(t *testing.T) {
 		t.Fatalf("planted loss: %v %s", ok, r.Message)
 	}
 	// A halt-all client: the healthy shard stops too.
-	var halted []DrillOp
+	var halted []history.DrillOp
 	for _, o := range ops {
 		if o.Shard == 1 && o.Call > 100*time.Millisecond && o.Call < 3400*time.Millisecond {
 			continue
@@ -81,14 +83,14 @@ func TestDrillHaltsAndAccounting(t *testing.T) {
 }
 
 func TestRoutingCounters(t *testing.T) {
-	good := []RoutingOp{
-		rop(RoutingIncr, "c", "", "", 1, 1, false, ""),
-		rop(RoutingEvalIncr, "c", "", "", 2, 2, false, ""),
-		rop(RoutingIncr, "c", "", "", 0, 3, false, "network"),     // unknown: it ran
-		rop(RoutingEvalIncr, "c", "", "", 0, 4, false, "network"), // unknown: it did not
-		rop(RoutingIncr, "c", "", "", 0, 5, false, "MOVED"),       // not executed
-		rop(RoutingIncr, "c", "", "", 4, 6, false, ""),
-		rop(RoutingGet, "c", "", "4", 4, 9, true, ""),
+	good := []history.RoutingOp{
+		rop(history.RoutingIncr, "c", "", "", 1, 1, false, ""),
+		rop(history.RoutingEvalIncr, "c", "", "", 2, 2, false, ""),
+		rop(history.RoutingIncr, "c", "", "", 0, 3, false, "network"),     // unknown: it ran
+		rop(history.RoutingEvalIncr, "c", "", "", 0, 4, false, "network"), // unknown: it did not
+		rop(history.RoutingIncr, "c", "", "", 0, 5, false, "MOVED"),       // not executed
+		rop(history.RoutingIncr, "c", "", "", 4, 6, false, ""),
+		rop(history.RoutingGet, "c", "", "4", 4, 9, true, ""),
 	}
 	if r := RoutingCounters(good, 1, 1); r.Status != Pass {
 		t.Fatalf("good history: %s %s", r.Status, r.Message)
@@ -96,11 +98,11 @@ func TestRoutingCounters(t *testing.T) {
 	if r := RoutingCounters(good, 1, 3); r.Status != Unknown {
 		t.Fatalf("too few timeouts: %s %s", r.Status, r.Message)
 	}
-	twice := append(append([]RoutingOp(nil), good[:6]...), rop(RoutingGet, "c", "", "6", 6, 9, true, ""))
+	twice := append(append([]history.RoutingOp(nil), good[:6]...), rop(history.RoutingGet, "c", "", "6", 6, 9, true, ""))
 	if r := RoutingCounters(twice, 1, 1); r.Status != Fail {
 		t.Fatalf("applied twice: %s %s", r.Status, r.Message)
 	}
-	lost := append(append([]RoutingOp(nil), good[:6]...), rop(RoutingGet, "c", "", "2", 2, 9, true, ""))
+	lost := append(append([]history.RoutingOp(nil), good[:6]...), rop(history.RoutingGet, "c", "", "2", 2, 9, true, ""))
 	if r := RoutingCounters(lost, 1, 1); r.Status != Fail {
 		t.Fatalf("lost: %s %s", r.Status, r.Message)
 	}
@@ -110,10 +112,10 @@ func TestRoutingCounters(t *testing.T) {
 }
 
 func TestRoutingOnlyUnknown(t *testing.T) {
-	ops := []RoutingOp{
-		rop(RoutingIncr, "c", "", "", 1, 1, false, ""),
-		rop(RoutingIncr, "c", "", "", 0, 2, false, "network"),
-		rop(RoutingGet, "c", "", "1", 1, 3, true, "MOVED"), // read-back: not judged
+	ops := []history.RoutingOp{
+		rop(history.RoutingIncr, "c", "", "", 1, 1, false, ""),
+		rop(history.RoutingIncr, "c", "", "", 0, 2, false, "network"),
+		rop(history.RoutingGet, "c", "", "1", 1, 3, true, "MOVED"), // read-back: not judged
 	}
 	if r := RoutingOnlyUnknown(ops, 2); r.Status != Pass {
 		t.Fatalf("timeouts only: %s %s", r.Status, r.Message)
@@ -121,7 +123,7 @@ func TestRoutingOnlyUnknown(t *testing.T) {
 	if r := RoutingOnlyUnknown(ops, 3); r.Status != Unknown {
 		t.Fatalf("too few: %s %s", r.Status, r.Message)
 	}
-	moved := append(ops, rop(RoutingIncr, "c", "", "", 0, 4, false, "MOVED"))
+	moved := append(ops, rop(history.RoutingIncr, "c", "", "", 0, 4, false, "MOVED"))
 	if r := RoutingOnlyUnknown(moved, 1); r.Status != Fail {
 		t.Fatalf("a redirect reached the caller: %s %s", r.Status, r.Message)
 	}

@@ -3,20 +3,14 @@ package check
 import (
 	"fmt"
 	"strings"
-)
 
-// SlotSample is one key with the slot computed locally and the slot the
-// server answered (CLUSTER KEYSLOT).
-type SlotSample struct {
-	Key    string
-	Local  int
-	Server int
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // SlotMathAgrees is Axiom A1 (spec 000 §Axioms): the local slot function
 // equals the server's on every sampled key. minSamples guards the checker's
 // own assumption: a handful of keys proves nothing.
-func SlotMathAgrees(samples []SlotSample, minSamples int) Result {
+func SlotMathAgrees(samples []history.SlotSample, minSamples int) Result {
 	const name = "slot-math-agrees"
 	if len(samples) < minSamples {
 		return unknown(name, "only %d keys sampled, need %d", len(samples), minSamples)

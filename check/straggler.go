@@ -4,18 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// Straggler is a pod of the previous phase that lingered after its
-// Deployment replaced it: from Left it reported no phase gauge (it was
-// terminating, in its grace period) while it kept serving the sessions it
-// held; Gone is when it exited (zero if it outlived the history).
-type Straggler struct {
-	Pod   string
-	Phase string
-	Left  time.Duration
-	Gone  time.Duration
-}
+	"github.com/slotgate/slotgate/history"
+)
 
 // StragglersDrained is the C-gate's drain by observation against stragglers
 // (spec 000 §The protocol, C-gate; §Deployment Gate rule 3): the gate opened
@@ -26,20 +17,20 @@ type Straggler struct {
 // shows. after is the backfill: the check is Unknown unless some straggler
 // renewed a lease after it (else a timer could not have been fooled, and
 // the check proves nothing).
-func StragglersDrained(history []MigrationOp, stragglers []Straggler, after, gateAt, ttl, slack time.Duration) Result {
+func StragglersDrained(ops []history.MigrationOp, stragglers []history.Straggler, after, gateAt, ttl, slack time.Duration) Result {
 	const name = "stragglers-drained"
 	if len(stragglers) == 0 {
 		return unknown(name, "no straggler lingered")
 	}
-	pods := map[string]Straggler{}
+	pods := map[string]history.Straggler{}
 	for _, s := range stragglers {
 		pods[s.Pod] = s
 	}
 	// a lease the straggler released (or may have) stops being certainly
 	// live when the release began.
 	released := map[string]time.Duration{}
-	for _, op := range history {
-		if _, ok := pods[op.Pod]; ok && op.Kind == OpRelease && (op.OK || op.Unknown) {
+	for _, op := range ops {
+		if _, ok := pods[op.Pod]; ok && op.Kind == history.OpRelease && (op.OK || op.Unknown) {
 			k := fmt.Sprintf("%s|%s|%d", op.Pod, op.Session, op.Gen)
 			if r, seen := released[k]; !seen || op.Call < r {
 				released[k] = op.Call
@@ -49,12 +40,12 @@ func StragglersDrained(history []MigrationOp, stragglers []Straggler, after, gat
 	renewsAfter := 0
 	var lastLive time.Duration
 	var bad []string
-	for _, op := range history {
+	for _, op := range ops {
 		st, ok := pods[op.Pod]
-		if !ok || !op.OK || op.Unknown || (op.Kind != OpRenew && op.Kind != OpAcquire) {
+		if !ok || !op.OK || op.Unknown || (op.Kind != history.OpRenew && op.Kind != history.OpAcquire) {
 			continue
 		}
-		if op.Kind == OpRenew && op.Call >= st.Left && op.Return > after {
+		if op.Kind == history.OpRenew && op.Call >= st.Left && op.Return > after {
 			renewsAfter++
 		}
 		until := op.Call + ttl - slack

@@ -6,80 +6,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
-
-// SubPublish is one published message of a subscriptions history. Seq is
-// unique per Publisher, so (Publisher, Seq) names the message.
-type SubPublish struct {
-	Publisher int
-	Seq       int64
-	// Channel is where it was published; Sub is the subscription that must
-	// deliver it (the topic itself, or the pattern matching Channel).
-	Channel, Sub string
-	// Sent and Done bracket the publish call.
-	Sent, Done time.Duration
-	// ErrKind is "" when the publish was acknowledged; only acknowledged
-	// messages are expected (house style: count only acknowledged writes).
-	// "stopped" is a publish the scenario itself cut short: unknown
-	// outcome, not a failure.
-	ErrKind, Err string
-	// Receivers is the server's receiver count (SPUBLISH/PUBLISH reply).
-	Receivers int64
-}
-
-// SubDelivery is one message the application received.
-type SubDelivery struct {
-	Publisher int
-	Seq       int64
-	// Channel is where it was published, Sub the subscription it came
-	// through.
-	Channel, Sub string
-	At           time.Duration
-}
-
-// SubEvent is one entry of the subscription client's own log: the kinds of
-// impl/pubsub.EventKind ("subscribed", "dropped", "recovered",
-// "resubscribed", "retry-failed", "unsubscribed").
-type SubEvent struct {
-	At   time.Duration
-	Sub  string
-	Kind string
-	Err  string
-}
-
-// SubInterval is a span during which the application held Sub: from its
-// subscribe confirmation to its unsubscribe request (To 0: still held).
-type SubInterval struct {
-	Sub      string
-	From, To time.Duration
-	// Requested is when the subscribe was asked for (0: at From): a
-	// delivery may arrive from then on, before the call returned.
-	Requested time.Duration
-}
-
-// SubFault is one injected fault window.
-type SubFault struct {
-	Name, Target string
-	Start, End   time.Duration
-}
-
-// SubscriptionHistory is what a subscriptions scenario recorded.
-type SubscriptionHistory struct {
-	Publishes  []SubPublish
-	Deliveries []SubDelivery
-	Events     []SubEvent
-	Held       []SubInterval
-	Faults     []SubFault
-	// SubscribeErrors are application subscribe/unsubscribe calls that
-	// failed after the client's own retries: loud.
-	SubscribeErrors []Outcome
-	// Recovering lists subscriptions the client still reported recovering
-	// when the scenario ended: loud (it knows it is broken).
-	Recovering []string
-	// Patterns names the subscriptions that are classic patterns (D2).
-	Patterns []string
-	End      time.Duration
-}
 
 // SubInFlightBound is how long before a fault's start an acknowledged
 // message may still be lost in it: the fixed in-flight allowance (issue 12
@@ -130,7 +59,7 @@ const forever = time.Duration(1<<63 - 1)
 
 // SubFaultStats is the evidence for one fault.
 type SubFaultStats struct {
-	Fault SubFault
+	Fault history.SubFault
 	// Healthy is when the client last reported an affected subscription
 	// healthy again after the fault (relative to its start), 0 if none was
 	// affected as far as the client knew.
@@ -204,13 +133,13 @@ type SubscriptionStats struct {
 // recovered, its window stays open. Outside those windows the client claims
 // health, so every acknowledged message sent while the subscription was held
 // must be delivered exactly once, in order.
-func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
+func AnalyzeSubscriptions(h history.SubscriptionHistory) SubscriptionStats {
 	var st SubscriptionStats
 	type id struct {
 		p int
 		s int64
 	}
-	pubs := make(map[id]SubPublish, len(h.Publishes))
+	pubs := make(map[id]history.SubPublish, len(h.Publishes))
 	isPattern := map[string]bool{}
 	for _, p := range h.Patterns {
 		isPattern[p] = true
@@ -218,7 +147,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	for _, p := range h.Publishes {
 		pubs[id{p.Publisher, p.Seq}] = p
 	}
-	held := map[string][]SubInterval{}
+	held := map[string][]history.SubInterval{}
 	for _, iv := range h.Held {
 		held[iv.Sub] = append(held[iv.Sub], iv)
 	}
@@ -227,7 +156,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 	bySub := map[string][]time.Duration{}
 	type anomaly struct {
 		dup  bool
-		d    SubDelivery
+		d    history.SubDelivery
 		last int64
 	}
 	var anomalies []anomaly
@@ -508,7 +437,7 @@ func AnalyzeSubscriptions(h SubscriptionHistory) SubscriptionStats {
 }
 
 // heldNear: one of ivs covers at, give or take tol.
-func heldNear(ivs []SubInterval, at, tol time.Duration) bool {
+func heldNear(ivs []history.SubInterval, at, tol time.Duration) bool {
 	for _, iv := range ivs {
 		from := iv.From
 		if iv.Requested > 0 && iv.Requested < from {
@@ -522,7 +451,7 @@ func heldNear(ivs []SubInterval, at, tol time.Duration) bool {
 }
 
 // heldAt: sub was held at instant at.
-func heldAt(ivs []SubInterval, sub string, at time.Duration) bool {
+func heldAt(ivs []history.SubInterval, sub string, at time.Duration) bool {
 	for _, iv := range ivs {
 		if iv.Sub == sub && iv.From <= at && (iv.To == 0 || at <= iv.To) {
 			return true
@@ -531,7 +460,7 @@ func heldAt(ivs []SubInterval, sub string, at time.Duration) bool {
 	return false
 }
 
-func inFault(faults []SubFault, at time.Duration) bool {
+func inFault(faults []history.SubFault, at time.Duration) bool {
 	for _, f := range faults {
 		if at >= f.Start && at <= f.End {
 			return true
@@ -541,7 +470,7 @@ func inFault(faults []SubFault, at time.Duration) bool {
 }
 
 // heldThrough: the subscription was held over the whole of [from, to].
-func heldThrough(ivs []SubInterval, from, to time.Duration) bool {
+func heldThrough(ivs []history.SubInterval, from, to time.Duration) bool {
 	for _, iv := range ivs {
 		end := iv.To
 		if end == 0 {
@@ -571,7 +500,7 @@ func appendCapped(s []string, v string) []string {
 // expected, and after every fault at least one message sent after its
 // window closed was delivered — resubscription plus delivery asserted,
 // never inferred.
-func SubscriptionsDelivered(h SubscriptionHistory, minExpected int) Result {
+func SubscriptionsDelivered(h history.SubscriptionHistory, minExpected int) Result {
 	const name = "subscriptions-delivered"
 	st := AnalyzeSubscriptions(h)
 	r := subscriptionsVerdict(name, st, minExpected)
@@ -605,7 +534,7 @@ func subscriptionsVerdict(name string, st SubscriptionStats, minExpected int) Re
 // was left recovering, and no publish failed outside its measured outage
 // window (fault start → first acknowledged publish on that subscription
 // after the fault ended).
-func SubscriptionErrors(h SubscriptionHistory, minPublishes int) Result {
+func SubscriptionErrors(h history.SubscriptionHistory, minPublishes int) Result {
 	const name = "subscriptions-loud"
 	st := AnalyzeSubscriptions(h)
 	var r Result

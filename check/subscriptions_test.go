@@ -3,27 +3,29 @@ package check
 import (
 	"testing"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // subHistory publishes n messages on topic t every 10 ms, all delivered 1 ms
 // later, with one fault at [300 ms, 350 ms] that the client reports healed
 // at 400 ms.
-func subHistory(n int) SubscriptionHistory {
+func subHistory(n int) history.SubscriptionHistory {
 	const t = "buzz:a:global"
 	ms := time.Millisecond
-	h := SubscriptionHistory{
-		Held:   []SubInterval{{Sub: t, From: 0}},
-		Faults: []SubFault{{Name: "kill", Start: 300 * ms, End: 350 * ms}},
-		Events: []SubEvent{{At: 400 * ms, Sub: t, Kind: "resubscribed"}},
+	h := history.SubscriptionHistory{
+		Held:   []history.SubInterval{{Sub: t, From: 0}},
+		Faults: []history.SubFault{{Name: "kill", Start: 300 * ms, End: 350 * ms}},
+		Events: []history.SubEvent{{At: 400 * ms, Sub: t, Kind: "resubscribed"}},
 		End:    time.Duration(n+10) * 10 * ms,
 	}
 	for i := range n {
 		sent := time.Duration(i+1) * 10 * ms
-		h.Publishes = append(h.Publishes, SubPublish{Publisher: 0, Seq: int64(i + 1), Channel: t, Sub: t, Sent: sent, Done: sent + ms/2, Receivers: 1})
+		h.Publishes = append(h.Publishes, history.SubPublish{Publisher: 0, Seq: int64(i + 1), Channel: t, Sub: t, Sent: sent, Done: sent + ms/2, Receivers: 1})
 		if sent >= 300*ms && sent < 400*ms { // lost in the outage
 			continue
 		}
-		h.Deliveries = append(h.Deliveries, SubDelivery{Publisher: 0, Seq: int64(i + 1), Channel: t, Sub: t, At: sent + ms})
+		h.Deliveries = append(h.Deliveries, history.SubDelivery{Publisher: 0, Seq: int64(i + 1), Channel: t, Sub: t, At: sent + ms})
 	}
 	return h
 }
@@ -44,7 +46,7 @@ func TestSubscriptionsDelivered(t *testing.T) {
 	}
 
 	neverHealed := subHistory(100) // dropped, never recovered: open window, not silent
-	neverHealed.Events = []SubEvent{{At: 320 * time.Millisecond, Sub: "buzz:a:global", Kind: "dropped"}}
+	neverHealed.Events = []history.SubEvent{{At: 320 * time.Millisecond, Sub: "buzz:a:global", Kind: "dropped"}}
 	neverHealed.Deliveries = neverHealed.Deliveries[:29]
 	if st := AnalyzeSubscriptions(neverHealed); st.LostOutside != 0 {
 		t.Errorf("a subscription the client reports recovering lost %d outside windows", st.LostOutside)
@@ -65,8 +67,8 @@ func TestSubscriptionsDelivered(t *testing.T) {
 	// fault's window is still outside every window.
 	lateHeal := subHistory(100)
 	ms := time.Millisecond
-	lateHeal.Faults = append(lateHeal.Faults, SubFault{Name: "reset", Start: 380 * ms, End: 390 * ms})
-	lateHeal.Events = []SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}, {At: 400 * ms, Sub: "buzz:a:global", Kind: "resubscribed"}}
+	lateHeal.Faults = append(lateHeal.Faults, history.SubFault{Name: "reset", Start: 380 * ms, End: 390 * ms})
+	lateHeal.Events = []history.SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}, {At: 400 * ms, Sub: "buzz:a:global", Kind: "resubscribed"}}
 	lateHeal.Deliveries = lateHeal.Deliveries[:len(lateHeal.Deliveries)-1]
 	if r := SubscriptionsDelivered(lateHeal, 50); r.Status != Fail {
 		t.Errorf("loss after a heal that came during the next fault: %s %s", r.Status, r.Message)
@@ -77,7 +79,7 @@ func TestSubscriptionsDelivered(t *testing.T) {
 	// message acked long before the unsubscribe is one.
 	inFlight := subHistory(100)
 	last := inFlight.Publishes[len(inFlight.Publishes)-1]
-	inFlight.Held = []SubInterval{{Sub: "buzz:a:global", From: 0, To: last.Done + ms}}
+	inFlight.Held = []history.SubInterval{{Sub: "buzz:a:global", From: 0, To: last.Done + ms}}
 	inFlight.Deliveries = inFlight.Deliveries[:len(inFlight.Deliveries)-1]
 	if st := AnalyzeSubscriptions(inFlight); st.LostOutside != 0 {
 		t.Errorf("a message in flight at the unsubscribe counted lost: %d", st.LostOutside)
@@ -122,7 +124,7 @@ func TestSubscriptionsMatchRoute(t *testing.T) {
 			t.Errorf("%s: %s %s", tc.name, r.Status, r.Message)
 		}
 		// Delivered correctly as well: still a wrong delivery.
-		h.Deliveries = append(h.Deliveries, SubDelivery{Publisher: 0, Seq: h.Deliveries[40].Seq, Channel: "buzz:a:global", Sub: "buzz:a:global", At: h.End})
+		h.Deliveries = append(h.Deliveries, history.SubDelivery{Publisher: 0, Seq: h.Deliveries[40].Seq, Channel: "buzz:a:global", Sub: "buzz:a:global", At: h.End})
 		if r := SubscriptionsDelivered(h, 50); r.Status != Fail {
 			t.Errorf("%s, also delivered right: %s %s", tc.name, r.Status, r.Message)
 		}
@@ -140,7 +142,7 @@ func TestSubscriptionBounds(t *testing.T) {
 	for i := range slow.Deliveries {
 		slow.Deliveries[i].At += 2 * time.Second
 	}
-	var kept []SubDelivery
+	var kept []history.SubDelivery
 	for _, d := range slow.Deliveries {
 		if d.Seq != 20 { // sent at 200 ms, acked 100 ms before the fault: excused
 			kept = append(kept, d)
@@ -163,7 +165,7 @@ func TestSubscriptionBounds(t *testing.T) {
 
 	// Dropped, never reported healed: the window closes at end+bound.
 	long := subHistory(1000) // 10 s of traffic
-	long.Events = []SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}}
+	long.Events = []history.SubEvent{{At: 320 * ms, Sub: "buzz:a:global", Kind: "dropped"}}
 	long.Deliveries = long.Deliveries[:29]
 	st := AnalyzeSubscriptions(long)
 	wantOutside := 0
@@ -200,8 +202,8 @@ func TestSubscriptionsReleased(t *testing.T) {
 func TestSubscriptionsSlowReportedRecoveryIsNotSilent(t *testing.T) {
 	h := subHistory(1500) // 10 ms apart: 15 s of messages
 	ms := time.Millisecond
-	h.Events = []SubEvent{{At: 310 * ms, Sub: "buzz:a:global", Kind: "dropped"}, {At: 7400 * ms, Sub: "buzz:a:global", Kind: "recovered"}}
-	var kept []SubDelivery
+	h.Events = []history.SubEvent{{At: 310 * ms, Sub: "buzz:a:global", Kind: "dropped"}, {At: 7400 * ms, Sub: "buzz:a:global", Kind: "recovered"}}
+	var kept []history.SubDelivery
 	for _, d := range h.Deliveries {
 		if d.At < 300*ms || d.At > 7400*ms {
 			kept = append(kept, d)
@@ -212,7 +214,7 @@ func TestSubscriptionsSlowReportedRecoveryIsNotSilent(t *testing.T) {
 		t.Errorf("a reported drop healed 7 s after the fault: %d lost outside windows, want 0", st.LostOutside)
 	}
 	// The same loss with no drop reported is silent past the bound.
-	h.Events = []SubEvent{{At: 7400 * ms, Sub: "buzz:a:global", Kind: "recovered"}}
+	h.Events = []history.SubEvent{{At: 7400 * ms, Sub: "buzz:a:global", Kind: "recovered"}}
 	if st := AnalyzeSubscriptions(h); st.LostOutside == 0 {
 		t.Error("a heal 7 s after the fault with no reported drop excused every loss")
 	}

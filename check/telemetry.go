@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 )
 
@@ -17,24 +18,8 @@ import (
 // themselves (INFO commandstats and errorstats, CLUSTER COUNTKEYSINSLOT,
 // SPUBLISH receiver counts, PUBSUB SHARDNUMSUB).
 
-// TelemetrySample is one sample of a scraped metric family.
-type TelemetrySample struct {
-	Name   string
-	Labels map[string]string
-	Value  float64
-}
-
-// TelemetryScrape is one scrape of a pod's metrics endpoint as a Prometheus
-// server would read it.
-type TelemetryScrape struct {
-	// Status is the HTTP status; Err a transport, collection or parse error.
-	Status  int
-	Err     string
-	Samples []TelemetrySample
-}
-
 // TelemetrySum adds the samples of family name whose labels include match.
-func TelemetrySum(samples []TelemetrySample, name string, match map[string]string) float64 {
+func TelemetrySum(samples []history.TelemetrySample, name string, match map[string]string) float64 {
 	var sum float64
 	for _, s := range samples {
 		if s.Name == name && labelsMatch(s.Labels, match) {
@@ -46,7 +31,7 @@ func TelemetrySum(samples []TelemetrySample, name string, match map[string]strin
 
 // TelemetryBy adds the samples of family name whose labels include match,
 // grouped by the value of label.
-func TelemetryBy(samples []TelemetrySample, name, label string, match map[string]string) map[string]float64 {
+func TelemetryBy(samples []history.TelemetrySample, name, label string, match map[string]string) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range samples {
 		if s.Name == name && labelsMatch(s.Labels, match) {
@@ -69,7 +54,7 @@ func labelsMatch(labels, match map[string]string) bool {
 // required family is there with at least one sample, every slot label is a
 // slot, and every node label names a node of the topology (a command
 // attributed to no known node is a collection error too).
-func TelemetryExposed(s TelemetryScrape, required []string, nodes map[string]bool) Result {
+func TelemetryExposed(s history.TelemetryScrape, required []string, nodes map[string]bool) Result {
 	const name = "telemetry-exposed"
 	if s.Err != "" || s.Status != 200 {
 		return fail(name, s.Err, "scrape failed: HTTP %d %s", s.Status, s.Err)
@@ -330,7 +315,7 @@ func TelemetryRedirects(tallies []TelemetryRedirectTally, minObserved float64) R
 // §Deployment Gate rule 2: the gate reads the phase a pod exports): the
 // pods run the C scripts, so buzz_fencing_phase must say C. A missing gauge
 // sums to 0 (phase O) and fails the same way.
-func TelemetryPhaseC(s TelemetryScrape) Result {
+func TelemetryPhaseC(s history.TelemetryScrape) Result {
 	const name = "telemetry-phase"
 	phase := TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
 	if p, ok := fencing.PhaseFromIndex(int(phase)); !ok || p != fencing.C {

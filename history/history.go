@@ -4,8 +4,17 @@
 // reads it, fault.Apply records its windows into it, report draws it, and a
 // run persists it so `slotgate check --from` can judge it again offline.
 //
-// It is a leaf package: it imports nothing of slotgate, so every other
-// package may use it without bending the one-way import rule.
+// Beside the generic Op, it holds the typed records each workload produces
+// (FencingOp, RoutingOp, RegistryHistory, MeshHistory, …, one file per
+// family): traffic records them, check judges them, and a Judgement stores
+// them as a checker's JSON input. They are plain data with at most a
+// String or a one-line predicate; the judging stays in check, so traffic
+// never imports check (issue 16).
+//
+// It imports nothing of the harness (check, traffic, fault, report,
+// suites), only the model and impl packages a record names (ReadOp's
+// frame, view and verdict), so every harness package may use it without
+// bending the one-way import rule.
 package history
 
 import "time"
@@ -20,6 +29,19 @@ const (
 	Failed  Outcome = "failed"
 	Unknown Outcome = "unknown"
 )
+
+// OpOutcome is one operation's loud result as a checker of the errors
+// column reads it: what the operation was (a label) and the error kind it
+// returned ("" for success), as classified at the client seam. It is a
+// separate record from Op because the workloads that produce it label
+// their calls rather than time them.
+type OpOutcome struct {
+	Op string
+	// ErrKind is the server error code (CROSSSLOT, NOSCRIPT, …), "network"
+	// for an error without a server reply, or "" for success.
+	ErrKind string
+	Err     string
+}
 
 // Op is one operation as a client saw it. Start and End are offsets on the
 // scenario's Clock, so histories from concurrent goroutines share one axis.

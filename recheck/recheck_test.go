@@ -14,15 +14,15 @@ import (
 
 // storeRun writes what a run writes: results.json and one history per
 // scenario, each holding the judgement behind its check.
-func storeRun(t *testing.T, dir string, outcomes []check.Outcome, extra report.Check) {
+func storeRun(t *testing.T, dir string, outcomes []history.OpOutcome, extra report.Check) {
 	t.Helper()
 	ev := report.Evidence{Seed: 7, Observed: []string{"suite's own line"}}
 	result := check.Judge(check.NoErrors, outcomes, 1)
-	ctl := Control(report.ControlVariant, "pinned", "ignores MOVED", check.Judge(check.NoErrors, []check.Outcome{{Op: "set", ErrKind: "MOVED", Err: "MOVED 1 x"}}, 1))
+	ctl := Control(report.ControlVariant, "pinned", "ignores MOVED", check.Judge(check.NoErrors, []history.OpOutcome{{Op: "set", ErrKind: "MOVED", Err: "MOVED 1 x"}}, 1))
 	ctl = NotExercised(ctl, "premise unmet")
 	ctl.Observed += " (kinds map[MOVED:1])"
-	self := Control(report.ControlSelfTest, "planted", "a planted error", check.Judge(check.NoErrors, []check.Outcome{{Op: "get", ErrKind: "network", Err: "EOF"}}, 1))
-	variant := Control(report.ControlVariant, "refused", "CROSSSLOT", check.Judge(check.NoErrors, []check.Outcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, 1))
+	self := Control(report.ControlSelfTest, "planted", "a planted error", check.Judge(check.NoErrors, []history.OpOutcome{{Op: "get", ErrKind: "network", Err: "EOF"}}, 1))
+	variant := Control(report.ControlVariant, "refused", "CROSSSLOT", check.Judge(check.NoErrors, []history.OpOutcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, 1))
 	c := Check(report.RowRouting, report.ColumnErrors, "routing/redirects/go-redis", result, ev, ctl, self, variant)
 	c.Evidence.Observed = append(c.Evidence.Observed, "a line after the result's")
 	rec := history.NewRecorder(c.Scenario, 7, nil)
@@ -39,7 +39,7 @@ func storeRun(t *testing.T, dir string, outcomes []check.Outcome, extra report.C
 
 func TestFromDirReproducesAndFlips(t *testing.T) {
 	dir := t.TempDir()
-	ok := []check.Outcome{{Op: "set"}, {Op: "get"}}
+	ok := []history.OpOutcome{{Op: "set"}, {Op: "get"}}
 	unpersisted := report.Check{Row: report.RowRouting, Column: report.ColumnSilentlyWrong, Scenario: "routing/hand-built", Status: report.StatusPass, Message: "m",
 		Controls: []report.Control{{Name: "v", Kind: report.ControlVariant, Caught: true, Exercised: true}}}
 	storeRun(t, dir, ok, unpersisted)
@@ -87,7 +87,7 @@ func TestFromDirBadInput(t *testing.T) {
 // A crashed scenario's partial history is listed, never counted a check.
 func TestFromDirListsCrashed(t *testing.T) {
 	dir := t.TempDir()
-	storeRun(t, dir, []check.Outcome{{Op: "set"}}, report.Check{Row: report.RowRouting, Column: report.ColumnSilentlyWrong, Scenario: "routing/hand-built", Status: report.StatusPass})
+	storeRun(t, dir, []history.OpOutcome{{Op: "set"}}, report.Check{Row: report.RowRouting, Column: report.ColumnSilentlyWrong, Scenario: "routing/hand-built", Status: report.StatusPass})
 	rec := history.NewRecorder("routing/crashed", 7, nil)
 	rec.Op(history.Op{Start: time.Millisecond, End: 2 * time.Millisecond, Kind: "set", Outcome: history.OK})
 	h := rec.Snapshot()

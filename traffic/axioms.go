@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -40,8 +40,8 @@ func RandomKeys(rng *rand.Rand, n int) []string {
 
 // SampleSlots asks the server for CLUSTER KEYSLOT of every key and pairs the
 // answer with local(key).
-func SampleSlots(ctx context.Context, n *fixtures.Node, keys []string, local func(string) int) ([]check.SlotSample, error) {
-	out := make([]check.SlotSample, 0, len(keys))
+func SampleSlots(ctx context.Context, n *fixtures.Node, keys []string, local func(string) int) ([]history.SlotSample, error) {
+	out := make([]history.SlotSample, 0, len(keys))
 	for _, k := range keys {
 		reply, err := n.Do(ctx, "CLUSTER", "KEYSLOT", k)
 		if err != nil {
@@ -51,7 +51,7 @@ func SampleSlots(ctx context.Context, n *fixtures.Node, keys []string, local fun
 		if err != nil {
 			return out, fmt.Errorf("cluster keyslot %q: %w", k, err)
 		}
-		out = append(out, check.SlotSample{Key: k, Local: local(k), Server: int(s)})
+		out = append(out, history.SlotSample{Key: k, Local: local(k), Server: int(s)})
 	}
 	return out, nil
 }
@@ -59,9 +59,9 @@ func SampleSlots(ctx context.Context, n *fixtures.Node, keys []string, local fun
 // EvalTwoKeys sends a two-key EVAL straight to node n (raw, no cluster
 // client in the way — the spec's A2 falsification was "raw RESP, no client
 // library involved") and returns its outcome.
-func EvalTwoKeys(ctx context.Context, n *fixtures.Node, a, b string) check.Outcome {
+func EvalTwoKeys(ctx context.Context, n *fixtures.Node, a, b string) history.OpOutcome {
 	_, err := n.Do(ctx, "EVAL", "return redis.call('EXISTS', KEYS[1], KEYS[2])", "2", a, b)
-	o := check.Outcome{Op: fmt.Sprintf("EVAL 2 %s %s on %s", a, b, n.Name()), ErrKind: ErrKind(err)}
+	o := history.OpOutcome{Op: fmt.Sprintf("EVAL 2 %s %s on %s", a, b, n.Name()), ErrKind: ErrKind(err)}
 	if err != nil {
 		o.Err = err.Error()
 	}
@@ -75,8 +75,8 @@ const undeclaredScript = "for i, k in ipairs(ARGV) do redis.call('SET', k, 'writ
 // ProbeUndeclaredKeys measures A2's refinement on topology t: a script
 // reaching two undeclared keys in two slots owned by the node it runs on,
 // then one reaching a local key and a key of another node.
-func ProbeUndeclaredKeys(ctx context.Context, t *fixtures.Topology) (check.UndeclaredKeys, error) {
-	var obs check.UndeclaredKeys
+func ProbeUndeclaredKeys(ctx context.Context, t *fixtures.Topology) (history.UndeclaredKeys, error) {
+	var obs history.UndeclaredKeys
 	home := t.Primaries()[0]
 	owner := func(k string) (*fixtures.Node, error) { return t.NodeForSlot(ctx, slot.Of(k)) }
 	var local []string
@@ -116,7 +116,7 @@ func ProbeUndeclaredKeys(ctx context.Context, t *fixtures.Topology) (check.Undec
 
 // PublishBurst sends messages PUBLISH (or SPUBLISH when sharded) on channel
 // to node to, and returns every node's deltas over the burst.
-func PublishBurst(ctx context.Context, t *fixtures.Topology, to *fixtures.Node, channel string, sharded bool, messages int) ([]check.NodeDelta, error) {
+func PublishBurst(ctx context.Context, t *fixtures.Topology, to *fixtures.Node, channel string, sharded bool, messages int) ([]history.NodeDelta, error) {
 	before, err := publishCounters(ctx, t)
 	if err != nil {
 		return nil, err
@@ -143,10 +143,10 @@ func PublishBurst(ctx context.Context, t *fixtures.Topology, to *fixtures.Node, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var out []check.NodeDelta
+	var out []history.NodeDelta
 	for _, n := range t.Nodes() {
 		b, a := before[n], after[n]
-		out = append(out, check.NodeDelta{
+		out = append(out, history.NodeDelta{
 			Node: n.Name(), Shard: shardOf[n], Primary: n.Role() == fixtures.RolePrimary, Sender: n == to,
 			PublishReceived: a.publish - b.publish, ShardPublishReceived: a.shard - b.shard, CPU: a.cpu - b.cpu,
 		})

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -28,14 +28,14 @@ type DrillWorkload struct {
 	// Pace is the pause between one writer's writes.
 	Pace time.Duration
 	mu   sync.Mutex
-	ops  []check.DrillOp
+	ops  []history.DrillOp
 }
 
 // Run drives every writer until stop is closed or ctx ends.
 func (w *DrillWorkload) Run(ctx context.Context, stop <-chan struct{}) {
 	untilStopped(ctx, stop, len(w.Keys), w.Pace, func(i, round int) {
 		k, seq := w.Keys[i], int64(round+1)
-		o := check.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.Clock.Now()}
+		o := history.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.Clock.Now()}
 		octx, cancel := context.WithTimeout(ctx, w.Timeout)
 		_, err := w.Pool.Do(octx, client.NewCmd("SET", []string{k.Key}, strconv.FormatInt(seq, 10)))
 		cancel()
@@ -46,7 +46,7 @@ func (w *DrillWorkload) Run(ctx context.Context, stop <-chan struct{}) {
 // ReadBack reads every key through p and records the reads as Final.
 func (w *DrillWorkload) ReadBack(ctx context.Context, p client.Pool) {
 	for _, k := range w.Keys {
-		o := check.DrillOp{Key: k.Key, Shard: k.Shard, Final: true, Call: w.Clock.Now()}
+		o := history.DrillOp{Key: k.Key, Shard: k.Shard, Final: true, Call: w.Clock.Now()}
 		// A read-back is retried for a while: it must see what survived, not
 		// the tail of the failover.
 		var err error
@@ -66,13 +66,13 @@ func (w *DrillWorkload) ReadBack(ctx context.Context, p client.Pool) {
 }
 
 // Ops returns a copy of the recorded history.
-func (w *DrillWorkload) Ops() []check.DrillOp {
+func (w *DrillWorkload) Ops() []history.DrillOp {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]check.DrillOp(nil), w.ops...)
+	return append([]history.DrillOp(nil), w.ops...)
 }
 
-func (w *DrillWorkload) record(ctx context.Context, o check.DrillOp, err error) {
+func (w *DrillWorkload) record(ctx context.Context, o history.DrillOp, err error) {
 	o.Return = w.Clock.Now()
 	kind := "set"
 	if o.Final {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 )
 
@@ -57,7 +57,7 @@ func (w Contention) Run(ctx context.Context, dir *fencing.Directory, clock *Cloc
 func pod(i int) string { return fmt.Sprintf("pod-%d", i) }
 
 func (w Contention) round(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, s fencing.Session, round int) {
-	acquired := make([]check.FencingOp, w.Contenders)
+	acquired := make([]history.FencingOp, w.Contenders)
 	parallel(w.Contenders, func(i int) {
 		acquired[i] = Acquire(ctx, dir, clock, rec, i, s)
 	})
@@ -99,8 +99,8 @@ func parallel(n int, f func(i int)) {
 }
 
 // Acquire runs and records one acquire by pod i.
-func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session) check.FencingOp {
-	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpAcquire, Owner: pod(i), Call: clock.Now()}
+func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session) history.FencingOp {
+	op := history.FencingOp{Client: i, Session: s.String(), Kind: history.OpAcquire, Owner: pod(i), Call: clock.Now()}
 	res, err := dir.Acquire(ctx, s, op.Owner)
 	op.Return = clock.Now()
 	op.Unknown = err != nil
@@ -115,19 +115,19 @@ func Acquire(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Rec
 }
 
 // Renew runs and records one renew.
-func Renew(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
-	return guarded(ctx, check.OpRenew, dir.Renew, clock, rec, i, s, owner, gen)
+func Renew(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) history.FencingOp {
+	return guarded(ctx, history.OpRenew, dir.Renew, clock, rec, i, s, owner, gen)
 }
 
 // Release runs and records one release.
-func Release(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
-	return guarded(ctx, check.OpRelease, dir.Release, clock, rec, i, s, owner, gen)
+func Release(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) history.FencingOp {
+	return guarded(ctx, history.OpRelease, dir.Release, clock, rec, i, s, owner, gen)
 }
 
 // guarded runs and records one owner+generation guarded operation.
-func guarded(ctx context.Context, kind check.FencingOpKind, do func(context.Context, fencing.Session, string, int64) (bool, error),
-	clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
-	op := check.FencingOp{Client: i, Session: s.String(), Kind: kind, Owner: owner, Gen: gen, Call: clock.Now()}
+func guarded(ctx context.Context, kind history.FencingOpKind, do func(context.Context, fencing.Session, string, int64) (bool, error),
+	clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) history.FencingOp {
+	op := history.FencingOp{Client: i, Session: s.String(), Kind: kind, Owner: owner, Gen: gen, Call: clock.Now()}
 	ok, err := do(ctx, s, owner, gen)
 	op.Return, op.OK, op.Unknown = clock.Now(), ok, err != nil
 	rec.Fencing(op)
@@ -137,8 +137,8 @@ func guarded(ctx context.Context, kind check.FencingOpKind, do func(context.Cont
 }
 
 // Validate runs and records one validate_fenced_header.
-func Validate(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) check.FencingOp {
-	op := check.FencingOp{Client: i, Session: s.String(), Kind: check.OpValidate, Owner: owner, Gen: gen, Call: clock.Now()}
+func Validate(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session, owner string, gen int64) history.FencingOp {
+	op := history.FencingOp{Client: i, Session: s.String(), Kind: history.OpValidate, Owner: owner, Gen: gen, Call: clock.Now()}
 	v, err := dir.ValidateFencedHeader(ctx, s, owner, gen)
 	op.Return, op.Verdict, op.Unknown = clock.Now(), int(v), err != nil
 	rec.Fencing(op)

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
@@ -72,14 +71,14 @@ type Fleet struct {
 	mu      sync.Mutex
 	pods    map[string]*Pod
 	slots   []string // slot i's current pod name (a Deployment's replica)
-	history []check.MigrationOp
+	history []history.MigrationOp
 	seq     int
 	kills   int
 	// startFailures counts replacement pods that could not reach the node
 	// at first (a cut link) and retried.
 	startFailures int
-	pauses        []check.PodPause
-	stragglers    []check.Straggler
+	pauses        []history.PodPause
+	stragglers    []history.Straggler
 	lingering     []*Pod // stragglers' pods, stopped by Stop if still lingering
 
 	template   fencing.Phase // the Deployment's current pod template
@@ -366,15 +365,15 @@ func (f *Fleet) Stop() {
 }
 
 // History returns every recorded call, sorted by call time.
-func (f *Fleet) History() []check.MigrationOp {
+func (f *Fleet) History() []history.MigrationOp {
 	f.mu.Lock()
-	out := append([]check.MigrationOp(nil), f.history...)
+	out := append([]history.MigrationOp(nil), f.history...)
 	f.mu.Unlock()
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Call < out[j].Call })
 	return out
 }
 
-func (f *Fleet) record(op check.MigrationOp) {
+func (f *Fleet) record(op history.MigrationOp) {
 	if rec := history.From(f.ctx); rec != nil {
 		h := history.Op{Start: op.Call, End: op.Return, Client: op.Pod, Slot: -1, Kind: string(op.Kind), Outcome: outcomeOfKind(op.ErrKind), ErrKind: op.ErrKind, Err: op.Err}
 		rec.Op(h)
@@ -387,15 +386,15 @@ func (f *Fleet) record(op check.MigrationOp) {
 // call runs one directory call and records it with its loud outcome. The
 // call is composed with the pod's current scripts; a paused pod delivers
 // it only once resumed (an in-flight call held past the pause).
-func (f *Fleet) call(p *Pod, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
+func (f *Fleet) call(p *Pod, lane Lane, kind history.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (history.FencingOp, error)) history.MigrationOp {
 	d := p.dir.Load()
 	p.awaitThaw()
 	return f.deliver(p, d, lane, kind, s, owner, gen, do)
 }
 
 // deliver sends one call composed with d and records it.
-func (f *Fleet) deliver(p *Pod, d *fencing.Directory, lane Lane, kind check.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (check.FencingOp, error)) check.MigrationOp {
-	op := check.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}
+func (f *Fleet) deliver(p *Pod, d *fencing.Directory, lane Lane, kind history.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (history.FencingOp, error)) history.MigrationOp {
+	op := history.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}
 	call := f.clock.Now()
 	res, err := do(d)
 	op.FencingOp = res
@@ -436,9 +435,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if ctx.Err() != nil {
 				return
 			}
-			op := f.call(p, lane, check.OpRenew, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+			op := f.call(p, lane, history.OpRenew, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
 				ok, err := d.Renew(ctx, s, owner, gen)
-				return check.FencingOp{OK: ok}, err
+				return history.FencingOp{OK: ok}, err
 			})
 			if !op.OK {
 				delete(held, s)
@@ -449,9 +448,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 				if ctx.Err() != nil {
 					return
 				}
-				f.call(p, lane, check.OpRelease, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+				f.call(p, lane, history.OpRelease, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
 					ok, err := d.Release(ctx, s, owner, gen)
-					return check.FencingOp{OK: ok}, err
+					return history.FencingOp{OK: ok}, err
 				})
 				delete(held, s)
 				break
@@ -465,9 +464,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if _, mine := held[s]; mine {
 				continue
 			}
-			op := f.call(p, lane, check.OpAcquire, s, owner, 0, func(d *fencing.Directory) (check.FencingOp, error) {
+			op := f.call(p, lane, history.OpAcquire, s, owner, 0, func(d *fencing.Directory) (history.FencingOp, error) {
 				res, err := d.Acquire(ctx, s, owner)
-				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
+				return history.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
 			})
 			if op.OK {
 				held[s] = op.Gen
@@ -477,9 +476,9 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if ctx.Err() != nil {
 				return
 			}
-			f.call(p, lane, check.OpValidate, s, owner, gen, func(d *fencing.Directory) (check.FencingOp, error) {
+			f.call(p, lane, history.OpValidate, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
 				v, err := d.ValidateFencedHeader(ctx, s, owner, gen)
-				return check.FencingOp{Verdict: int(v)}, err
+				return history.FencingOp{Verdict: int(v)}, err
 			})
 			break
 		}

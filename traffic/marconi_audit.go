@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 )
@@ -75,7 +75,7 @@ type AuditLoad struct {
 	Clock  *Clock
 
 	mu     sync.Mutex
-	offers []check.AuditOffer
+	offers []history.AuditOffer
 	count  atomic.Int64
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -120,7 +120,7 @@ func (l *AuditLoad) run(ctx context.Context, tenant string) {
 		}
 		for ; n < due && (l.Max <= 0 || n < l.Max); n++ {
 			e := AuditEntry(rng, tenant, n, time.Now())
-			o := check.AuditOffer{Tenant: tenant, SignalID: e.Envelope.SignalID, TraceEvents: len(e.Trace), Obligation: e.Envelope.Obligation != nil}
+			o := history.AuditOffer{Tenant: tenant, SignalID: e.Envelope.SignalID, TraceEvents: len(e.Trace), Obligation: e.Envelope.Obligation != nil}
 			if direct != nil {
 				if err := direct.Write(ctx, e); err != nil {
 					if ctx.Err() != nil {
@@ -163,10 +163,10 @@ func (l *AuditLoad) Wait() error {
 func (l *AuditLoad) Count() int64 { return l.count.Load() }
 
 // Offers returns the recorded offers.
-func (l *AuditLoad) Offers() []check.AuditOffer {
+func (l *AuditLoad) Offers() []history.AuditOffer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]check.AuditOffer(nil), l.offers...)
+	return append([]history.AuditOffer(nil), l.offers...)
 }
 
 // AuditErrors records what the pipelines report through their OnError
@@ -174,22 +174,22 @@ func (l *AuditLoad) Offers() []check.AuditOffer {
 type AuditErrors struct {
 	Clock *Clock
 	mu    sync.Mutex
-	errs  []check.AuditError
+	errs  []history.AuditError
 }
 
 // Record is an OnError hook.
 func (r *AuditErrors) Record(e audit.PipelineError) {
 	at := r.Clock.Now() - time.Since(e.At)
 	r.mu.Lock()
-	r.errs = append(r.errs, check.AuditError{At: at, Stage: string(e.Stage), Tenant: e.Tenant, Op: e.Op, Reason: e.Reason, Err: e.Err})
+	r.errs = append(r.errs, history.AuditError{At: at, Stage: string(e.Stage), Tenant: e.Tenant, Op: e.Op, Reason: e.Reason, Err: e.Err})
 	r.mu.Unlock()
 }
 
 // Errors returns the recorded errors.
-func (r *AuditErrors) Errors() []check.AuditError {
+func (r *AuditErrors) Errors() []history.AuditError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]check.AuditError(nil), r.errs...)
+	return append([]history.AuditError(nil), r.errs...)
 }
 
 // Count is how many errors of stage were recorded for tenant ("" = any).
@@ -373,7 +373,7 @@ type AuditSampler struct {
 	Clock    *Clock
 
 	mu      sync.Mutex
-	samples []check.AuditSample
+	samples []history.AuditSample
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -405,7 +405,7 @@ func (s *AuditSampler) scrape() {
 		appended, _ := MetricSum(s.Gatherer, audit.MetricWriterAppended, sel)
 		archived, _ := MetricSum(s.Gatherer, audit.MetricArchiverArchived, sel)
 		s.mu.Lock()
-		s.samples = append(s.samples, check.AuditSample{At: at, Tenant: tenant, WriterLag: wl, ArchiverLag: al, Depth: depth, Backlog: appended - archived})
+		s.samples = append(s.samples, history.AuditSample{At: at, Tenant: tenant, WriterLag: wl, ArchiverLag: al, Depth: depth, Backlog: appended - archived})
 		s.mu.Unlock()
 	}
 }
@@ -418,10 +418,10 @@ func (s *AuditSampler) Stop() {
 }
 
 // Samples returns what was scraped.
-func (s *AuditSampler) Samples() []check.AuditSample {
+func (s *AuditSampler) Samples() []history.AuditSample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]check.AuditSample(nil), s.samples...)
+	return append([]history.AuditSample(nil), s.samples...)
 }
 
 // AuditGroup is a tenant stream's consumer-group state (XINFO GROUPS).
@@ -552,7 +552,7 @@ func ReadAuditCounts(ctx context.Context, dsn, schema, table string) (map[string
 
 // ReadAuditTable reads every row of table as the server renders it
 // (t::text), keyed by keyExpr (a SQL expression over t).
-func ReadAuditTable(ctx context.Context, dsn, schema, table, keyExpr string) (check.AuditTable, error) {
+func ReadAuditTable(ctx context.Context, dsn, schema, table, keyExpr string) (history.AuditTable, error) {
 	conn, err := connect(ctx, dsn, schema)
 	if err != nil {
 		return nil, err
@@ -562,7 +562,7 @@ func ReadAuditTable(ctx context.Context, dsn, schema, table, keyExpr string) (ch
 	if err != nil {
 		return nil, fmt.Errorf("read %s.%s: %w", schema, table, err)
 	}
-	out := check.AuditTable{}
+	out := history.AuditTable{}
 	var key, text string
 	_, err = pgx.ForEachRow(rows, []any{&key, &text}, func() error { out[key] = append(out[key], text); return nil })
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 )
 
@@ -26,7 +26,7 @@ type AuditCapProbe struct {
 }
 
 // Run offers the entries and records each answer and the end state.
-func (p AuditCapProbe) Run() (check.AuditCapHistory, error) {
+func (p AuditCapProbe) Run() (history.AuditCapHistory, error) {
 	const tenant = "caps"
 	entry := func(i int) audit.Entry {
 		return audit.Entry{Envelope: audit.Envelope{
@@ -39,10 +39,10 @@ func (p AuditCapProbe) Run() (check.AuditCapHistory, error) {
 	cfg.Policy, cfg.MaxEntries, cfg.MaxBytes = p.Policy, p.MaxEntries, int64(p.BytesCap)*size
 	q, err := audit.NewQueue(audit.QueueOptions{Default: cfg, Mutant: p.Mutant, Now: time.Now})
 	if err != nil {
-		return check.AuditCapHistory{}, fmt.Errorf("audit cap probe %s: %w", p.Name, err)
+		return history.AuditCapHistory{}, fmt.Errorf("audit cap probe %s: %w", p.Name, err)
 	}
 	defer q.Close()
-	h := check.AuditCapHistory{Name: p.Name, Policy: string(p.Policy), MaxEntries: cfg.MaxEntries, MaxBytes: cfg.MaxBytes, EntrySize: size}
+	h := history.AuditCapHistory{Name: p.Name, Policy: string(p.Policy), MaxEntries: cfg.MaxEntries, MaxBytes: cfg.MaxBytes, EntrySize: size}
 	for i := range p.Offers {
 		e := entry(i)
 		if s := audit.EntrySize(e); s != size {

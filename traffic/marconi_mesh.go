@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/marconi"
 )
 
@@ -23,7 +23,7 @@ type MeshRecorder struct {
 	api   *marconi.Client
 
 	mu       sync.Mutex
-	h        check.MeshHistory
+	h        history.MeshHistory
 	sessions map[string]int // session id → index in h.Sessions
 	latency  []time.Duration
 }
@@ -53,7 +53,7 @@ func (r *MeshRecorder) Clock() *Clock { return r.clock }
 func (r *MeshRecorder) Deliver(d marconi.Delivery) {
 	at := r.clock.Now()
 	r.mu.Lock()
-	r.h.Deliveries = append(r.h.Deliveries, check.MeshDelivery{SignalID: d.Envelope.SignalID, SessionID: d.SessionID, At: at})
+	r.h.Deliveries = append(r.h.Deliveries, history.MeshDelivery{SignalID: d.Envelope.SignalID, SessionID: d.SessionID, At: at})
 	r.mu.Unlock()
 }
 
@@ -62,7 +62,7 @@ func (r *MeshRecorder) Send(ctx context.Context, req marconi.SendRequest) (marco
 	start := r.clock.Now()
 	res, err := r.client().Send(ctx, req)
 	done := r.clock.Now()
-	s := check.MeshSend{SignalID: res.SignalID, Recipient: req.Tenant + "/" + req.Project + "/" + req.Recipient, Start: start, Done: done,
+	s := history.MeshSend{SignalID: res.SignalID, Recipient: req.Tenant + "/" + req.Project + "/" + req.Recipient, Start: start, Done: done,
 		Status: 200, Outcome: string(res.Outcome), SessionID: res.SessionID, AuditKept: res.AuditKept}
 	if err != nil {
 		s.Status, s.Err = 0, err.Error()
@@ -89,7 +89,7 @@ func (r *MeshRecorder) Register(ctx context.Context, s marconi.Session) (marconi
 	r.mu.Lock()
 	if _, ok := r.sessions[s.SessionID]; !ok {
 		r.sessions[s.SessionID] = len(r.h.Sessions)
-		r.h.Sessions = append(r.h.Sessions, check.MeshSession{SessionID: s.SessionID, Recipient: s.Route().String(), Registered: at})
+		r.h.Sessions = append(r.h.Sessions, history.MeshSession{SessionID: s.SessionID, Recipient: s.Route().String(), Registered: at})
 	}
 	r.mu.Unlock()
 	return out, nil
@@ -153,7 +153,7 @@ func (r *MeshRecorder) Master(ctx context.Context, tenant, project, from, sid st
 	}
 	at := r.clock.Now()
 	r.mu.Lock()
-	r.h.MasterChanges = append(r.h.MasterChanges, check.MeshMasterChange{Project: tenant + "/" + project, SessionID: sid, Start: start, Ack: at})
+	r.h.MasterChanges = append(r.h.MasterChanges, history.MeshMasterChange{Project: tenant + "/" + project, SessionID: sid, Start: start, Ack: at})
 	r.mu.Unlock()
 	return nil
 }
@@ -166,7 +166,7 @@ func (r *MeshRecorder) ControlError(op string, err error) {
 }
 
 // History returns a copy of what was recorded.
-func (r *MeshRecorder) History() check.MeshHistory {
+func (r *MeshRecorder) History() history.MeshHistory {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := r.h

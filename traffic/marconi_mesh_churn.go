@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/marconi"
 )
 
@@ -196,8 +196,8 @@ loop:
 // recipient had a session live for the whole send (registered before the
 // send started, not ending before it finished): hits resolved a session,
 // misses did not. Sends around a session change are not counted.
-func MeshLiveReads(h check.MeshHistory) (hits, misses int) {
-	byRecipient := map[string][]check.MeshSession{}
+func MeshLiveReads(h history.MeshHistory) (hits, misses int) {
+	byRecipient := map[string][]history.MeshSession{}
 	for _, s := range h.Sessions {
 		byRecipient[s.Recipient] = append(byRecipient[s.Recipient], s)
 	}
@@ -232,15 +232,15 @@ func MeshLiveReads(h check.MeshHistory) (hits, misses int) {
 // each (spec 002 §8 Stage 2: "Every hook above has a unit test covering
 // the cache state transition"). The mesh's SessionStore TTL must be short
 // (the expiry step waits for it) and its keyspace listener running.
-func MeshHookTour(ctx context.Context, mesh *marconi.Mesh, rec *MeshRecorder, recv *MeshReceivers, tenant, project string, wait time.Duration) ([]check.MeshHookStep, error) {
-	var steps []check.MeshHookStep
+func MeshHookTour(ctx context.Context, mesh *marconi.Mesh, rec *MeshRecorder, recv *MeshReceivers, tenant, project string, wait time.Duration) ([]history.MeshHookStep, error) {
+	var steps []history.MeshHookStep
 	key := func(identity string) marconi.RouteKey {
 		return marconi.RouteKey{Tenant: tenant, Project: project, Identity: identity}
 	}
-	state := func(s marconi.Session) check.MeshRouteState {
+	state := func(s marconi.Session) history.MeshRouteState {
 		v := mesh.Tables()
 		reg, ok := v.Registrations[s.SessionID]
-		return check.MeshRouteState{Route: v.Routes[key(s.Identity)], Master: v.Routes[key(marconi.MasterIdentity)],
+		return history.MeshRouteState{Route: v.Routes[key(s.Identity)], Master: v.Routes[key(marconi.MasterIdentity)],
 			Registered: ok, Attached: reg.Attached, LastHeartbeat: reg.LastHeartbeat, Pending: mesh.PendingDepth(key(s.Identity))}
 	}
 	step := func(hook, via string, s marconi.Session, act func() error) error {
@@ -248,7 +248,7 @@ func MeshHookTour(ctx context.Context, mesh *marconi.Mesh, rec *MeshRecorder, re
 		if err := act(); err != nil {
 			return fmt.Errorf("hook tour: %s: %w", hook, err)
 		}
-		steps = append(steps, check.MeshHookStep{Hook: hook, SessionID: s.SessionID, Via: via, Before: before, After: state(s)})
+		steps = append(steps, history.MeshHookStep{Hook: hook, SessionID: s.SessionID, Via: via, Before: before, After: state(s)})
 		return nil
 	}
 	until := func(cond func() bool) error {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 )
@@ -18,17 +18,17 @@ import (
 // own code.
 type ReadLog struct {
 	mu    sync.Mutex
-	reads []check.ArchiverRead
+	reads []history.ArchiverRead
 }
 
 // Wrap returns p recording into l.
 func (l *ReadLog) Wrap(p client.Pool) client.Pool { return &recordingPool{Pool: p, log: l} }
 
 // Reads returns what was recorded.
-func (l *ReadLog) Reads() []check.ArchiverRead {
+func (l *ReadLog) Reads() []history.ArchiverRead {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]check.ArchiverRead(nil), l.reads...)
+	return append([]history.ArchiverRead(nil), l.reads...)
 }
 
 type recordingPool struct {
@@ -41,7 +41,7 @@ func (p *recordingPool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 	if len(cmd.Prefix) > 0 && strings.EqualFold(cmd.Prefix[0], "XREADGROUP") && err == nil {
 		words := append(append(append([]string(nil), cmd.Prefix...), cmd.Keys...), cmd.Args...)
 		p.log.mu.Lock()
-		p.log.reads = append(p.log.reads, check.ArchiverRead{Cmd: words, Entries: readEntries(reply)})
+		p.log.reads = append(p.log.reads, history.ArchiverRead{Cmd: words, Entries: readEntries(reply)})
 		p.log.mu.Unlock()
 	}
 	return reply, err
@@ -69,12 +69,12 @@ func readEntries(reply any) int {
 }
 
 // ReadStreamEntries reads tenant's stream in order (XRANGE in pages).
-func ReadStreamEntries(ctx context.Context, pool client.Pool, tenant string) ([]check.StreamEntry, error) {
+func ReadStreamEntries(ctx context.Context, pool client.Pool, tenant string) ([]history.StreamEntry, error) {
 	keys, err := audit.KeysFor(tenant)
 	if err != nil {
 		return nil, err
 	}
-	var out []check.StreamEntry
+	var out []history.StreamEntry
 	start := "-"
 	for {
 		v, err := pool.Do(ctx, client.NewCmd("XRANGE", []string{keys.Stream}, start, "+", "COUNT", "1000"))
@@ -92,7 +92,7 @@ func ReadStreamEntries(ctx context.Context, pool client.Pool, tenant string) ([]
 			f := fieldsOf(pair[1])
 			sid, _ := client.AsString(f["signal_id"])
 			off, _ := client.AsString(f["offset"])
-			out = append(out, check.StreamEntry{ID: id, SignalID: sid, Offset: off})
+			out = append(out, history.StreamEntry{ID: id, SignalID: sid, Offset: off})
 		}
 		if len(entries) < 1000 {
 			return out, nil

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
@@ -39,7 +39,7 @@ type Observer struct {
 	clock    *Clock
 	keys     []string
 	mu       sync.Mutex
-	samples  []check.KeyspaceSample
+	samples  []history.KeyspaceSample
 	errs     int
 	stop     context.CancelFunc
 	finished chan struct{}
@@ -69,7 +69,7 @@ func StartObserver(ctx context.Context, pool client.Pool, fleet *Fleet, clock *C
 }
 
 // Sample takes one observation now and returns it.
-func (o *Observer) Sample(ctx context.Context) (check.KeyspaceSample, error) {
+func (o *Observer) Sample(ctx context.Context) (history.KeyspaceSample, error) {
 	at := o.clock.Now()
 	reply, _, err := client.RunScript(ctx, o.pool, observeScript, o.keys)
 	if err != nil {
@@ -78,16 +78,16 @@ func (o *Observer) Sample(ctx context.Context) (check.KeyspaceSample, error) {
 			o.errs++
 			o.mu.Unlock()
 		}
-		return check.KeyspaceSample{}, fmt.Errorf("observe keyspaces: %w", err)
+		return history.KeyspaceSample{}, fmt.Errorf("observe keyspaces: %w", err)
 	}
 	vals, _ := reply.([]any)
 	if len(vals) != 3 {
-		return check.KeyspaceSample{}, fmt.Errorf("observe keyspaces: %w: %v", fencing.ErrBadReply, reply)
+		return history.KeyspaceSample{}, fmt.Errorf("observe keyspaces: %w: %v", fencing.ErrBadReply, reply)
 	}
 	oldN, _ := client.AsInt64(vals[0])
 	newN, _ := client.AsInt64(vals[1])
 	forks, _, _ := client.AsStrings(vals[2])
-	s := check.KeyspaceSample{At: at, OldLeases: int(oldN), NewLeases: int(newN), Forks: forks}
+	s := history.KeyspaceSample{At: at, OldLeases: int(oldN), NewLeases: int(newN), Forks: forks}
 	if o.fleet != nil {
 		s.Pods = o.fleet.PhaseCounts()
 	}
@@ -98,12 +98,12 @@ func (o *Observer) Sample(ctx context.Context) (check.KeyspaceSample, error) {
 }
 
 // Stop ends sampling and returns the samples and how many observations failed.
-func (o *Observer) Stop() ([]check.KeyspaceSample, int) {
+func (o *Observer) Stop() ([]history.KeyspaceSample, int) {
 	o.stop()
 	<-o.finished
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]check.KeyspaceSample(nil), o.samples...), o.errs
+	return append([]history.KeyspaceSample(nil), o.samples...), o.errs
 }
 
 // Operator drives a staged deployment through the Deployment Gate: before

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 )
 
@@ -103,7 +103,7 @@ func (f *Fleet) Thaw(name, label string, opts ResumeOptions) error {
 	}
 	to := f.clock.Now()
 	beliefs := f.beliefs(name)
-	pause := check.PodPause{Pod: name, Label: label, Phase: string(held.Phase()), From: from, To: to, Beliefs: map[string]int64{}}
+	pause := history.PodPause{Pod: name, Label: label, Phase: string(held.Phase()), From: from, To: to, Beliefs: map[string]int64{}}
 	for _, b := range beliefs {
 		pause.Beliefs[b.session.String()] = b.gen
 	}
@@ -120,17 +120,17 @@ func (f *Fleet) Thaw(name, label string, opts ResumeOptions) error {
 		}
 		reacquired := rng.Float64() < opts.Reacquire
 		if reacquired {
-			f.deliver(p, p.dir.Load(), b.lane, check.OpAcquire, b.session, name, 0, func(d *fencing.Directory) (check.FencingOp, error) {
+			f.deliver(p, p.dir.Load(), b.lane, history.OpAcquire, b.session, name, 0, func(d *fencing.Directory) (history.FencingOp, error) {
 				res, err := d.Acquire(ctx, b.session, name)
-				return check.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
+				return history.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
 			})
 		}
 		f.staleRenew(ctx, p, held, b)
 		f.staleFrame(ctx, p, held, b)
 		if reacquired || rng.Float64() < opts.Release {
-			f.deliver(p, held, b.lane, check.OpRelease, b.session, name, b.gen, func(d *fencing.Directory) (check.FencingOp, error) {
+			f.deliver(p, held, b.lane, history.OpRelease, b.session, name, b.gen, func(d *fencing.Directory) (history.FencingOp, error) {
 				ok, err := d.Release(ctx, b.session, name, b.gen)
-				return check.FencingOp{OK: ok}, err
+				return history.FencingOp{OK: ok}, err
 			})
 		}
 	}
@@ -166,16 +166,16 @@ func (f *Fleet) Thaw(name, label string, opts ResumeOptions) error {
 }
 
 func (f *Fleet) staleFrame(ctx context.Context, p *Pod, d *fencing.Directory, b belief) {
-	f.deliver(p, d, b.lane, check.OpValidate, b.session, p.Name, b.gen, func(d *fencing.Directory) (check.FencingOp, error) {
+	f.deliver(p, d, b.lane, history.OpValidate, b.session, p.Name, b.gen, func(d *fencing.Directory) (history.FencingOp, error) {
 		v, err := d.ValidateFencedHeader(ctx, b.session, p.Name, b.gen)
-		return check.FencingOp{Verdict: int(v)}, err
+		return history.FencingOp{Verdict: int(v)}, err
 	})
 }
 
 func (f *Fleet) staleRenew(ctx context.Context, p *Pod, d *fencing.Directory, b belief) {
-	f.deliver(p, d, b.lane, check.OpRenew, b.session, p.Name, b.gen, func(d *fencing.Directory) (check.FencingOp, error) {
+	f.deliver(p, d, b.lane, history.OpRenew, b.session, p.Name, b.gen, func(d *fencing.Directory) (history.FencingOp, error) {
 		ok, err := d.Renew(ctx, b.session, p.Name, b.gen)
-		return check.FencingOp{OK: ok}, err
+		return history.FencingOp{OK: ok}, err
 	})
 }
 
@@ -187,16 +187,16 @@ func (f *Fleet) beliefs(name string) []belief {
 		lane    string
 		session string
 	}
-	held := map[key]check.MigrationOp{}
+	held := map[key]history.MigrationOp{}
 	for _, op := range f.History() {
 		if op.Pod != name {
 			continue
 		}
 		k := key{op.Lane, op.Session}
 		switch {
-		case op.Kind == check.OpAcquire && op.OK:
+		case op.Kind == history.OpAcquire && op.OK:
 			held[k] = op
-		case op.Kind == check.OpRenew && !op.OK, op.Kind == check.OpRelease:
+		case op.Kind == history.OpRenew && !op.OK, op.Kind == history.OpRelease:
 			if h, ok := held[k]; ok && h.Gen == op.Gen {
 				delete(held, k)
 			}
@@ -220,8 +220,8 @@ func (f *Fleet) beliefs(name string) []belief {
 }
 
 // Pauses returns every recorded pause.
-func (f *Fleet) Pauses() []check.PodPause {
+func (f *Fleet) Pauses() []history.PodPause {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]check.PodPause(nil), f.pauses...)
+	return append([]history.PodPause(nil), f.pauses...)
 }

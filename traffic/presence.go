@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/presence"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -28,10 +28,10 @@ const (
 type PresencePattern struct {
 	Community string
 	Keys      []string
-	Want      map[string]check.PresenceWant
+	Want      map[string]history.PresenceWant
 	States    map[PresenceState]int
 	// Outcomes are the writes' loud results.
-	Outcomes []check.Outcome
+	Outcomes []history.OpOutcome
 }
 
 // PresenceLayout sizes a pattern.
@@ -51,7 +51,7 @@ type PresenceLayout struct {
 // cleared, ~15% expired. It waits until the short TTL has elapsed for every
 // expiring key, so they read nil deterministically.
 func WritePresence(ctx context.Context, s *presence.Store, rng *rand.Rand, l PresenceLayout) PresencePattern {
-	p := PresencePattern{Community: l.Community, Want: map[string]check.PresenceWant{}, States: map[PresenceState]int{}}
+	p := PresencePattern{Community: l.Community, Want: map[string]history.PresenceWant{}, States: map[PresenceState]int{}}
 	type job struct {
 		pubkey, value string
 		state         PresenceState
@@ -91,13 +91,13 @@ func WritePresence(ctx context.Context, s *presence.Store, rng *rand.Rand, l Pre
 		wg.Go(func() {
 			for j := range jobCh {
 				k := presence.Key(l.Community, j.pubkey)
-				w := check.PresenceWant{}
+				w := history.PresenceWant{}
 				var err error
 				var op string
 				switch j.state {
 				case PresenceSet:
 					op, err = "set "+k, s.Set(ctx, l.Community, j.pubkey, j.value)
-					w = check.PresenceWant{Present: true, Value: j.value}
+					w = history.PresenceWant{Present: true, Value: j.value}
 				case PresenceCleared:
 					if op, err = "set "+k, s.Set(ctx, l.Community, j.pubkey, j.value); err == nil {
 						op, err = "clear "+k, s.Clear(ctx, l.Community, j.pubkey)
@@ -109,7 +109,7 @@ func WritePresence(ctx context.Context, s *presence.Store, rng *rand.Rand, l Pre
 					mu.Unlock()
 				}
 				w.Unknown = err != nil
-				o := check.Outcome{Op: op, ErrKind: ErrKind(err)}
+				o := history.OpOutcome{Op: op, ErrKind: ErrKind(err)}
 				if err != nil {
 					o.Err = err.Error()
 				}
@@ -152,19 +152,19 @@ type PresenceReader struct {
 	Store *presence.Store
 	Clock *Clock
 	mu    sync.Mutex
-	reads []check.PresenceRead
+	reads []history.PresenceRead
 }
 
 // Read runs one bulk read of keys and records it.
 func (r *PresenceReader) Read(ctx context.Context, keys []string) {
-	rd := check.PresenceRead{Keys: keys, Call: r.Clock.Now()}
+	rd := history.PresenceRead{Keys: keys, Call: r.Clock.Now()}
 	vals, err := r.Store.Bulk(ctx, keys)
 	rd.Return = r.Clock.Now()
 	if err != nil {
 		rd.ErrKind, rd.Err = ErrKind(err), err.Error()
 	}
 	for _, v := range vals {
-		rd.Got = append(rd.Got, check.PresenceGot{Present: v.Present, Value: v.Val})
+		rd.Got = append(rd.Got, history.PresenceGot{Present: v.Present, Value: v.Val})
 	}
 	recordOp(ctx, opRecord{client: "presence-reader", kind: "bulk-read", slot: -1, start: rd.Call, end: rd.Return}, err)
 	r.mu.Lock()
@@ -173,10 +173,10 @@ func (r *PresenceReader) Read(ctx context.Context, keys []string) {
 }
 
 // Reads returns a copy of the recorded reads.
-func (r *PresenceReader) Reads() []check.PresenceRead {
+func (r *PresenceReader) Reads() []history.PresenceRead {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]check.PresenceRead(nil), r.reads...)
+	return append([]history.PresenceRead(nil), r.reads...)
 }
 
 // Shuffled returns keys in a random order with some keys repeated, so a

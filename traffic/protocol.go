@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 )
 
@@ -143,10 +143,10 @@ func ShapeProbe(ctx context.Context, p client.Pool, rng *rand.Rand, prefix strin
 
 // DecodeShapes applies d to every raw reply and records the typed reads
 // the reply-shape checker judges.
-func DecodeShapes(raw []RawShape, d Decoder) []check.ShapeRead {
-	out := make([]check.ShapeRead, 0, len(raw))
+func DecodeShapes(raw []RawShape, d Decoder) []history.ShapeRead {
+	out := make([]history.ShapeRead, 0, len(raw))
 	for _, r := range raw {
-		s := check.ShapeRead{Op: r.Op, Key: r.Key, Want: r.Want, Shape: shapeOf(r.Reply)}
+		s := history.ShapeRead{Op: r.Op, Key: r.Key, Want: r.Want, Shape: shapeOf(r.Reply)}
 		if r.Err != nil {
 			s.Err = r.Err.Error()
 			out = append(out, s)

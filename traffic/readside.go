@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/model"
@@ -22,7 +22,7 @@ import (
 // operation table: lookup, known_generation, validate_fenced_header) on a
 // session and records them with the keys they read: it MGETs the session's
 // keys right before and right after, and keeps the calls only when both
-// reads agree (check.ReadOp says why that pins what the scripts read).
+// reads agree (history.ReadOp says why that pins what the scripts read).
 type ReadSampler struct {
 	Pool client.Pool
 	// Dir is the caller's directory: its phase's real scripts.
@@ -46,7 +46,7 @@ var ErrUnstable = errors.New("keyspace changed during the read sample")
 
 // Sample makes the calls on s and returns them. other is an owner that is
 // not the live holder's, for a current-generation frame of someone else.
-func (r ReadSampler) Sample(ctx context.Context, clock *Clock, s fencing.Session, other string) ([]check.ReadOp, error) {
+func (r ReadSampler) Sample(ctx context.Context, clock *Clock, s fencing.Session, other string) ([]history.ReadOp, error) {
 	before, err := r.snapshot(ctx, s)
 	if err != nil {
 		return nil, err
@@ -76,18 +76,18 @@ func (r ReadSampler) Sample(ctx context.Context, clock *Clock, s fencing.Session
 	frames = append(frames, model.Frame{Owner: who, Gen: last + 1})
 
 	phase := string(r.Dir.Phase())
-	var out []check.ReadOp
-	base := check.ReadOp{Pod: r.Pod, Phase: phase, Lane: r.Lane, Session: s.String(), Mix: r.Mix}
-	run := func(d *fencing.Directory, variant string, kinds []check.ReadKind) error {
+	var out []history.ReadOp
+	base := history.ReadOp{Pod: r.Pod, Phase: phase, Lane: r.Lane, Session: s.String(), Mix: r.Mix}
+	run := func(d *fencing.Directory, variant string, kinds []history.ReadKind) error {
 		for _, k := range kinds {
 			op := base
 			op.Variant, op.Kind = variant, k
 			switch k {
-			case check.ReadLookup, check.ReadKnownGeneration:
+			case history.ReadLookup, history.ReadKnownGeneration:
 				op.Call = clock.Now()
 				var snap fencing.Snapshot
 				var err error
-				if k == check.ReadLookup {
+				if k == history.ReadLookup {
 					snap, err = d.Lookup(ctx, s)
 				} else {
 					snap.KnownGeneration, err = d.KnownGeneration(ctx, s)
@@ -101,10 +101,10 @@ func (r ReadSampler) Sample(ctx context.Context, clock *Clock, s fencing.Session
 					op.Got.Holder = model.Stored{Owner: snap.Holder.Owner, Gen: snap.Holder.Generation}
 				}
 				out = append(out, op)
-			case check.ReadValidate:
+			case history.ReadValidate:
 				for _, f := range frames {
 					op := op
-					op.Frame, op.Class = f, check.ClassOf(f.Gen, last)
+					op.Frame, op.Class = f, history.ClassOf(f.Gen, last)
 					op.Call = clock.Now()
 					v, err := d.ValidateFencedHeader(ctx, s, f.Owner, f.Gen)
 					op.Return = clock.Now()
@@ -118,7 +118,7 @@ func (r ReadSampler) Sample(ctx context.Context, clock *Clock, s fencing.Session
 		}
 		return nil
 	}
-	if err := run(r.Dir, "", check.ReadKinds); err != nil {
+	if err := run(r.Dir, "", history.ReadKinds); err != nil {
 		return nil, err
 	}
 	for _, m := range fencing.ReadMutants {
@@ -126,7 +126,7 @@ func (r ReadSampler) Sample(ctx context.Context, clock *Clock, s fencing.Session
 		if d == nil || !m.Applies(r.Dir.Phase()) {
 			continue
 		}
-		if err := run(d, string(m), []check.ReadKind{check.ReadKind(m.Op())}); err != nil {
+		if err := run(d, string(m), []history.ReadKind{history.ReadKind(m.Op())}); err != nil {
 			return nil, err
 		}
 	}
@@ -223,7 +223,7 @@ type ReadProbe struct {
 	clock *Clock
 	opts  ReadProbeOptions
 	mu    sync.Mutex
-	ops   []check.ReadOp
+	ops   []history.ReadOp
 	stats ReadProbeStats
 	// judged counts the judged samples per lane so far (Judged).
 	judged map[Lane]int
@@ -274,7 +274,7 @@ func (p *ReadProbe) ReadSince(from map[Lane]int) bool {
 }
 
 // Stop stops the probe and returns every judged call and the counts.
-func (p *ReadProbe) Stop() ([]check.ReadOp, ReadProbeStats) {
+func (p *ReadProbe) Stop() ([]history.ReadOp, ReadProbeStats) {
 	p.stop()
 	p.wg.Wait()
 	p.mu.Lock()

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/registry"
 )
@@ -23,7 +23,7 @@ type Discoverer func(ctx context.Context) (registry.Discovery, error)
 // known population of runtimes, each a goroutine heartbeating on its own
 // ticker, with churn — joins, clean leaves (deregister) and crashes (stop
 // without deregistering) — while observers discover on their own cadence.
-// Everything is recorded as a check.RegistryHistory; Mesh asserts nothing.
+// Everything is recorded as a history.RegistryHistory; Mesh asserts nothing.
 type Mesh struct {
 	Registry *registry.Registry
 	Discover Discoverer
@@ -42,7 +42,7 @@ type Mesh struct {
 
 	clock  *Clock
 	mu     sync.Mutex
-	ops    []check.RegistryOp
+	ops    []history.RegistryOp
 	pop    map[string]string
 	live   map[string]*runtime
 	order  []string
@@ -110,14 +110,14 @@ func (m *Mesh) Crash(n int) {
 }
 
 // History returns the population and every recorded operation.
-func (m *Mesh) History() check.RegistryHistory {
+func (m *Mesh) History() history.RegistryHistory {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pop := make(map[string]string, len(m.pop))
 	for k, v := range m.pop {
 		pop[k] = v
 	}
-	return check.RegistryHistory{Population: pop, Ops: append([]check.RegistryOp(nil), m.ops...)}
+	return history.RegistryHistory{Population: pop, Ops: append([]history.RegistryOp(nil), m.ops...)}
 }
 
 // ChurnEvents counts joins (after the initial population), leaves and crashes.
@@ -134,7 +134,7 @@ func (m *Mesh) Live() int {
 	return len(m.live)
 }
 
-func (m *Mesh) record(ctx context.Context, op check.RegistryOp, err error) {
+func (m *Mesh) record(ctx context.Context, op history.RegistryOp, err error) {
 	recordOp(ctx, opRecord{client: op.Runtime, kind: string(op.Kind), slot: -1, start: op.Call, end: op.Return}, err)
 	op.ErrKind = ErrKind(err)
 	if err != nil {
@@ -173,7 +173,7 @@ func (m *Mesh) runtimeLoop(ctx context.Context, rt *runtime, first *sync.WaitGro
 	var seq int64
 	beat := func() {
 		seq++
-		op := check.RegistryOp{Kind: check.RegHeartbeat, Runtime: rt.id, Call: m.clock.Now()}
+		op := history.RegistryOp{Kind: history.RegHeartbeat, Runtime: rt.id, Call: m.clock.Now()}
 		err := m.Registry.Heartbeat(ctx, registry.Record{ID: rt.id, Addr: rt.addr, Seq: seq})
 		op.Return = m.clock.Now()
 		m.record(ctx, op, err)
@@ -188,13 +188,13 @@ func (m *Mesh) runtimeLoop(ctx context.Context, rt *runtime, first *sync.WaitGro
 		select {
 		case leave := <-rt.stop:
 			if leave {
-				op := check.RegistryOp{Kind: check.RegDeregister, Runtime: rt.id, Call: m.clock.Now()}
+				op := history.RegistryOp{Kind: history.RegDeregister, Runtime: rt.id, Call: m.clock.Now()}
 				err := m.Registry.Deregister(ctx, rt.id)
 				op.Return = m.clock.Now()
 				m.record(ctx, op, err)
 			} else {
 				now := m.clock.Now()
-				m.record(ctx, check.RegistryOp{Kind: check.RegCrash, Runtime: rt.id, Call: now, Return: now}, nil)
+				m.record(ctx, history.RegistryOp{Kind: history.RegCrash, Runtime: rt.id, Call: now, Return: now}, nil)
 			}
 			return
 		case <-ctx.Done():
@@ -285,18 +285,18 @@ func (m *Mesh) observe(ctx context.Context, i int) {
 			return
 		case <-t.C:
 		}
-		op := check.RegistryOp{Kind: check.RegDiscover, Runtime: "observer-" + strconv.Itoa(i), Call: m.clock.Now()}
+		op := history.RegistryOp{Kind: history.RegDiscover, Runtime: "observer-" + strconv.Itoa(i), Call: m.clock.Now()}
 		d, err := m.Discover(ctx)
 		op.Return = m.clock.Now()
 		for _, r := range d.Runtimes {
-			op.Found = append(op.Found, check.RegistryEntry{ID: r.ID, Addr: r.Addr})
+			op.Found = append(op.Found, history.RegistryEntry{ID: r.ID, Addr: r.Addr})
 		}
 		m.record(ctx, op, err)
 		m.Skipped.Missing.Add(int64(d.Missing))
 		m.Skipped.Undecodable.Add(int64(d.Undecodable))
 		m.Skipped.Unattested.Add(int64(d.Unattested))
 		if err == nil && d.PruneErr != nil {
-			m.record(ctx, check.RegistryOp{Kind: check.RegPrune, Runtime: op.Runtime, Call: op.Call, Return: op.Return}, d.PruneErr)
+			m.record(ctx, history.RegistryOp{Kind: history.RegPrune, Runtime: op.Runtime, Call: op.Call, Return: op.Return}, d.PruneErr)
 		}
 		t.Reset(m.DiscoverEvery)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -48,7 +48,7 @@ type RoutingWorkload struct {
 	// Tag distinguishes this workload's written values.
 	Tag string
 	mu  sync.Mutex
-	ops []check.RoutingOp
+	ops []history.RoutingOp
 }
 
 // Run drives every worker until stop is closed or ctx ends.
@@ -78,13 +78,13 @@ func (w *RoutingWorkload) ReadBack(ctx context.Context, p client.Pool) {
 }
 
 // Ops returns a copy of the recorded history.
-func (w *RoutingWorkload) Ops() []check.RoutingOp {
+func (w *RoutingWorkload) Ops() []history.RoutingOp {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]check.RoutingOp(nil), w.ops...)
+	return append([]history.RoutingOp(nil), w.ops...)
 }
 
-func (w *RoutingWorkload) record(ctx context.Context, o check.RoutingOp, err error) {
+func (w *RoutingWorkload) record(ctx context.Context, o history.RoutingOp, err error) {
 	o.Return = w.Clock.Now()
 	recordOp(ctx, opRecord{client: "worker-" + strconv.Itoa(o.Worker), backend: backendOf(w.Pool), kind: string(o.Kind), slot: slot.Of(o.Keys[0]), start: o.Call, end: o.Return}, err)
 	if err != nil {
@@ -96,13 +96,13 @@ func (w *RoutingWorkload) record(ctx context.Context, o check.RoutingOp, err err
 }
 
 func (w *RoutingWorkload) set(ctx context.Context, worker int, key, v string) {
-	o := check.RoutingOp{Worker: worker, Kind: check.RoutingSet, Keys: []string{key}, Value: v, Call: w.Clock.Now()}
+	o := history.RoutingOp{Worker: worker, Kind: history.RoutingSet, Keys: []string{key}, Value: v, Call: w.Clock.Now()}
 	_, err := w.Pool.Do(ctx, client.NewCmd("SET", []string{key}, v))
 	w.record(ctx, o, err)
 }
 
 func (w *RoutingWorkload) get(ctx context.Context, worker int, key string, counter, final bool) {
-	o := check.RoutingOp{Worker: worker, Kind: check.RoutingGet, Keys: []string{key}, Final: final, Call: w.Clock.Now()}
+	o := history.RoutingOp{Worker: worker, Kind: history.RoutingGet, Keys: []string{key}, Final: final, Call: w.Clock.Now()}
 	reply, err := w.Pool.Do(ctx, client.NewCmd("GET", []string{key}))
 	if err == nil && reply != nil {
 		var s string
@@ -117,7 +117,7 @@ func (w *RoutingWorkload) get(ctx context.Context, worker int, key string, count
 }
 
 func (w *RoutingWorkload) incr(ctx context.Context, worker int, key string) {
-	o := check.RoutingOp{Worker: worker, Kind: check.RoutingIncr, Keys: []string{key}, Call: w.Clock.Now()}
+	o := history.RoutingOp{Worker: worker, Kind: history.RoutingIncr, Keys: []string{key}, Call: w.Clock.Now()}
 	reply, err := w.Pool.Do(ctx, client.NewCmd("INCR", []string{key}))
 	if err == nil {
 		o.Int, _ = client.AsInt64(reply)
@@ -128,10 +128,10 @@ func (w *RoutingWorkload) incr(ctx context.Context, worker int, key string) {
 // eval runs a pair script; v is the value pair-set writes, or "final" to mark
 // a pair-get as the read-back.
 func (w *RoutingWorkload) eval(ctx context.Context, worker int, s *client.Script, keys []string, v string) {
-	o := check.RoutingOp{Worker: worker, Kind: check.RoutingEvalSet, Keys: keys, Value: v, Call: w.Clock.Now()}
+	o := history.RoutingOp{Worker: worker, Kind: history.RoutingEvalSet, Keys: keys, Value: v, Call: w.Clock.Now()}
 	var args []string
 	if s == pairGet {
-		o.Kind, o.Value, o.Final = check.RoutingEvalGet, "", v == "final"
+		o.Kind, o.Value, o.Final = history.RoutingEvalGet, "", v == "final"
 	} else {
 		args = []string{v}
 	}

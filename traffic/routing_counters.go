@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 )
@@ -30,7 +30,7 @@ type CounterWorkload struct {
 	// (go-redis ignores it for socket I/O and uses Options.ReadTimeout).
 	OpTimeout time.Duration
 	mu        sync.Mutex
-	ops       []check.RoutingOp
+	ops       []history.RoutingOp
 }
 
 // Run drives every worker until stop is closed or ctx ends.
@@ -48,7 +48,7 @@ func (w *CounterWorkload) Run(ctx context.Context, stop <-chan struct{}) {
 // and records the reads as Final.
 func (w *CounterWorkload) ReadBack(ctx context.Context, p client.Pool) {
 	for i, k := range w.Keys {
-		o := check.RoutingOp{Worker: i, Kind: check.RoutingGet, Keys: []string{k}, Final: true, Call: w.Clock.Now()}
+		o := history.RoutingOp{Worker: i, Kind: history.RoutingGet, Keys: []string{k}, Final: true, Call: w.Clock.Now()}
 		reply, err := p.Do(ctx, client.NewCmd("GET", []string{k}))
 		if err == nil && reply != nil {
 			var s string
@@ -62,10 +62,10 @@ func (w *CounterWorkload) ReadBack(ctx context.Context, p client.Pool) {
 }
 
 // Ops returns a copy of the recorded history.
-func (w *CounterWorkload) Ops() []check.RoutingOp {
+func (w *CounterWorkload) Ops() []history.RoutingOp {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]check.RoutingOp(nil), w.ops...)
+	return append([]history.RoutingOp(nil), w.ops...)
 }
 
 func (w *CounterWorkload) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -75,7 +75,7 @@ func (w *CounterWorkload) opCtx(ctx context.Context) (context.Context, context.C
 	return ctx, func() {}
 }
 
-func (w *CounterWorkload) record(ctx context.Context, o check.RoutingOp, err error) {
+func (w *CounterWorkload) record(ctx context.Context, o history.RoutingOp, err error) {
 	o.Return = w.Clock.Now()
 	recordOp(ctx, opRecord{client: "worker-" + strconv.Itoa(o.Worker), backend: backendOf(w.Pool), kind: string(o.Kind), slot: slot.Of(o.Keys[0]), start: o.Call, end: o.Return}, err)
 	if err != nil {
@@ -87,7 +87,7 @@ func (w *CounterWorkload) record(ctx context.Context, o check.RoutingOp, err err
 }
 
 func (w *CounterWorkload) incr(ctx context.Context, worker int, key string) {
-	o := check.RoutingOp{Worker: worker, Kind: check.RoutingIncr, Keys: []string{key}, Call: w.Clock.Now()}
+	o := history.RoutingOp{Worker: worker, Kind: history.RoutingIncr, Keys: []string{key}, Call: w.Clock.Now()}
 	octx, cancel := w.opCtx(ctx)
 	reply, err := w.Pool.Do(octx, client.NewCmd("INCR", []string{key}))
 	cancel()
@@ -98,7 +98,7 @@ func (w *CounterWorkload) incr(ctx context.Context, worker int, key string) {
 }
 
 func (w *CounterWorkload) script(ctx context.Context, worker int, key string) {
-	o := check.RoutingOp{Worker: worker, Kind: check.RoutingEvalIncr, Keys: []string{key}, Call: w.Clock.Now()}
+	o := history.RoutingOp{Worker: worker, Kind: history.RoutingEvalIncr, Keys: []string{key}, Call: w.Clock.Now()}
 	octx, cancel := w.opCtx(ctx)
 	reply, _, err := client.RunScript(octx, w.Pool, countScript, []string{key})
 	cancel()

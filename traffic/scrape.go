@@ -9,24 +9,24 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 // Scrape reads url the way a Prometheus server does: an HTTP GET on a real
 // socket, parsed from the text exposition format, so the wire is judged
 // with the numbers. A histogram's sample is its count. A non-200 answer
 // is recorded with its status and no samples.
-func Scrape(ctx context.Context, c *http.Client, url string) check.TelemetryScrape {
+func Scrape(ctx context.Context, c *http.Client, url string) history.TelemetryScrape {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return check.TelemetryScrape{Err: err.Error()}
+		return history.TelemetryScrape{Err: err.Error()}
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return check.TelemetryScrape{Err: fmt.Sprintf("scrape: %v", err)}
+		return history.TelemetryScrape{Err: fmt.Sprintf("scrape: %v", err)}
 	}
 	defer resp.Body.Close()
-	out := check.TelemetryScrape{Status: resp.StatusCode}
+	out := history.TelemetryScrape{Status: resp.StatusCode}
 	if resp.StatusCode != http.StatusOK {
 		out.Err = "scrape answered " + resp.Status
 		return out
@@ -43,7 +43,7 @@ func Scrape(ctx context.Context, c *http.Client, url string) check.TelemetryScra
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			out.Samples = append(out.Samples, check.TelemetrySample{Name: name, Labels: labels, Value: sampleValue(f.GetType(), m)})
+			out.Samples = append(out.Samples, history.TelemetrySample{Name: name, Labels: labels, Value: sampleValue(f.GetType(), m)})
 		}
 	}
 	return out

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 )
 
@@ -38,7 +38,7 @@ func (f *Fleet) Replace(i int, phase fencing.Phase, grace time.Duration) (string
 	left := f.clock.Now()
 	f.mu.Lock()
 	idx := len(f.stragglers)
-	f.stragglers = append(f.stragglers, check.Straggler{Pod: old.Name, Phase: string(oldPhase), Left: left})
+	f.stragglers = append(f.stragglers, history.Straggler{Pod: old.Name, Phase: string(oldPhase), Left: left})
 	f.mu.Unlock()
 	go func() {
 		select {
@@ -54,8 +54,8 @@ func (f *Fleet) Replace(i int, phase fencing.Phase, grace time.Duration) (string
 }
 
 // Stragglers returns every straggler so far (Gone is zero while it lingers).
-func (f *Fleet) Stragglers() []check.Straggler {
+func (f *Fleet) Stragglers() []history.Straggler {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]check.Straggler(nil), f.stragglers...)
+	return append([]history.Straggler(nil), f.stragglers...)
 }

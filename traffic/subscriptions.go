@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/pubsub"
 )
 
@@ -28,20 +28,20 @@ func TopicTarget(topic string) SubTarget { return SubTarget{Channel: topic, Sub:
 // Subscriptions records a subscriptions scenario around one pubsub.Relay:
 // sequence-numbered publishes, every delivery, the application's
 // subscription spans and the fault windows, as a
-// check.SubscriptionHistory. It asserts nothing.
+// history.SubscriptionHistory. It asserts nothing.
 type Subscriptions struct {
 	relay *pubsub.Relay
 	clock *Clock
 
 	mu         sync.Mutex
 	seq        map[int]int64
-	publishes  []check.SubPublish
-	deliveries []check.SubDelivery
+	publishes  []history.SubPublish
+	deliveries []history.SubDelivery
 	lastFresh  map[string]time.Duration // sub → Sent of the newest delivered message
-	held       map[string]*check.SubInterval
-	spans      []check.SubInterval
-	faults     []check.SubFault
-	subErrs    []check.Outcome
+	held       map[string]*history.SubInterval
+	spans      []history.SubInterval
+	faults     []history.SubFault
+	subErrs    []history.OpOutcome
 	patterns   map[string]bool
 	sent       map[[2]int64]time.Duration // (publisher, seq) → Sent
 
@@ -65,7 +65,7 @@ type Subscriptions struct {
 func NewSubscriptions(relay *pubsub.Relay, clock *Clock) *Subscriptions {
 	s := &Subscriptions{
 		relay: relay, clock: clock,
-		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*check.SubInterval{},
+		seq: map[int]int64{}, lastFresh: map[string]time.Duration{}, held: map[string]*history.SubInterval{},
 		patterns: map[string]bool{}, sent: map[[2]int64]time.Duration{}, consumed: make(chan struct{}),
 		alias: map[string]string{}, quiet: time.Second,
 		run: "r" + strconv.FormatInt(runs.Add(1), 10),
@@ -115,7 +115,7 @@ func (s *Subscriptions) consume() {
 		if as, ok := s.alias[sub]; ok {
 			sub = as
 		}
-		s.deliveries = append(s.deliveries, check.SubDelivery{Publisher: pub, Seq: seq, Channel: d.Topic, Sub: sub, At: at})
+		s.deliveries = append(s.deliveries, history.SubDelivery{Publisher: pub, Seq: seq, Channel: d.Topic, Sub: sub, At: at})
 		if sent, ok := s.sent[[2]int64{int64(pub), seq}]; ok && sent > s.lastFresh[sub] {
 			s.lastFresh[sub] = sent
 		}
@@ -209,7 +209,7 @@ func (s *Subscriptions) hold(requested time.Duration, err error, pattern bool, n
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		s.subErrs = append(s.subErrs, check.Outcome{Op: fmt.Sprintf("subscribe %v", names), ErrKind: ErrKind(err), Err: err.Error()})
+		s.subErrs = append(s.subErrs, history.OpOutcome{Op: fmt.Sprintf("subscribe %v", names), ErrKind: ErrKind(err), Err: err.Error()})
 		return
 	}
 	for _, n := range names {
@@ -217,7 +217,7 @@ func (s *Subscriptions) hold(requested time.Duration, err error, pattern bool, n
 			s.patterns[n] = true
 		}
 		if s.held[n] == nil {
-			s.held[n] = &check.SubInterval{Sub: n, From: now, Requested: requested}
+			s.held[n] = &history.SubInterval{Sub: n, From: now, Requested: requested}
 		}
 	}
 }
@@ -237,7 +237,7 @@ func (s *Subscriptions) Unsubscribe(ctx context.Context, topics ...string) error
 	err := s.relay.Unsubscribe(ctx, topics...)
 	if err != nil {
 		s.mu.Lock()
-		s.subErrs = append(s.subErrs, check.Outcome{Op: fmt.Sprintf("unsubscribe %v", topics), ErrKind: ErrKind(err), Err: err.Error()})
+		s.subErrs = append(s.subErrs, history.OpOutcome{Op: fmt.Sprintf("unsubscribe %v", topics), ErrKind: ErrKind(err), Err: err.Error()})
 		s.mu.Unlock()
 	}
 	return err
@@ -270,7 +270,7 @@ func (s *Subscriptions) publish(ctx, run context.Context, publisher int, t SubTa
 	} else {
 		n, err = s.relay.PublishClassic(ctx, t.Channel, s.payload(publisher, seq))
 	}
-	p := check.SubPublish{Publisher: publisher, Seq: seq, Channel: t.Channel, Sub: t.Sub, Sent: sent, Done: s.clock.Now(), Receivers: n}
+	p := history.SubPublish{Publisher: publisher, Seq: seq, Channel: t.Channel, Sub: t.Sub, Sent: sent, Done: s.clock.Now(), Receivers: n}
 	if err != nil {
 		p.ErrKind, p.Err = ErrKind(err), err.Error()
 		if run.Err() != nil {
@@ -327,7 +327,7 @@ func (s *Subscriptions) Publishers(ctx context.Context, n int, targets []SubTarg
 // Fault records an injected fault window.
 func (s *Subscriptions) Fault(name, target string, start, end time.Time) {
 	s.mu.Lock()
-	s.faults = append(s.faults, check.SubFault{Name: name, Target: target, Start: s.offset(start), End: s.offset(end)})
+	s.faults = append(s.faults, history.SubFault{Name: name, Target: target, Start: s.offset(start), End: s.offset(end)})
 	s.mu.Unlock()
 }
 
@@ -405,7 +405,7 @@ func (s *Subscriptions) drained(quiet, limit time.Duration) {
 
 // History waits for deliveries still in flight, closes the relay and
 // returns the recorded history; call it once, after the publishers stopped.
-func (s *Subscriptions) History() check.SubscriptionHistory {
+func (s *Subscriptions) History() history.SubscriptionHistory {
 	s.mu.Lock()
 	quiet := s.quiet
 	s.mu.Unlock()
@@ -417,7 +417,7 @@ func (s *Subscriptions) History() check.SubscriptionHistory {
 	<-s.consumed
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := check.SubscriptionHistory{
+	h := history.SubscriptionHistory{
 		Publishes: slices.Clone(s.publishes), Deliveries: slices.Clone(s.deliveries),
 		Faults: slices.Clone(s.faults), SubscribeErrors: slices.Clone(s.subErrs),
 		Recovering: health.Recovering, End: end,
@@ -431,7 +431,7 @@ func (s *Subscriptions) History() check.SubscriptionHistory {
 	}
 	slices.Sort(h.Patterns)
 	for _, e := range events {
-		h.Events = append(h.Events, check.SubEvent{At: s.offset(e.At), Sub: e.Name, Kind: string(e.Kind), Err: e.Err})
+		h.Events = append(h.Events, history.SubEvent{At: s.offset(e.At), Sub: e.Name, Kind: string(e.Kind), Err: e.Err})
 	}
 	return h
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
@@ -30,12 +29,12 @@ func ClockOf(ctx context.Context) *Clock { return history.From(ctx).Clock() }
 // operation. Safe for concurrent use.
 type Recorder struct {
 	mu       sync.Mutex
-	fencing  []check.FencingOp
-	outcomes []check.Outcome
+	fencing  []history.FencingOp
+	outcomes []history.OpOutcome
 }
 
 // Fencing records one directory operation.
-func (r *Recorder) Fencing(op check.FencingOp) {
+func (r *Recorder) Fencing(op history.FencingOp) {
 	r.mu.Lock()
 	r.fencing = append(r.fencing, op)
 	r.mu.Unlock()
@@ -43,7 +42,7 @@ func (r *Recorder) Fencing(op check.FencingOp) {
 
 // Outcome records one operation's loud result.
 func (r *Recorder) Outcome(op string, err error) {
-	o := check.Outcome{Op: op, ErrKind: ErrKind(err)}
+	o := history.OpOutcome{Op: op, ErrKind: ErrKind(err)}
 	if err != nil {
 		o.Err = err.Error()
 		if client.IsRefused(err) {
@@ -56,20 +55,20 @@ func (r *Recorder) Outcome(op string, err error) {
 }
 
 // FencingHistory returns a copy of the recorded directory history.
-func (r *Recorder) FencingHistory() []check.FencingOp {
+func (r *Recorder) FencingHistory() []history.FencingOp {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]check.FencingOp(nil), r.fencing...)
+	return append([]history.FencingOp(nil), r.fencing...)
 }
 
 // Outcomes returns a copy of the recorded outcomes.
-func (r *Recorder) Outcomes() []check.Outcome {
+func (r *Recorder) Outcomes() []history.OpOutcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]check.Outcome(nil), r.outcomes...)
+	return append([]history.OpOutcome(nil), r.outcomes...)
 }
 
-// ErrKind classifies err for check.Outcome: the error code (CROSSSLOT,
+// ErrKind classifies err for history.OpOutcome: the error code (CROSSSLOT,
 // NOSCRIPT, …) whether the server sent it or the client library refused
 // with it, "network" for anything without a reply, "" for success.
 func ErrKind(err error) string {

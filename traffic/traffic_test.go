@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
@@ -64,7 +63,7 @@ func TestRecorderConcurrent(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			for j := range 50 {
-				r.Fencing(check.FencingOp{Client: i, Kind: check.OpAcquire, Call: time.Duration(j)})
+				r.Fencing(history.FencingOp{Client: i, Kind: history.OpAcquire, Call: time.Duration(j)})
 				var err error
 				if j%10 == 0 {
 					err = &client.RefusedError{Kind: client.KindCrossSlot, Msg: "keys in two slots"}

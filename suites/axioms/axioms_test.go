@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
@@ -68,10 +69,10 @@ func slotMath(ctx SpecContext) report.Check {
 	Expect(err).NotTo(HaveOccurred())
 	ev := harness.Evidence(cfg, cluster, nil)
 	ev.Metrics = map[string]float64{"keys": float64(len(samples)), "edge_cases": float64(len(traffic.SlotEdgeCases))}
-	relabel := func(f func(string) int) []check.SlotSample {
-		out := make([]check.SlotSample, len(samples))
+	relabel := func(f func(string) int) []history.SlotSample {
+		out := make([]history.SlotSample, len(samples))
 		for i, s := range samples {
-			out[i] = check.SlotSample{Key: s.Key, Local: f(s.Key), Server: s.Server}
+			out[i] = history.SlotSample{Key: s.Key, Local: f(s.Key), Server: s.Server}
 		}
 		return out
 	}
@@ -84,7 +85,7 @@ func slotMath(ctx SpecContext) report.Check {
 func crossSlot(ctx SpecContext) report.Check {
 	rng := cfg.Rand("axioms/a2-crossslot")
 	ev := harness.Evidence(cfg, cluster, nil)
-	var untagged, tagged, disabled []check.Outcome
+	var untagged, tagged, disabled []history.OpOutcome
 	for _, s := range harness.Sessions(rng, "a2", 8) {
 		old, tag := fencing.OldKeys(s), fencing.NewKeys(s)
 		untagged = append(untagged,

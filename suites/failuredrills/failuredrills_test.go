@@ -79,7 +79,7 @@ func scaleOf() drillScale {
 // failovers.
 type drillRun struct {
 	clock        *traffic.Clock
-	ops, haltAll []check.DrillOp
+	ops, haltAll []history.DrillOp
 	drills       []check.Drill
 	until        time.Duration
 	faults       []fault.Window
@@ -94,15 +94,15 @@ type drillRun struct {
 	// run up to the first killed shard until its halt passed the budget:
 	// naiveDrills drills, measured until naiveUntil.
 	subHalts, naiveSubHalts []check.RoleHalt
-	subHistory              check.SubscriptionHistory
+	subHistory              history.SubscriptionHistory
 	subTopics               map[string]int
-	naivePool               []check.DrillOp
+	naivePool               []history.DrillOp
 	naiveDrills             int
 	naiveUntil              time.Duration
 	// swallow is the acked-writes column's variant: a writer pinned to the
 	// first drilled shard's primary through routing.MutantSwallowRedirects,
 	// run during that first (graceful) failover only.
-	swallow []check.DrillOp
+	swallow []history.DrillOp
 	// faultErr is fault.Apply's error when a failover could not be injected
 	// or confirmed: the run stopped there, at faultAt. A failure in the
 	// drills before it stands; otherwise the column is inconclusive (the
@@ -476,7 +476,7 @@ func roleMetrics(ev *report.Evidence, prefix string, halts []check.RoleHalt) {
 // budget: whether the publishes were acknowledged, with how many receivers,
 // and the client's subscription events — so the evidence tells a halted
 // publish path from a subscription that never came back.
-func subHaltDetail(h check.SubscriptionHistory, topics map[string]int, d check.Drill) string {
+func subHaltDetail(h history.SubscriptionHistory, topics map[string]int, d check.Drill) string {
 	var acked, zero, failed int
 	var firstAck time.Duration = -1
 	for _, p := range h.Publishes {
@@ -558,14 +558,14 @@ func first[T any](xs []T, n int) []T { return xs[:min(n, len(xs))] }
 // asynchronous-replication allowance covers it). check.PlantLoss picks a
 // key on a shard no drill killed, and finds none once every shard was
 // killed (the full profile kills five times over three shards).
-func plantLoss(ops []check.DrillOp, drills []check.Drill) ([]check.DrillOp, bool) {
-	last := map[string]check.DrillOp{}
+func plantLoss(ops []history.DrillOp, drills []check.Drill) ([]history.DrillOp, bool) {
+	last := map[string]history.DrillOp{}
 	for _, o := range ops {
 		if !o.Final && o.Acked() && o.Seq > last[o.Key].Seq {
 			last[o.Key] = o
 		}
 	}
-	out := append([]check.DrillOp(nil), ops...)
+	out := append([]history.DrillOp(nil), ops...)
 	for i, o := range out {
 		l, ok := last[o.Key]
 		if !o.Final || !o.Acked() || !ok || o.Seq != l.Seq {
@@ -586,7 +586,7 @@ func plantLoss(ops []check.DrillOp, drills []check.Drill) ([]check.DrillOp, bool
 
 // healthyFailures describes the client-side failures on healthy shards
 // during one drill: by kind, with the first error and when it came.
-func healthyFailures(ops []check.DrillOp, d check.Drill, end time.Duration) string {
+func healthyFailures(ops []history.DrillOp, d check.Drill, end time.Duration) string {
 	kinds := map[string]int{}
 	var firstErr string
 	var firstAt, lastAt time.Duration

@@ -15,6 +15,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -354,7 +355,7 @@ type appendWorkload struct {
 	keys           []traffic.DrillKey
 	pace, timeout  time.Duration
 	mu             sync.Mutex
-	ops            []check.DrillOp
+	ops            []history.DrillOp
 	lastAckOnShard map[int]time.Duration // latest Call of an acknowledged write, per shard
 }
 
@@ -370,7 +371,7 @@ func (w *appendWorkload) run(ctx context.Context, stop <-chan struct{}) {
 					return
 				case <-time.After(w.pace):
 				}
-				o := check.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.clock.Now()}
+				o := history.DrillOp{Key: k.Key, Shard: k.Shard, Seq: seq, Call: w.clock.Now()}
 				octx, cancel := context.WithTimeout(ctx, w.timeout)
 				_, err := w.pool.Do(octx, client.NewCmd("RPUSH", []string{k.Key}, strconv.FormatInt(seq, 10)))
 				cancel()
@@ -412,7 +413,7 @@ func (w *appendWorkload) keysOn(shard int) []string {
 	return out
 }
 
-func (w *appendWorkload) history() []check.DrillOp {
+func (w *appendWorkload) history() []history.DrillOp {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.ops)

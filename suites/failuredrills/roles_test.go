@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/pubsub"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -104,7 +105,7 @@ func (r *subRole) delivered(shard int, since time.Duration) bool {
 }
 
 // halts stops the role and measures its halt in each drill.
-func (r *subRole) halts(drills []check.Drill, until time.Duration) ([]check.RoleHalt, check.SubscriptionHistory) {
+func (r *subRole) halts(drills []check.Drill, until time.Duration) ([]check.RoleHalt, history.SubscriptionHistory) {
 	r.stop()
 	h := r.rec.History()
 	return check.SubscriptionHalts(h, drills, r.topicShard, until), h

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
@@ -38,8 +39,8 @@ const (
 
 // pausedRun is one fleet of C pods on the cluster with one pod paused.
 type pausedRun struct {
-	history []check.MigrationOp
-	pauses  []check.PodPause
+	history []history.MigrationOp
+	pauses  []history.PodPause
 	errs    int
 }
 
@@ -128,7 +129,7 @@ var pauseMutantWhy = map[fencing.Mutant]string{
 }
 
 // pauseMetrics sums the paused pods' figures for the report.
-func pauseMetrics(history []check.MigrationOp, pauses []check.PodPause) map[string]float64 {
+func pauseMetrics(history []history.MigrationOp, pauses []history.PodPause) map[string]float64 {
 	m := map[string]float64{"operations": float64(len(history)), "pauses": float64(len(pauses))}
 	for _, t := range check.TallyPauses(history, pauses, pauseTTL, pauseSlack) {
 		m["stale_frames_presented"] += float64(t.Frames)

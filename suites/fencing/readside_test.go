@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
@@ -75,7 +76,7 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 	workCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	var ops []check.ReadOp
+	var ops []history.ReadOp
 	samples, unstable, failed := 0, 0, 0
 	done := make(chan struct{})
 	wg.Add(1)
@@ -109,8 +110,8 @@ func readSide(ctx SpecContext, b client.Backend) report.Check {
 	wg.Wait()
 	Expect(workErr).NotTo(HaveOccurred(), "the contention workload")
 
-	var real []check.ReadOp
-	bad := map[string][]check.ReadOp{}
+	var real []history.ReadOp
+	bad := map[string][]history.ReadOp{}
 	for _, op := range ops {
 		if op.Variant == "" {
 			real = append(real, op)

@@ -12,6 +12,7 @@ import (
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -64,7 +65,7 @@ func contention(ctx SpecContext, b client.Backend) report.Check {
 	result := check.Judge(check.FencingInvariants, h)
 	acquired := 0
 	for _, op := range h {
-		if op.Kind == check.OpAcquire && op.OK {
+		if op.Kind == history.OpAcquire && op.OK {
 			acquired++
 		}
 	}
@@ -122,7 +123,7 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 	pool := harness.Pool(ctx, b, cluster)
 	ev := harness.Evidence(cfg, cluster, pool)
 	dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C)})
-	var outcomes []check.Outcome
+	var outcomes []history.OpOutcome
 	phase := func(name string) {
 		By(name)
 		rec := runContention(ctx, dir, harness.Sessions(rng, name, scale.Sessions/2), 1, 2)
@@ -179,12 +180,12 @@ func scriptOps(ctx SpecContext, b client.Backend) report.Check {
 // it AND the failure is the server's CROSSSLOT, i.e. loud and for the
 // right reason (spec 000 §Axioms A2); check.LoudRefusal decides both, so
 // the offline re-check replays the premise too.
-func loudCrossSlot(name string, outcomes []check.Outcome) report.Control {
+func loudCrossSlot(name string, outcomes []history.OpOutcome) report.Control {
 	return harness.Variant(name, "legacy key pair without a shared hash tag: every script must fail loudly with CROSSSLOT",
 		check.Judge(check.LoudRefusal, outcomes, string(client.KindCrossSlot)))
 }
 
-func untaggedOutcomes(ctx context.Context, pool client.Pool, rng *rand.Rand) []check.Outcome {
+func untaggedOutcomes(ctx context.Context, pool client.Pool, rng *rand.Rand) []history.OpOutcome {
 	dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), Keys: fencing.OldKeys})
 	rec := &traffic.Recorder{}
 	clock := traffic.ClockOf(ctx)

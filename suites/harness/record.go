@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/recheck"
 	"github.com/slotgate/slotgate/report"
@@ -64,7 +65,7 @@ func Premise(c report.Control, ok bool, why string) report.Control {
 
 // ErrorsOf counts the outcomes that failed with the error kind kind (the
 // recorded client.KindOf of their error).
-func ErrorsOf(outcomes []check.Outcome, kind client.ErrorKind) int {
+func ErrorsOf(outcomes []history.OpOutcome, kind client.ErrorKind) int {
 	n := 0
 	for _, o := range outcomes {
 		if o.ErrKind == string(kind) {

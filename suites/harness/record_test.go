@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/report"
 )
@@ -44,7 +45,7 @@ func TestPremise(t *testing.T) {
 }
 
 func TestErrorsOf(t *testing.T) {
-	out := []check.Outcome{{ErrKind: "TRYAGAIN"}, {ErrKind: "network"}, {}, {ErrKind: "TRYAGAIN"}}
+	out := []history.OpOutcome{{ErrKind: "TRYAGAIN"}, {ErrKind: "network"}, {}, {ErrKind: "TRYAGAIN"}}
 	if n := ErrorsOf(out, client.KindTryAgain); n != 2 {
 		t.Errorf("TRYAGAIN: %d, want 2", n)
 	}

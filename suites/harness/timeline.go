@@ -27,10 +27,10 @@ func Timeline(h history.History) *report.Timeline {
 	return &t
 }
 
-// MigrationOps converts a staged deploy's directory calls (check.MigrationOp):
+// MigrationOps converts a staged deploy's directory calls (history.MigrationOp):
 // ok, failed on a loud error, unknown when a pod kill abandoned the call or
 // its outcome was not observed.
-func MigrationOps(series string, ops []check.MigrationOp) []history.Op {
+func MigrationOps(series string, ops []history.MigrationOp) []history.Op {
 	out := make([]history.Op, 0, len(ops))
 	for _, o := range ops {
 		op := history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),
@@ -60,7 +60,7 @@ func outcome(errKind string) history.Outcome {
 // RoutingOps converts a routing workload's operations; series names the
 // client series they are drawn as (the backend, or a control's name). The
 // read-back after the run is not part of the timeline.
-func RoutingOps(series string, ops []check.RoutingOp) []history.Op {
+func RoutingOps(series string, ops []history.RoutingOp) []history.Op {
 	out := make([]history.Op, 0, len(ops))
 	for _, o := range ops {
 		if o.Final {
@@ -73,7 +73,7 @@ func RoutingOps(series string, ops []check.RoutingOp) []history.Op {
 }
 
 // DrillOps converts a drill workload's writes (read-back excluded).
-func DrillOps(series string, ops []check.DrillOp) []history.Op {
+func DrillOps(series string, ops []history.DrillOp) []history.Op {
 	out := make([]history.Op, 0, len(ops))
 	for _, o := range ops {
 		if o.Final {
@@ -89,7 +89,7 @@ func DrillOps(series string, ops []check.DrillOp) []history.Op {
 // operations of series+" publish", and each delivery as an operation of
 // series+" delivery" from its publish to its arrival (its latency is the
 // delivery latency); the history's fault windows are already on its clock.
-func SubscriptionOps(series string, h check.SubscriptionHistory) ([]history.Op, []history.FaultWindow) {
+func SubscriptionOps(series string, h history.SubscriptionHistory) ([]history.Op, []history.FaultWindow) {
 	type msg struct {
 		pub int
 		seq int64
@@ -132,7 +132,7 @@ func HistoryWindows(began time.Time, ws []report.FaultWindow) []history.FaultWin
 // directory refused (it learned it had lost it), or to the end — one lane
 // per pod (its calls beside it), so two pods' lease bars over the same instant are two
 // authorities at once. Times start at the session's first call.
-func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
+func FencingTimeline(caption string, ops []history.FencingOp) *report.Timeline {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -152,8 +152,8 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 			delete(held, owner)
 		}
 	}
-	byReturn := append([]check.FencingOp(nil), ops...)
-	slices.SortStableFunc(byReturn, func(a, b check.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
+	byReturn := append([]history.FencingOp(nil), ops...)
+	slices.SortStableFunc(byReturn, func(a, b history.FencingOp) int { return cmp.Compare(a.Return, b.Return) })
 	var end time.Duration
 	for _, o := range byReturn {
 		at := o.Return - t0
@@ -164,10 +164,10 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 		}
 		l, holds := held[o.Owner]
 		switch {
-		case o.Kind == check.OpAcquire && o.OK:
+		case o.Kind == history.OpAcquire && o.OK:
 			closeLease(o.Owner, at)
 			held[o.Owner] = lease{o.Gen, at}
-		case (o.Kind == check.OpRelease || o.Kind == check.OpRenew) && holds && l.gen == o.Gen && (o.Kind == check.OpRelease || !o.OK):
+		case (o.Kind == history.OpRelease || o.Kind == history.OpRenew) && holds && l.gen == o.Gen && (o.Kind == history.OpRelease || !o.OK):
 			closeLease(o.Owner, at)
 		}
 	}
@@ -183,15 +183,15 @@ func FencingTimeline(caption string, ops []check.FencingOp) *report.Timeline {
 }
 
 // fencingLabel says in a few characters what a call asked and got back.
-func fencingLabel(o check.FencingOp) string {
+func fencingLabel(o history.FencingOp) string {
 	switch {
 	case o.Unknown:
 		return string(o.Kind) + " ?"
-	case o.Kind == check.OpAcquire && o.OK:
+	case o.Kind == history.OpAcquire && o.OK:
 		return fmt.Sprintf("acquire → g%d", o.Gen)
-	case o.Kind == check.OpAcquire:
+	case o.Kind == history.OpAcquire:
 		return fmt.Sprintf("acquire ✗ (g%d held)", o.HolderGen)
-	case o.Kind == check.OpValidate:
+	case o.Kind == history.OpValidate:
 		return fmt.Sprintf("validate g%d → %d", o.Gen, o.Verdict)
 	case o.OK:
 		return fmt.Sprintf("%s g%d ✓", o.Kind, o.Gen)
@@ -257,7 +257,7 @@ func RecordOps(ctx context.Context, clock *history.Clock, ops []history.Op) {
 // AuditOps converts an audit load's offers (Offer calls on the audit
 // queue): ok when the queue kept the signal; failed when it refused it (a
 // counted loss) or when the legacy synchronous PG write beside it failed.
-func AuditOps(series string, offers []check.AuditOffer) []history.Op {
+func AuditOps(series string, offers []history.AuditOffer) []history.Op {
 	out := make([]history.Op, 0, len(offers))
 	for _, o := range offers {
 		op := history.Op{Start: o.At, End: o.At + o.Took, Backend: series, Kind: "offer", Outcome: history.OK}
@@ -275,7 +275,7 @@ func AuditOps(series string, offers []check.AuditOffer) []history.Op {
 // MeshOps converts a mesh history's sends (send_signal over HTTP): a 200
 // is ok, another status failed, no answer (status 0) unknown — the send
 // may have been taken.
-func MeshOps(series string, sends []check.MeshSend) []history.Op {
+func MeshOps(series string, sends []history.MeshSend) []history.Op {
 	out := make([]history.Op, 0, len(sends))
 	for _, s := range sends {
 		op := history.Op{Start: s.Start, End: s.Done, Backend: series, Kind: "send", Outcome: history.OK}

@@ -16,10 +16,10 @@ import (
 // one lane each, on a clock that starts at the session's first call.
 func TestFencingTimeline(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	ops := []check.FencingOp{
-		{Client: 0, Session: "c:s", Kind: check.OpAcquire, Owner: "p0", Gen: 1, OK: true, Call: ms(1000), Return: ms(1002)},
-		{Client: 1, Session: "c:s", Kind: check.OpAcquire, Owner: "p1", Gen: 2, OK: true, Call: ms(1001), Return: ms(1003)},
-		{Client: 0, Session: "c:s", Kind: check.OpRelease, Owner: "p0", Gen: 1, OK: true, Call: ms(1010), Return: ms(1011)},
+	ops := []history.FencingOp{
+		{Client: 0, Session: "c:s", Kind: history.OpAcquire, Owner: "p0", Gen: 1, OK: true, Call: ms(1000), Return: ms(1002)},
+		{Client: 1, Session: "c:s", Kind: history.OpAcquire, Owner: "p1", Gen: 2, OK: true, Call: ms(1001), Return: ms(1003)},
+		{Client: 0, Session: "c:s", Kind: history.OpRelease, Owner: "p0", Gen: 1, OK: true, Call: ms(1010), Return: ms(1011)},
 	}
 	tl := FencingTimeline("caught", ops)
 	if tl.Caption != "caught" || len(tl.Series) != 0 {
@@ -59,14 +59,14 @@ func TestFencingTimelineSVG(t *testing.T) {
 		t.Skip("SLOTGATE_TIMELINE_OUT not set")
 	}
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	var ops []check.FencingOp
+	var ops []history.FencingOp
 	for i, p := range []string{"pod-0", "pod-1", "pod-2"} {
 		ops = append(ops,
-			check.FencingOp{Client: i, Session: "c:s", Kind: check.OpAcquire, Owner: p, Gen: int64(i + 1), OK: true, Call: ms(100 + 3*i), Return: ms(104 + 3*i)},
-			check.FencingOp{Client: i, Session: "c:s", Kind: check.OpRenew, Owner: p, Gen: int64(i + 1), OK: i == 2, Call: ms(120 + 2*i), Return: ms(123 + 2*i)},
+			history.FencingOp{Client: i, Session: "c:s", Kind: history.OpAcquire, Owner: p, Gen: int64(i + 1), OK: true, Call: ms(100 + 3*i), Return: ms(104 + 3*i)},
+			history.FencingOp{Client: i, Session: "c:s", Kind: history.OpRenew, Owner: p, Gen: int64(i + 1), OK: i == 2, Call: ms(120 + 2*i), Return: ms(123 + 2*i)},
 		)
 	}
-	ops = append(ops, check.FencingOp{Client: 2, Session: "c:s", Kind: check.OpRelease, Owner: "pod-2", Gen: 3, OK: true, Call: ms(140), Return: ms(142)})
+	ops = append(ops, history.FencingOp{Client: 2, Session: "c:s", Kind: history.OpRelease, Owner: "pod-2", Gen: 3, OK: true, Call: ms(140), Return: ms(142)})
 	if err := os.WriteFile(out, []byte(report.RenderSVG(*FencingTimeline("x", ops))), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +100,11 @@ func TestRecordOps(t *testing.T) {
 // A send's outcome is what its ledger says: 200 ok, another status
 // failed, no answer unknown; an offer the queue refused failed.
 func TestLedgerOutcomes(t *testing.T) {
-	mesh := MeshOps("B", []check.MeshSend{{Status: 200}, {Status: 500, Err: "stale"}, {Status: 0, Err: "EOF"}})
+	mesh := MeshOps("B", []history.MeshSend{{Status: 200}, {Status: 500, Err: "stale"}, {Status: 0, Err: "EOF"}})
 	if mesh[0].Outcome != history.OK || mesh[1].Outcome != history.Failed || mesh[2].Outcome != history.Unknown {
 		t.Errorf("mesh outcomes %v %v %v, want ok failed unknown", mesh[0].Outcome, mesh[1].Outcome, mesh[2].Outcome)
 	}
-	audit := AuditOps("main", []check.AuditOffer{{Kept: true, At: time.Second, Took: time.Millisecond}, {Kept: false}, {Kept: true, DirectErr: "pg down"}})
+	audit := AuditOps("main", []history.AuditOffer{{Kept: true, At: time.Second, Took: time.Millisecond}, {Kept: false}, {Kept: true, DirectErr: "pg down"}})
 	if audit[0].Outcome != history.OK || audit[0].End != time.Second+time.Millisecond || audit[1].Outcome != history.Failed || audit[2].Outcome != history.Failed {
 		t.Errorf("audit ops %+v", audit)
 	}

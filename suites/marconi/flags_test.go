@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -92,7 +93,7 @@ func (r *flagsRun) ledger() report.Check {
 	drops := harness.Variant(string(marconi.MutantRollbackDrops), "turning a flag off starts the mesh from clean state: the pending index is dropped, signals answered 200 queued_offline are lost",
 		check.Judge(check.MarconiStageFlagsLedger, r.drops))
 	planted := r.good
-	planted.Pulled = append(append([]check.MeshDelivery(nil), r.good.Pulled...), r.good.Pulled...)
+	planted.Pulled = append(append([]history.MeshDelivery(nil), r.good.Pulled...), r.good.Pulled...)
 	dup := harness.SelfTest("pulled-twice", "every signal drained by the final pending call is recorded twice", check.Judge(check.MarconiStageFlagsLedger, planted))
 	return harness.Check(report.RowMarconiStageFlags, report.ColumnSilentlyWrong, "", result, r.ev, stale, drops, dup)
 }
@@ -352,7 +353,7 @@ func walkFlags(ctx context.Context, b client.Backend, name string, mutant marcon
 		envs, err := env.api.Pending(ctx, k)
 		Expect(err).NotTo(HaveOccurred())
 		for _, e := range envs {
-			l.Pulled = append(l.Pulled, check.MeshDelivery{SignalID: e.SignalID, SessionID: k.String(), At: clock.Now()})
+			l.Pulled = append(l.Pulled, history.MeshDelivery{SignalID: e.SignalID, SessionID: k.String(), At: clock.Now()})
 		}
 	}
 	l.Mesh = rec.History()

@@ -51,19 +51,19 @@ var _ = Describe("marconi-cache-lifecycle", func() {
 // whichever spec runs first drives it.
 type lifecycleRun struct {
 	ev         report.Evidence
-	steps      []check.MeshHookStep
+	steps      []history.MeshHookStep
 	tourErr    error
-	hist       check.MeshHistory
+	hist       history.MeshHistory
 	churn      traffic.ChurnStats
 	cache      check.MeshCacheStats
 	expiryWait time.Duration
 
-	forgetSteps []check.MeshHookStep
-	forgetHist  check.MeshHistory
+	forgetSteps []history.MeshHookStep
+	forgetHist  history.MeshHistory
 	cold        check.MeshCacheStats
 
 	// The stale-route-5xx mutant's churn (and sweep) beside the forgetful one.
-	staleHist check.MeshHistory
+	staleHist history.MeshHistory
 	stale     check.MeshCacheStats
 
 	resubscribed time.Duration // from the failover's end until B's listener covered the promoted primary
@@ -74,7 +74,7 @@ type lifecycleRun struct {
 	ops   []history.Op
 
 	// The static keyspace listener's tour across the same failover.
-	staticSteps []check.MeshHookStep
+	staticSteps []history.MeshHookStep
 	staticErr   error
 }
 
@@ -228,7 +228,7 @@ func runLifecycle(ctx SpecContext, b client.Backend) *lifecycleRun {
 // cluster whose on_deregister keeps the dead route and whose send_signal
 // answers 500 on it — under the control churn and the end sweep, and
 // returns its history and its cache statistics.
-func runStale5xx(ctx context.Context, b client.Backend, s meshScale, notify *marconi.NotifyOptions, churn traffic.MeshChurn) (check.MeshHistory, check.MeshCacheStats) {
+func runStale5xx(ctx context.Context, b client.Backend, s meshScale, notify *marconi.NotifyOptions, churn traffic.MeshChurn) (history.MeshHistory, check.MeshCacheStats) {
 	GinkgoHelper()
 	m := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-stale5xx"), Store: marconi.StoreOptions{TTL: s.TTL, Prefix: "stale5xx"},
 		Notify: notify, Sink: marconi.NewMemorySink(), Mutant: marconi.MutantStaleRoute5xx})
@@ -293,7 +293,7 @@ func sweepEnded(ctx context.Context, rec *traffic.MeshRecorder, clock *traffic.C
 
 // onlyProject keeps the sends and sessions of one project (key prefix
 // "tenant/project/").
-func onlyProject(h check.MeshHistory, prefix string) check.MeshHistory {
+func onlyProject(h history.MeshHistory, prefix string) history.MeshHistory {
 	out := h
 	out.Sends, out.Sessions = nil, nil
 	for _, s := range h.Sends {
@@ -375,6 +375,6 @@ func (r *lifecycleRun) health(b client.Backend) report.Check {
 	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnErrors, "", result, ev, ctl, staleCtl)
 }
 
-func brief(s check.MeshRouteState) string {
+func brief(s history.MeshRouteState) string {
 	return fmt.Sprintf("route=%q master=%q registered=%v attached=%v pending=%d", s.Route, s.Master, s.Registered, s.Attached, s.Pending)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -776,6 +777,6 @@ func (r *metricsRun) summary() string {
 // scrapeMesh reads the mesh's /metrics as a Prometheus server does: an
 // HTTP GET on its real socket, parsed from the text exposition. A
 // histogram's sample is its count.
-func scrapeMesh(ctx context.Context, baseURL string) check.TelemetryScrape {
+func scrapeMesh(ctx context.Context, baseURL string) history.TelemetryScrape {
 	return traffic.Scrape(ctx, http.DefaultClient, baseURL+marconi.PathMetrics)
 }

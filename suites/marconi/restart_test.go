@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -38,7 +39,7 @@ var _ = Describe("marconi-restart", func() {
 
 // restartDrill is what one §6 drill recorded.
 type restartDrill struct {
-	window     check.MeshHistory // the window sends and everything delivered after the restart
+	window     history.MeshHistory // the window sends and everything delivered after the restart
 	rehydrated check.Result
 	ledger     check.MeshLedger
 	inFlight   int // A's audit-queue depth at its death (reported, never scored)

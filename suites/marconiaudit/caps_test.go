@@ -5,6 +5,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
@@ -27,9 +28,9 @@ func capProbes(m audit.Mutant) []traffic.AuditCapProbe {
 	}
 }
 
-func runCapProbes(m audit.Mutant) []check.AuditCapHistory {
+func runCapProbes(m audit.Mutant) []history.AuditCapHistory {
 	GinkgoHelper()
-	var hs []check.AuditCapHistory
+	var hs []history.AuditCapHistory
 	for _, p := range capProbes(m) {
 		h, err := p.Run()
 		Expect(err).NotTo(HaveOccurred())

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/report"
@@ -56,14 +57,14 @@ var shadowPairs = map[string]string{
 }
 
 // shadowTables reads the direct and shadow tables of schema, rows as text.
-func shadowTables(ctx context.Context, schema string) map[string]check.AuditTable {
+func shadowTables(ctx context.Context, schema string) map[string]history.AuditTable {
 	GinkgoHelper()
 	keys := map[string]string{
 		audit.TableQueue: "signal_id", audit.TableQueueShadow: "signal_id",
 		audit.TableTraceEvents: "signal_id || '/' || seq", audit.TableTraceEventsShadow: "signal_id || '/' || seq",
 		audit.TableObligations: "signal_id", audit.TableObligationsShadow: "signal_id",
 	}
-	out := map[string]check.AuditTable{}
+	out := map[string]history.AuditTable{}
 	for table, key := range keys {
 		t, err := traffic.ReadAuditTable(ctx, pg.DirectDSN(), schema, table, key)
 		Expect(err).NotTo(HaveOccurred())

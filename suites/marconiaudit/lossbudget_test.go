@@ -320,17 +320,17 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 	for _, o := range outages {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("outage %s: %v–%v (%.1fs) on the scenario clock", o.Name, o.Start.Round(time.Millisecond), o.End.Round(time.Millisecond), (o.End-o.Start).Seconds()))
 	}
-	peak := func(f func(check.AuditSample) float64) float64 {
+	peak := func(f func(history.AuditSample) float64) float64 {
 		m := 0.0
 		for _, smp := range mainSampler.Samples() {
 			m = max(m, f(smp))
 		}
 		return m
 	}
-	ev.Metrics["writer_lag_peak_s"] = peak(func(x check.AuditSample) float64 { return x.WriterLag })
-	ev.Metrics["archiver_lag_peak_s"] = peak(func(x check.AuditSample) float64 { return x.ArchiverLag })
-	ev.Metrics["stream_backlog_peak"] = peak(func(x check.AuditSample) float64 { return x.Backlog })
-	ev.Metrics["queue_depth_peak"] = peak(func(x check.AuditSample) float64 { return x.Depth })
+	ev.Metrics["writer_lag_peak_s"] = peak(func(x history.AuditSample) float64 { return x.WriterLag })
+	ev.Metrics["archiver_lag_peak_s"] = peak(func(x history.AuditSample) float64 { return x.ArchiverLag })
+	ev.Metrics["stream_backlog_peak"] = peak(func(x history.AuditSample) float64 { return x.Backlog })
+	ev.Metrics["queue_depth_peak"] = peak(func(x history.AuditSample) float64 { return x.Depth })
 
 	By("judging the controls with the same checkers")
 	uncountedCtl := harness.Variant(string(audit.MutantUncountedDrop),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -401,7 +402,7 @@ func (p *pipeline) ledgers(ctx context.Context, pool client.Pool, set tables, ex
 }
 
 // history is the pipeline's errors-column history.
-func (p *pipeline) history(ctx context.Context, pool client.Pool, outages []check.AuditOutage, samples []check.AuditSample, bounds map[string]time.Duration) check.AuditPipelineHistory {
+func (p *pipeline) history(ctx context.Context, pool client.Pool, outages []check.AuditOutage, samples []history.AuditSample, bounds map[string]time.Duration) check.AuditPipelineHistory {
 	GinkgoHelper()
 	return check.AuditPipelineHistory{
 		Name: p.spec.Name, Errors: p.errs.Errors(), Outages: outages, Settle: healSettle, Samples: samples,

@@ -342,14 +342,14 @@ func summary(r *staged) []string {
 func metrics(r *staged) map[string]float64 {
 	migrated := 0
 	for _, op := range r.history {
-		if op.Kind == check.OpRenew && op.OK && op.Phase == string(fencing.B) {
+		if op.Kind == history.OpRenew && op.OK && op.Phase == string(fencing.B) {
 			migrated++
 		}
 	}
 	return map[string]float64{
 		"pods": float64(r.pods), "pods_killed": float64(r.fleet.Kills()), "sessions": float64(len(r.sessions)),
-		"operations": float64(len(r.history)), "acquisitions": float64(r.count(check.OpAcquire, true)),
-		"refused_acquires": float64(r.count(check.OpAcquire, false)), "renews_ok": float64(r.count(check.OpRenew, true)),
+		"operations": float64(len(r.history)), "acquisitions": float64(r.count(history.OpAcquire, true)),
+		"refused_acquires": float64(r.count(history.OpAcquire, false)), "renews_ok": float64(r.count(history.OpRenew, true)),
 		"b_renews_ok": float64(migrated), "observations": float64(len(r.samples)), "observer_errors": float64(r.obsErrs),
 		"fault_windows": float64(len(r.faults)), "fault_window_errors": float64(r.faultErrors()), "pod_start_retries": float64(r.fleet.StartFailures()),
 		"gate_steps": float64(len(r.op.Steps)),
@@ -402,16 +402,16 @@ func errorsColumn(ctx SpecContext) report.Check {
 
 // crossSlotHistory runs acquire+lookup with phases' scripts on the
 // single-shard node (slot rules on) and records them like fleet calls.
-func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []check.MigrationOp {
+func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []history.MigrationOp {
 	GinkgoHelper()
 	pool := harness.Pool(ctx, cfg.Backends[0], single)
 	clock := traffic.ClockOf(ctx)
 	rng := cfg.Rand("fencing-migration/cross-slot")
-	var out []check.MigrationOp
+	var out []history.MigrationOp
 	for _, p := range phases {
 		dir := fencing.New(pool, fencing.Options{Scripts: cfg.ScriptSet().Phase(p), LeaseTTL: leaseTTL})
 		for _, s := range harness.Sessions(rng, "slot-rules", n) {
-			op := check.MigrationOp{Pod: "probe", Phase: string(p), FencingOp: check.FencingOp{Session: s.String(), Kind: check.OpAcquire, Owner: "probe", Call: clock.Now()}}
+			op := history.MigrationOp{Pod: "probe", Phase: string(p), FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpAcquire, Owner: "probe", Call: clock.Now()}}
 			res, err := dir.Acquire(ctx, s, "probe")
 			op.Return, op.OK, op.Gen = clock.Now(), res.OK, res.Generation
 			if err != nil {
@@ -423,7 +423,7 @@ func crossSlotHistory(ctx context.Context, phases []fencing.Phase, n int) []chec
 	return out
 }
 
-func allCrossSlot(h []check.MigrationOp) bool {
+func allCrossSlot(h []history.MigrationOp) bool {
 	for _, op := range h {
 		if op.ErrKind != "CROSSSLOT" {
 			return false

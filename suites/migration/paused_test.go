@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
@@ -150,7 +151,7 @@ func pausedDeploy(ctx SpecContext) report.Check {
 // pausedAtC is a control's run: a fleet of C pods on the standalone node
 // whose scripts carry mutant m (the rollout is not the point here, the
 // pause is), two pods paused together past their TTL and resumed.
-func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]check.MigrationOp, []check.PodPause) {
+func pausedAtC(ctx context.Context, m fencing.Mutant, sessions, pods int) ([]history.MigrationOp, []history.PodPause) {
 	GinkgoHelper()
 	Expect(standalone.Reset(ctx)).To(Succeed())
 	scripts, err := fencing.WithPauseMutant(m)

@@ -48,8 +48,8 @@ func readStages(r *staged) []check.Stage {
 	return out
 }
 
-func readsOf(ops []check.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) []check.ReadOp {
-	var out []check.ReadOp
+func readsOf(ops []history.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) []history.ReadOp {
+	var out []history.ReadOp
 	for _, op := range ops {
 		if op.Lane == string(lane) && op.Variant == string(variant) {
 			out = append(out, op)
@@ -58,8 +58,8 @@ func readsOf(ops []check.ReadOp, lane traffic.Lane, variant fencing.ReadMutant) 
 	return out
 }
 
-func historyOf(h []check.MigrationOp, lane traffic.Lane) []check.MigrationOp {
-	var out []check.MigrationOp
+func historyOf(h []history.MigrationOp, lane traffic.Lane) []history.MigrationOp {
+	var out []history.MigrationOp
 	for _, op := range h {
 		if op.Lane == string(lane) {
 			out = append(out, op)
@@ -79,7 +79,7 @@ func readSide(ctx SpecContext) report.Check {
 	}
 	ev := harness.Evidence(cfg, standalone, nil)
 	ev.Faults = harness.Windows(r.faults...)
-	issued := make([]check.FencingOp, len(r.history))
+	issued := make([]history.FencingOp, len(r.history))
 	for i, op := range r.history {
 		issued[i] = op.FencingOp
 	}
@@ -134,7 +134,7 @@ func readSide(ctx SpecContext) report.Check {
 		}
 		By(fmt.Sprintf("negative control: the real read scripts under mutant %s (%s)", m, mutantWhy[m]))
 		mr := theMutantRun(ctx, m)
-		mi := make([]check.FencingOp, len(mr.history))
+		mi := make([]history.FencingOp, len(mr.history))
 		for i, op := range mr.history {
 			mi[i] = op.FencingOp
 		}

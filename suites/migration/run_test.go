@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
@@ -72,8 +73,8 @@ type staged struct {
 	op        *traffic.Operator
 	fleet     *traffic.Fleet
 	clock     *traffic.Clock
-	history   []check.MigrationOp
-	samples   []check.KeyspaceSample
+	history   []history.MigrationOp
+	samples   []history.KeyspaceSample
 	obsErrs   int
 	elapsed   time.Duration
 	backend   client.Backend
@@ -86,7 +87,7 @@ type staged struct {
 	// "wait one TTL" drain would be trusted (the timer-drain control).
 	timerFrom []time.Duration
 	// reads are the read-side probe's judged calls (when run.reads).
-	reads     []check.ReadOp
+	reads     []history.ReadOp
 	readStats traffic.ReadProbeStats
 }
 
@@ -111,7 +112,7 @@ func (r *staged) hold(ctx context.Context, d time.Duration) {
 
 type allowedSample struct {
 	step   string
-	sample check.KeyspaceSample
+	sample history.KeyspaceSample
 }
 
 // newLeasesAt says whether new-keyspace leases were live right after the
@@ -302,7 +303,7 @@ func invariants(r *staged) check.Result {
 	)
 }
 
-func (r *staged) count(kind check.FencingOpKind, ok bool) int {
+func (r *staged) count(kind history.FencingOpKind, ok bool) int {
 	n := 0
 	for _, op := range r.history {
 		if op.Kind == kind && op.OK == ok && !op.Unknown {

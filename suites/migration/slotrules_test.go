@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
 	"github.com/slotgate/slotgate/report"
@@ -89,7 +90,7 @@ func slotRules(ctx SpecContext) report.Check {
 	}
 
 	By("negative control M9: the door opened with the fleet not on C, then its scripts under slot rules")
-	var m9Run []check.MigrationOp
+	var m9Run []history.MigrationOp
 	if m9Phases != nil {
 		seen := map[fencing.Phase]bool{}
 		var phases []fencing.Phase

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
 	"github.com/slotgate/slotgate/report"
@@ -104,7 +105,7 @@ func judgeStraggler(r *staged) (check.Result, []string) {
 	for _, s := range stragglers {
 		renews := 0
 		for _, op := range r.history {
-			if op.Pod == s.Pod && op.Kind == check.OpRenew && op.OK && op.Call >= s.Left {
+			if op.Pod == s.Pod && op.Kind == history.OpRenew && op.OK && op.Call >= s.Left {
 				renews++
 			}
 		}

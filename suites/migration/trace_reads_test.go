@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/model"
@@ -114,8 +115,8 @@ func replayReads(ctx context.Context, pool client.Pool, m *model.Model, reachabl
 			if scripts != fencing.ReadCorrect && !scripts.Applies(p) {
 				continue
 			}
-			lookups := scripts == fencing.ReadCorrect || scripts.Op() != string(check.ReadValidate)
-			validates := scripts == fencing.ReadCorrect || scripts.Op() == string(check.ReadValidate)
+			lookups := scripts == fencing.ReadCorrect || scripts.Op() != string(history.ReadValidate)
+			validates := scripts == fencing.ReadCorrect || scripts.Op() == string(history.ReadValidate)
 			r := model.ReadRuleFor(p, rule)
 			var what string
 			errored := false

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/presence"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -133,7 +134,7 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 	return span
 }
 
-func during(reads []check.PresenceRead, w check.Span) int {
+func during(reads []history.PresenceRead, w check.Span) int {
 	n := 0
 	for _, r := range reads {
 		if r.Call <= w.End && r.Return >= w.Start {
@@ -226,7 +227,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 		single.Read(ctx, traffic.Sample(rng, p.Keys, 50, nil))
 	}
 	reads := reader.Reads()
-	outcomes := append(append([]check.Outcome(nil), p.Outcomes...), check.PresenceOutcomes(reads)...)
+	outcomes := append(append([]history.OpOutcome(nil), p.Outcomes...), check.PresenceOutcomes(reads)...)
 	result := check.Judge(check.NoErrors, outcomes, s.Keys/2)
 	if seen := check.Judge(check.Happened, "tryagain-retry", int(retries.Load()), "no read met TRYAGAIN: the migration path was never exercised"); seen.Status != check.Pass {
 		result = check.All("bulk-ops", result, seen)
@@ -260,7 +261,7 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 // client is safe but cannot serve the read: impl's per-slot split is needed.
 // Served without an error, the library scattered atomic-looking work
 // silently, which the locality contract forbids whatever wraps it.
-func admitCrossSlot(b client.Backend, version string, single []check.Outcome, refused, split check.Result) {
+func admitCrossSlot(b client.Backend, version string, single []history.OpOutcome, refused, split check.Result) {
 	GinkgoHelper()
 	raw, wrapped := check.Result{Status: check.Unknown, Message: "the cross-slot MGET failed, but not with CROSSSLOT: " + refused.Message}, split
 	switch {

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/presence"
@@ -83,14 +84,14 @@ type cellRun struct {
 	proto   int // the RESP version the pool under test requested
 	ev      report.Evidence
 	nodes   []string // the primaries: each must carry the pool
-	fencing []check.FencingOp
-	mutant  []check.FencingOp
+	fencing []history.FencingOp
+	mutant  []history.FencingOp
 	// outcomes are every loud result of the workload (fencing, presence
 	// writes and reads, shape probes' commands are judged by ReplyShapes).
-	outcomes    []check.Outcome
-	want        map[string]check.PresenceWant
-	reads       []check.PresenceRead
-	concatReads []check.PresenceRead
+	outcomes    []history.OpOutcome
+	want        map[string]history.PresenceWant
+	reads       []history.PresenceRead
+	concatReads []history.PresenceRead
 	conns       []check.ClientConn // CLIENT LIST of every node, pool under test alive
 	ctlConns    []check.ClientConn // CLIENT LIST with the other-protocol pool alive
 	shapes      []traffic.RawShape // typed reads through the pool under test

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/registry"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -139,7 +140,7 @@ func healLatency(ctx context.Context) {
 // (one workload run, two columns).
 type meshRun struct {
 	clock                   *traffic.Clock
-	h                       check.RegistryHistory
+	h                       history.RegistryHistory
 	lat, fo                 check.Span
 	faults                  []report.FaultWindow
 	churn, forged           int
@@ -215,7 +216,7 @@ func registryControls(ctx context.Context, b client.Backend, s meshScale) []repo
 	single := harness.Pool(ctx, b, standalone)
 	bounds := s.bounds(int(s.ControlFor/s.Interval) * s.Observers / 2)
 	type run struct {
-		h       check.RegistryHistory
+		h       history.RegistryHistory
 		skipped int64
 	}
 	runs := make([]run, 4)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -211,7 +212,7 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 
 // enough says a history already has the acknowledged and unknown-outcome
 // increments s asks for.
-func enough(ops []check.RoutingOp, s counterScale) bool {
+func enough(ops []history.RoutingOp, s counterScale) bool {
 	var acked, unk int64
 	for _, t := range check.CounterTallies(ops) {
 		acked, unk = acked+t.Acked, unk+t.Unknown

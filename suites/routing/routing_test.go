@@ -142,7 +142,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 }
 
 // kinds counts error kinds among non-final operations.
-func kinds(ops []check.RoutingOp) map[string]int {
+func kinds(ops []history.RoutingOp) map[string]int {
 	m := map[string]int{}
 	for _, o := range ops {
 		if !o.Final && o.ErrKind != "" {
@@ -160,7 +160,7 @@ func redirectsIn(m map[string]int) int {
 // first primary — a client that ignores MOVED — on keys owned elsewhere,
 // optionally through the swallowing mutant, and reads back with a correct
 // pool.
-func pinnedRun(ctx context.Context, b client.Backend, name string, m routing.Mutant) []check.RoutingOp {
+func pinnedRun(ctx context.Context, b client.Backend, name string, m routing.Mutant) []history.RoutingOp {
 	GinkgoHelper()
 	rng := cfg.Rand(name)
 	owner := cluster.Primaries()[0]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -105,7 +106,7 @@ func splitPair(ctx context.Context, seed client.Pool, k traffic.RoutingKeys) fun
 
 // stallRun writes n split pairs, each through a fresh call path of variant
 // m over a stallPool, and records each call.
-func stallRun(ctx context.Context, b client.Backend, name string, m routing.Mutant, n int) []check.RoutingOp {
+func stallRun(ctx context.Context, b client.Backend, name string, m routing.Mutant, n int) []history.RoutingOp {
 	GinkgoHelper()
 	rng := cfg.Rand(name)
 	tag := fmt.Sprintf("%x", rng.Uint32())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -157,7 +158,7 @@ var connCases = []connCase{
 
 // connect opens a cluster pool on t as c and, when it opens, writes and
 // reads a key on every shard. The outcome is the first failure's kind.
-func connect(ctx context.Context, b client.Backend, t *fixtures.Topology, user fixtures.ACLUser, tc *tls.Config) check.Outcome {
+func connect(ctx context.Context, b client.Backend, t *fixtures.Topology, user fixtures.ACLUser, tc *tls.Config) history.OpOutcome {
 	GinkgoHelper()
 	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: t.Addrs(), Username: user.Name, Password: user.Password, TLS: tc, ClientName: "slotgate-tls", DialTimeout: 2 * time.Second})
 	if err == nil {
@@ -172,7 +173,7 @@ func connect(ctx context.Context, b client.Backend, t *fixtures.Topology, user f
 			}
 		}
 	}
-	o := check.Outcome{Op: "connect and SET/GET", ErrKind: connKind(err)}
+	o := history.OpOutcome{Op: "connect and SET/GET", ErrKind: connKind(err)}
 	if err != nil {
 		o.Err = err.Error()
 	}
@@ -218,11 +219,11 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 		}
 		ev.Metrics[c.name+"_ms"] = float64(time.Since(began).Milliseconds())
 		if c.want == "" {
-			results = append(results, check.Judge(check.NoErrors, []check.Outcome{o}, 1))
+			results = append(results, check.Judge(check.NoErrors, []history.OpOutcome{o}, 1))
 			ev.Observed = append(ev.Observed, fmt.Sprintf("%s (%s): connected, SET/GET on every shard", c.name, c.why))
 			continue
 		}
-		results = append(results, check.Judge(check.RefusedWith, []check.Outcome{o}, c.want))
+		results = append(results, check.Judge(check.RefusedWith, []history.OpOutcome{o}, c.want))
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s: refused as %s — %s", c.name, o.ErrKind, o.Err))
 	}
 	ev.Observed = append(ev.Observed, throughProxy(ctx, t.Primaries()[0], m))
@@ -233,7 +234,7 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 	insecure.InsecureSkipVerify = true
 	o := connect(ctx, b, t, appUser, insecure)
 	o.Op = "wrong-ca+InsecureSkipVerify"
-	ctl := harness.Variant("insecure-skip-verify", "a client that trusts the wrong CA but skips verification: it connects to any server that answers, so a wrong CA goes unnoticed", check.Judge(check.RefusedWith, []check.Outcome{o}, kindUnknownAuthority))
+	ctl := harness.Variant("insecure-skip-verify", "a client that trusts the wrong CA but skips verification: it connects to any server that answers, so a wrong CA goes unnoticed", check.Judge(check.RefusedWith, []history.OpOutcome{o}, kindUnknownAuthority))
 	if o.ErrKind == "" {
 		ev.Observed = append(ev.Observed, "FINDING: with InsecureSkipVerify the client connected and wrote to a cluster whose certificate its CA did not sign — the wrong-CA refusal depends on verification staying on")
 	}
@@ -242,15 +243,15 @@ func tlsAuth(ctx SpecContext, b client.Backend, t *fixtures.Topology) report.Che
 
 // scriptOutcomes runs every fencing script (C phase) as user and records
 // each outcome.
-func scriptOutcomes(ctx context.Context, b client.Backend, t *fixtures.Topology, user fixtures.ACLUser, name string) []check.Outcome {
+func scriptOutcomes(ctx context.Context, b client.Backend, t *fixtures.Topology, user fixtures.ACLUser, name string) []history.OpOutcome {
 	GinkgoHelper()
 	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: t.Addrs(), Username: user.Name, Password: user.Password, TLS: t.TLS().ClientConfig(), ClientName: "slotgate-tls-scripts"})
 	Expect(err).NotTo(HaveOccurred(), "connect as %s", user.Name)
 	defer p.Close()
 	dir := fencing.New(p, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), LeaseTTL: 10 * time.Second})
-	var out []check.Outcome
+	var out []history.OpOutcome
 	rec := func(op string, err error) {
-		o := check.Outcome{Op: user.Name + " " + op, ErrKind: connKind(err)}
+		o := history.OpOutcome{Op: user.Name + " " + op, ErrKind: connKind(err)}
 		if err != nil {
 			o.Err = err.Error()
 		}

@@ -138,7 +138,7 @@ func openRelay(ctx context.Context, backend client.Backend, mode client.Mode, ad
 }
 
 // run drives the drill on backend and returns its history.
-func (d drill) run(ctx context.Context, backend client.Backend, scenario string) (check.SubscriptionHistory, *drillRun) {
+func (d drill) run(ctx context.Context, backend client.Backend, scenario string) (history.SubscriptionHistory, *drillRun) {
 	GinkgoHelper()
 	r := &drillRun{backend: backend, rng: cfg.Rand(scenario), subName: "slotgate-sub-" + string(backend)}
 	if d.tag != "" {
@@ -327,7 +327,7 @@ func voteQuarantine(shard int) {
 
 // evidence is the check's evidence: fault windows, and the numbers the
 // issue asks for per backend.
-func (r *drillRun) evidence(h check.SubscriptionHistory) report.Evidence {
+func (r *drillRun) evidence(h history.SubscriptionHistory) report.Evidence {
 	ev := harness.Evidence(cfg, cluster, r.pool)
 	ev.Faults = harness.Windows(r.windows...)
 	if len(h.Faults) > 0 {

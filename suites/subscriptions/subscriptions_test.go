@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/pubsub"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -60,12 +61,12 @@ func full() bool { return cfg.Profile == harness.ProfileFull }
 // verdict judges a drill's history with the silently-wrong checker: real
 // bad variants (controls) and the checker's self-tests on edited copies of
 // the history.
-func verdict(r *drillRun, h check.SubscriptionHistory, controls ...report.Control) report.Check {
+func verdict(r *drillRun, h history.SubscriptionHistory, controls ...report.Control) report.Check {
 	return verdictOf(r, h, check.Judge(check.SubscriptionsDelivered, h, minExpected), controls...)
 }
 
 // verdictOf is verdict with the scenario's own result.
-func verdictOf(r *drillRun, h check.SubscriptionHistory, res check.Result, controls ...report.Control) report.Check {
+func verdictOf(r *drillRun, h history.SubscriptionHistory, res check.Result, controls ...report.Control) report.Check {
 	controls = append(controls,
 		harness.SelfTest("lost-after-healthy", "the last messages of a held topic vanish after its outage windows closed (a subscription silently gone): the history edited",
 			check.Judge(check.SubscriptionsDelivered, loseTail(h), 1)),
@@ -77,7 +78,7 @@ func verdictOf(r *drillRun, h check.SubscriptionHistory, res check.Result, contr
 
 // variantRun runs d as a known-bad variant on a reset cluster, under its
 // own subscription client name, and narrates its evidence.
-func variantRun(ctx SpecContext, b client.Backend, name, what string, d drill) (check.SubscriptionHistory, *drillRun) {
+func variantRun(ctx SpecContext, b client.Backend, name, what string, d drill) (history.SubscriptionHistory, *drillRun) {
 	GinkgoHelper()
 	By("negative control: " + what)
 	Expect(cluster.Reset(ctx)).To(Succeed())
@@ -96,7 +97,7 @@ func variantRun(ctx SpecContext, b client.Backend, name, what string, d drill) (
 // delivery time rather than send time picked messages the checker rightly
 // excused, and the last deliveries are often of publishes the scenario's
 // stop cut short — delivered, but never acknowledged, so never expected.)
-func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
+func loseTail(h history.SubscriptionHistory) history.SubscriptionHistory {
 	heldAtEnd := map[string]bool{}
 	for _, iv := range h.Held {
 		if iv.To == 0 {
@@ -119,7 +120,7 @@ func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
 			sent[msg{p.Publisher, p.Seq}] = p.Sent
 		}
 	}
-	after := func(d check.SubDelivery) bool {
+	after := func(d history.SubDelivery) bool {
 		at, ok := sent[msg{d.Publisher, d.Seq}]
 		return ok && at > closed[d.Sub]
 	}
@@ -142,7 +143,7 @@ func loseTail(h check.SubscriptionHistory) check.SubscriptionHistory {
 
 // duplicate is a known-bad variant: the last delivery on an exact topic
 // (or the last one at all) handed over twice.
-func duplicate(h check.SubscriptionHistory) check.SubscriptionHistory {
+func duplicate(h history.SubscriptionHistory) history.SubscriptionHistory {
 	out := h
 	out.Deliveries = slices.Clone(h.Deliveries)
 	n := len(out.Deliveries)
@@ -164,7 +165,7 @@ func duplicate(h check.SubscriptionHistory) check.SubscriptionHistory {
 // steadyJudge is the steady scenario's checker: every message delivered
 // once, in order, on its channel to its subscription, and every connection
 // that delivered speaks RESP3 (push).
-func steadyJudge(h check.SubscriptionHistory, r *drillRun, minExpected int) check.Result {
+func steadyJudge(h history.SubscriptionHistory, r *drillRun, minExpected int) check.Result {
 	return check.All("subscriptions-delivered-by-push", check.Judge(check.SubscriptionsDelivered, h, minExpected),
 		check.Judge(check.PushDelivery, r.conns, r.subName, r.exact, r.patterns))
 }
@@ -220,7 +221,7 @@ func slowConsumer(ctx SpecContext, b client.Backend, name string) report.Check {
 // publishedDuring counts acknowledged publishes in the longest stretch of
 // the history without a delivery, up to stall: what the stalled consumer had
 // to be buffered for.
-func publishedDuring(h check.SubscriptionHistory, stall time.Duration) int {
+func publishedDuring(h history.SubscriptionHistory, stall time.Duration) int {
 	var from time.Duration
 	for i := 1; i < len(h.Deliveries); i++ {
 		if gap := h.Deliveries[i].At - h.Deliveries[i-1].At; gap > stall/2 {
@@ -286,7 +287,7 @@ func forcedDisconnect(ctx SpecContext, b client.Backend, name string) report.Che
 // reconnect by themselves (impl/client subscriber_*.go). The relay's own
 // re-subscriptions ("dropped" → "recovered") are impl's wrapper at work;
 // the library's ("resubscribed") are the raw client's.
-func admitDisconnect(b client.Backend, r *drillRun, h check.SubscriptionHistory) {
+func admitDisconnect(b client.Backend, r *drillRun, h history.SubscriptionHistory) {
 	GinkgoHelper()
 	var relayed, library int
 	for _, e := range h.Events {
@@ -404,7 +405,7 @@ func patterns(ctx SpecContext, b client.Backend, name string) report.Check {
 // of the communities it knows, while publishers also serve a community it
 // has not discovered yet. The application still expects every
 // cache-invalidate and conn-control message.
-func enumeratedPatterns(ctx context.Context, b client.Backend, name string) check.SubscriptionHistory {
+func enumeratedPatterns(ctx context.Context, b client.Backend, name string) history.SubscriptionHistory {
 	GinkgoHelper()
 	_, relay := openRelay(ctx, b, client.ModeCluster, cluster.Addrs(), "slotgate-sub-enum-"+string(b), pubsub.Options{}, 0)
 	rec := traffic.NewSubscriptions(relay, traffic.ClockOf(ctx))
@@ -452,7 +453,7 @@ func recoveryLoud(ctx SpecContext, b client.Backend, name string) report.Check {
 
 // singleNodeClients runs the relay over ModeSingle clients on the first
 // primary: the relay as deployed today, pointed at a cluster.
-func singleNodeClients(ctx context.Context, b client.Backend, name string) check.SubscriptionHistory {
+func singleNodeClients(ctx context.Context, b client.Backend, name string) history.SubscriptionHistory {
 	GinkgoHelper()
 	rng := cfg.Rand(name)
 	_, relay := openRelay(ctx, b, client.ModeSingle, []string{cluster.Primaries()[0].Addr()}, "slotgate-sub-single-"+string(b), pubsub.Options{}, 0)

@@ -10,15 +10,15 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/telemetry"
 	"github.com/slotgate/slotgate/traffic"
 )
 
 // scrape reads m the way a Prometheus server does: an HTTP GET of its
 // handler on a real socket, parsed from the text exposition format.
-func scrape(ctx context.Context, m *telemetry.Metrics) check.TelemetryScrape {
+func scrape(ctx context.Context, m *telemetry.Metrics) history.TelemetryScrape {
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	return traffic.Scrape(ctx, srv.Client(), srv.URL+"/metrics")
@@ -26,7 +26,7 @@ func scrape(ctx context.Context, m *telemetry.Metrics) check.TelemetryScrape {
 
 // mustScrape is scrape for snapshots the checks read counts from: a failed
 // scrape there is the harness's problem, not a verdict.
-func mustScrape(ctx context.Context, m *telemetry.Metrics) []check.TelemetrySample {
+func mustScrape(ctx context.Context, m *telemetry.Metrics) []history.TelemetrySample {
 	GinkgoHelper()
 	s := scrape(ctx, m)
 	Expect(s.Err).To(BeEmpty())

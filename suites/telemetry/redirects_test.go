@@ -13,6 +13,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -48,7 +49,7 @@ func redirectsSent(before, after map[string]serverStats, nodes ...string) float6
 // other primaries own, so the server answers every one with MOVED and every
 // MOVED reaches the seam. It returns the tallies of the instrument m (the
 // correct or the drop-redirects one, stacked over the same commands).
-func pinnedTallies(ctx context.Context, b client.Backend, name string) (good, drop []check.TelemetryRedirectTally, scraped check.TelemetryScrape, moved float64) {
+func pinnedTallies(ctx context.Context, b client.Backend, name string) (good, drop []check.TelemetryRedirectTally, scraped history.TelemetryScrape, moved float64) {
 	GinkgoHelper()
 	s := scaleOf()
 	rng := cfg.Rand(name)
@@ -95,7 +96,7 @@ func pinnedTallies(ctx context.Context, b client.Backend, name string) (good, dr
 	}
 	after := statsOf(ctx, cluster)
 	sent := redirectsSent(before, after, owner.Addr())
-	tallies := func(samples []check.TelemetrySample) []check.TelemetryRedirectTally {
+	tallies := func(samples []history.TelemetrySample) []check.TelemetryRedirectTally {
 		var total float64
 		var out []check.TelemetryRedirectTally
 		for sl, n := range observed {
@@ -114,7 +115,7 @@ func pinnedTallies(ctx context.Context, b client.Backend, name string) (good, dr
 // migrate with an ASK hold. The call path's own count (re-sends plus
 // redirects it finally returned) is the observation; the servers'
 // errorstats bound it: the client library follows most redirects itself.
-func migratingTallies(ctx context.Context, b client.Backend, name string) (good, drop check.TelemetryRedirectTally, scraped check.TelemetryScrape, faults []fault.Window) {
+func migratingTallies(ctx context.Context, b client.Backend, name string) (good, drop check.TelemetryRedirectTally, scraped history.TelemetryScrape, faults []fault.Window) {
 	GinkgoHelper()
 	s := scaleOf()
 	rng := cfg.Rand(name)

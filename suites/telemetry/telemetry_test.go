@@ -15,6 +15,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -95,10 +96,10 @@ type skewRun struct {
 	// Instruments: correct, whole-key slot attribution, gap-dropping.
 	good, whole, dropGaps *telemetry.Metrics
 	// Scrapes after the fill phase (each key SET once) and after the run.
-	goodFill, wholeFill []check.TelemetrySample
-	goodRun, wholeRun   []check.TelemetrySample
+	goodFill, wholeFill []history.TelemetrySample
+	goodRun, wholeRun   []history.TelemetrySample
 	// Subscription metrics after the gap phase.
-	goodSub, dropSub []check.TelemetrySample
+	goodSub, dropSub []history.TelemetrySample
 	// Server side: stats before and after the run, key counts per slot,
 	// receivers per channel, subscriptions the server ended per channel.
 	before, after map[string]serverStats
@@ -206,7 +207,7 @@ func skewOf(ctx SpecContext, b client.Backend) *skewRun {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	run.goodFill, run.wholeFill = mustScrape(ctx, run.good), mustScrape(ctx, run.whole)
-	for _, smp := range append(append([]check.TelemetrySample{}, run.goodFill...), run.wholeFill...) {
+	for _, smp := range append(append([]history.TelemetrySample{}, run.goodFill...), run.wholeFill...) {
 		if smp.Name == telemetry.CommandsName && smp.Labels["command"] == "set" {
 			n, _ := strconv.Atoi(smp.Labels["slot"])
 			run.slotKeys[n] = 0
@@ -329,7 +330,7 @@ func skewOf(ctx SpecContext, b client.Backend) *skewRun {
 
 // nodeCounts builds the per-node comparison of one instrument's scrape with
 // the servers' commandstats deltas.
-func nodeCounts(samples []check.TelemetrySample, before, after map[string]serverStats) []check.TelemetryNodeCount {
+func nodeCounts(samples []history.TelemetrySample, before, after map[string]serverStats) []check.TelemetryNodeCount {
 	nodes := map[string]bool{}
 	for addr := range after {
 		nodes[addr] = true
@@ -371,7 +372,7 @@ func nodeCounts(samples []check.TelemetrySample, before, after map[string]server
 
 // slotCounts compares the fresh SETs an instrument counted per slot with
 // CLUSTER COUNTKEYSINSLOT.
-func slotCounts(fill []check.TelemetrySample, serverKeys map[int]float64) []check.TelemetrySlotKeys {
+func slotCounts(fill []history.TelemetrySample, serverKeys map[int]float64) []check.TelemetrySlotKeys {
 	sets := check.TelemetryBy(fill, telemetry.CommandsName, "slot", map[string]string{"command": "set"})
 	unknown := check.TelemetryBy(fill, telemetry.ErrorsName, "slot", map[string]string{"command": "set", "kind": telemetry.KindNetwork})
 	var out []check.TelemetrySlotKeys
@@ -385,7 +386,7 @@ func slotCounts(fill []check.TelemetrySample, serverKeys map[int]float64) []chec
 
 // channelCounts compares an instrument's subscription metrics with what the
 // server reported.
-func channelCounts(samples []check.TelemetrySample, delivered, unpublished, drops map[string]float64) []check.TelemetryChannel {
+func channelCounts(samples []history.TelemetrySample, delivered, unpublished, drops map[string]float64) []check.TelemetryChannel {
 	var out []check.TelemetryChannel
 	for ch := range drops {
 		m := map[string]string{"channel": ch}
@@ -397,7 +398,7 @@ func channelCounts(samples []check.TelemetrySample, delivered, unpublished, drop
 	return out
 }
 
-func agreementOf(r *skewRun, run, fill, sub []check.TelemetrySample) check.Result {
+func agreementOf(r *skewRun, run, fill, sub []history.TelemetrySample) check.Result {
 	return check.Judge(check.TelemetryAgrees, check.TelemetryAgreement{
 		Nodes:    nodeCounts(run, r.before, r.after),
 		Slots:    slotCounts(fill, r.slotKeys),
@@ -440,7 +441,7 @@ func agreement(ctx SpecContext, b client.Backend) report.Check {
 
 // hotOf builds the hot-slot comparison from one instrument's skew-phase
 // counts (run − fill).
-func hotOf(r *skewRun, run, fill []check.TelemetrySample) check.TelemetryHot {
+func hotOf(r *skewRun, run, fill []history.TelemetrySample) check.TelemetryHot {
 	h := check.TelemetryHot{Skewed: r.hot, ServerOwner: r.hotOwner, ClientBySlot: map[int]float64{}, ClientNode: map[int]string{}, ServerCalls: map[string]float64{}, MinShare: scaleOf().minHotShare()}
 	before := map[string]float64{}
 	for _, smp := range fill {
@@ -529,7 +530,7 @@ func scraped(ctx SpecContext, b client.Backend) report.Check {
 // exposedAtC is the scrape check: every required family exported, and the
 // phase gauge saying C, the phase the pods run. It returns the whole
 // result, the phase half alone, and the gauge's value.
-func exposedAtC(s check.TelemetryScrape) (all, atC check.Result, phase float64) {
+func exposedAtC(s history.TelemetryScrape) (all, atC check.Result, phase float64) {
 	phase = check.TelemetrySum(s.Samples, fencing.PhaseGaugeName, nil)
 	atC = check.Judge(check.TelemetryPhaseC, s)
 	return check.All("telemetry-exposed", check.Judge(check.TelemetryExposed, s, requiredFamilies, nodeAddrs(cluster)), atC), atC, phase

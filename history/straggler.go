@@ -1,0 +1,14 @@
+package history
+
+import "time"
+
+// Straggler is a pod of the previous phase that lingered after its
+// Deployment replaced it: from Left it reported no phase gauge (it was
+// terminating, in its grace period) while it kept serving the sessions it
+// held; Gone is when it exited (zero if it outlived the history).
+type Straggler struct {
+	Pod   string
+	Phase string
+	Left  time.Duration
+	Gone  time.Duration
+}
