@@ -175,3 +175,68 @@ func TestFleetFreezeThaw(t *testing.T) {
 		t.Fatal("thawed a pod that was not frozen")
 	}
 }
+
+// A real one-pod fleet on the standalone node, paused past its lease TTL:
+// on thaw the pause records what the pod believed it held, and the pod's
+// held calls for each belief — renew, frame, release at the old
+// generation — are recorded after the thaw, composed with its old phase,
+// and refused (its leases lapsed while it was frozen).
+func TestFleetPauseStaleCalls(t *testing.T) {
+	topo := standalone(t)
+	scenario := history.NewRecorder("pause", 1, nil)
+	ctx := history.With(t.Context(), scenario)
+	const ttl = 150 * time.Millisecond
+	var sessions []fencing.Session
+	for i := range 3 {
+		sessions = append(sessions, fencing.Session{Community: "tt-pause", ID: string(rune('a' + i))})
+	}
+	f, err := NewFleet(ctx, FleetOptions{Addr: topo.Addrs()[0], Backend: client.BackendGoRedis, Pods: 1, Reliable: sessions,
+		TTL: ttl, Acquires: 3, Seed: 11}, scenario.Clock(), fencing.C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(f.beliefs(f.slots[0])) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pod never acquired a lease")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	name, err := f.Freeze(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl)
+	if err := f.Thaw(name, "gc-pause", ResumeOptions{Release: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pauses := f.Pauses()
+	if len(pauses) != 1 || len(pauses[0].Beliefs) == 0 || pauses[0].To-pauses[0].From < 2*ttl {
+		t.Fatalf("pauses %+v", pauses)
+	}
+	pz := pauses[0]
+	f.Stop()
+	stale := map[string]map[string]bool{} // session → kinds delivered after the thaw at the believed gen
+	for _, op := range f.History() {
+		gen, believed := pz.Beliefs[op.Session]
+		if op.Pod != name || !believed || op.Call < pz.To || op.Gen != gen || op.Kind == opAcquire {
+			continue
+		}
+		if stale[op.Session] == nil {
+			stale[op.Session] = map[string]bool{}
+		}
+		stale[op.Session][string(op.Kind)] = true
+		if op.Phase != pz.Phase {
+			t.Errorf("stale %s composed at phase %s, froze at %s", op.Kind, op.Phase, pz.Phase)
+		}
+		if op.Kind != opValidate && op.OK && op.Err == "" {
+			t.Errorf("stale %s of %s gen %d honoured after its lease lapsed: %+v", op.Kind, op.Session, gen, op)
+		}
+	}
+	for s := range pz.Beliefs {
+		if k := stale[s]; !k[string(opRenew)] || !k[string(opValidate)] || !k[string(opRelease)] {
+			t.Errorf("%s: stale calls after the thaw %v, want renew, validate and release", s, k)
+		}
+	}
+}
