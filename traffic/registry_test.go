@@ -23,7 +23,7 @@ func TestRegistryMeshRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	reg, err := registry.New(pool, registry.Options{Interval: 40 * time.Millisecond, Key: []byte("tt-key"), Prefix: "tt-reg:", Index: "tt-reg-index"})
+	reg, err := registry.New(pool, registry.Options{Interval: 40 * time.Millisecond, Key: []byte("tt-key"), Prefix: "tt-reg:" + uniq() + ":", Index: "tt-reg-index-" + uniq()})
 	if err != nil {
 		t.Fatal(err)
 	}

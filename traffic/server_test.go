@@ -3,8 +3,10 @@ package traffic
 import (
 	"context"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
 )
@@ -28,6 +30,10 @@ func standalone(t *testing.T) *fixtures.Topology {
 	}
 	return server
 }
+
+// uniq names one test invocation's keys, so -count=N runs on the one
+// server never see each other's state.
+func uniq() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
