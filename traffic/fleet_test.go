@@ -34,19 +34,19 @@ func bareFleet(t *testing.T, sessions ...fencing.Session) (*Fleet, *Pod, *histor
 func TestFleetDeliverRecords(t *testing.T) {
 	s := fencing.Session{Community: "c", ID: "s1"}
 	f, p, rec := bareFleet(t, s)
-	answer := func(op fencingOp, err error) func(*fencing.Directory) (fencingOp, error) {
-		return func(*fencing.Directory) (fencingOp, error) { time.Sleep(time.Millisecond); return op, err }
+	answer := func(op history.FencingOp, err error) func(*fencing.Directory) (history.FencingOp, error) {
+		return func(*fencing.Directory) (history.FencingOp, error) { time.Sleep(time.Millisecond); return op, err }
 	}
-	ok := f.deliver(p, p.dir.Load(), LaneReliable, opAcquire, s, p.Name, 0, answer(fencingOp{OK: true, Gen: 5}, nil))
-	lost := f.deliver(p, p.dir.Load(), LaneHuddle, opRenew, s, p.Name, 3, answer(fencingOp{OK: true}, io.ErrUnexpectedEOF))
-	cancelled := f.deliver(p, p.dir.Load(), LaneReliable, opRelease, s, p.Name, 3, answer(fencingOp{}, context.Canceled))
+	ok := f.deliver(p, p.dir.Load(), LaneReliable, history.OpAcquire, s, p.Name, 0, answer(history.FencingOp{OK: true, Gen: 5}, nil))
+	lost := f.deliver(p, p.dir.Load(), LaneHuddle, history.OpRenew, s, p.Name, 3, answer(history.FencingOp{OK: true}, io.ErrUnexpectedEOF))
+	cancelled := f.deliver(p, p.dir.Load(), LaneReliable, history.OpRelease, s, p.Name, 3, answer(history.FencingOp{}, context.Canceled))
 	p.dead.Store(true)
-	refused := f.deliver(p, p.dir.Load(), LaneReliable, opValidate, s, p.Name, 3, answer(fencingOp{}, client.ParseServerError("NOSCRIPT No matching script")))
+	refused := f.deliver(p, p.dir.Load(), LaneReliable, history.OpValidate, s, p.Name, 3, answer(history.FencingOp{}, client.ParseServerError("NOSCRIPT No matching script")))
 
 	if !ok.OK || ok.Unknown || ok.Gen != 5 || ok.ErrKind != "" || ok.Abandoned {
 		t.Errorf("acquire answered gen 5 recorded as %+v", ok)
 	}
-	if ok.Pod != p.Name || ok.Phase != string(fencing.C) || ok.Lane != string(LaneReliable) || ok.Session != s.String() || ok.Kind != opAcquire || ok.Owner != p.Name {
+	if ok.Pod != p.Name || ok.Phase != string(fencing.C) || ok.Lane != string(LaneReliable) || ok.Session != s.String() || ok.Kind != history.OpAcquire || ok.Owner != p.Name {
 		t.Errorf("acquire attributed as %+v", ok)
 	}
 	if ok.Call <= 0 || ok.Return-ok.Call < time.Millisecond {
@@ -79,7 +79,7 @@ func TestFleetDeliverRecords(t *testing.T) {
 func TestFleetHistorySorted(t *testing.T) {
 	f, _, _ := bareFleet(t)
 	for _, call := range []time.Duration{30, 10, 20} {
-		op := migrationOp{Pod: "p"}
+		op := history.MigrationOp{Pod: "p"}
 		op.Call, op.Return = call, call+1
 		f.record(op)
 	}
@@ -100,21 +100,21 @@ func TestFleetBeliefs(t *testing.T) {
 	at := time.Duration(0)
 	add := func(pod string, lane Lane, kind any, s fencing.Session, gen int64, ok bool) {
 		at++
-		op := migrationOp{Pod: pod, Lane: string(lane)}
-		op.Kind, op.Session, op.Gen, op.OK, op.Call, op.Return = kind.(fencingOpKind), s.String(), gen, ok, at, at
+		op := history.MigrationOp{Pod: pod, Lane: string(lane)}
+		op.Kind, op.Session, op.Gen, op.OK, op.Call, op.Return = kind.(history.FencingOpKind), s.String(), gen, ok, at, at
 		f.record(op)
 	}
 	me := p.Name
-	add(me, LaneReliable, opAcquire, s1, 4, true)
-	add(me, LaneReliable, opRenew, s1, 3, false) // a stale generation's refusal
-	add(me, LaneReliable, opAcquire, s2, 2, true)
-	add(me, LaneReliable, opRenew, s2, 2, false) // lost it
-	add(me, LaneReliable, opAcquire, s3, 7, true)
-	add(me, LaneReliable, opRelease, s3, 7, false) // released, whatever it answered
-	add(me, LaneReliable, opAcquire, s3, 0, false) // a failed acquire
-	add(me, LaneHuddle, opAcquire, s4, 1, true)
-	add(me, LaneHuddle, opRenew, s4, 1, true)
-	add("pod1.2", LaneReliable, opAcquire, s2, 3, true) // someone else's
+	add(me, LaneReliable, history.OpAcquire, s1, 4, true)
+	add(me, LaneReliable, history.OpRenew, s1, 3, false) // a stale generation's refusal
+	add(me, LaneReliable, history.OpAcquire, s2, 2, true)
+	add(me, LaneReliable, history.OpRenew, s2, 2, false) // lost it
+	add(me, LaneReliable, history.OpAcquire, s3, 7, true)
+	add(me, LaneReliable, history.OpRelease, s3, 7, false) // released, whatever it answered
+	add(me, LaneReliable, history.OpAcquire, s3, 0, false) // a failed acquire
+	add(me, LaneHuddle, history.OpAcquire, s4, 1, true)
+	add(me, LaneHuddle, history.OpRenew, s4, 1, true)
+	add("pod1.2", LaneReliable, history.OpAcquire, s2, 3, true) // someone else's
 	got := f.beliefs(me)
 	if len(got) != 2 {
 		t.Fatalf("beliefs = %+v, want s4@1 (huddle) and s1@4 (reliable)", got)
@@ -145,7 +145,7 @@ func TestFleetFreezeThaw(t *testing.T) {
 	delivered := make(chan struct{})
 	go func() {
 		defer close(delivered)
-		f.call(p, LaneReliable, opRenew, s, p.Name, 1, func(*fencing.Directory) (fencingOp, error) { return fencingOp{OK: true}, nil })
+		f.call(p, LaneReliable, history.OpRenew, s, p.Name, 1, func(*fencing.Directory) (history.FencingOp, error) { return history.FencingOp{OK: true}, nil })
 	}()
 	select {
 	case <-delivered:
@@ -220,7 +220,7 @@ func TestFleetPauseStaleCalls(t *testing.T) {
 	stale := map[string]map[string]bool{} // session → kinds delivered after the thaw at the believed gen
 	for _, op := range f.History() {
 		gen, believed := pz.Beliefs[op.Session]
-		if op.Pod != name || !believed || op.Call < pz.To || op.Gen != gen || op.Kind == opAcquire {
+		if op.Pod != name || !believed || op.Call < pz.To || op.Gen != gen || op.Kind == history.OpAcquire {
 			continue
 		}
 		if stale[op.Session] == nil {
@@ -230,12 +230,12 @@ func TestFleetPauseStaleCalls(t *testing.T) {
 		if op.Phase != pz.Phase {
 			t.Errorf("stale %s composed at phase %s, froze at %s", op.Kind, op.Phase, pz.Phase)
 		}
-		if op.Kind != opValidate && op.OK && op.Err == "" {
+		if op.Kind != history.OpValidate && op.OK && op.Err == "" {
 			t.Errorf("stale %s of %s gen %d honoured after its lease lapsed: %+v", op.Kind, op.Session, gen, op)
 		}
 	}
 	for s := range pz.Beliefs {
-		if k := stale[s]; !k[string(opRenew)] || !k[string(opValidate)] || !k[string(opRelease)] {
+		if k := stale[s]; !k[string(history.OpRenew)] || !k[string(history.OpValidate)] || !k[string(history.OpRelease)] {
 			t.Errorf("%s: stale calls after the thaw %v, want renew, validate and release", s, k)
 		}
 	}

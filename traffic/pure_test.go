@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/gate"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -76,18 +77,22 @@ func TestUntilStoppedPace(t *testing.T) {
 	stop = make(chan struct{})
 	var mu sync.Mutex
 	rounds := map[int][]int{}
+	began := time.Now()
 	time.AfterFunc(run, func() { close(stop) })
 	untilStopped(context.Background(), stop, 3, pace, func(w, r int) {
 		mu.Lock()
 		rounds[w] = append(rounds[w], r)
 		mu.Unlock()
 	})
+	// The bound follows the time the run really took (a loaded machine
+	// fires the stop late), so it judges the pace, not the scheduler.
+	ran := time.Since(began)
 	if len(rounds) != 3 {
 		t.Fatalf("workers that ran: %d, want 3", len(rounds))
 	}
 	for w, rs := range rounds {
-		if len(rs) < 1 || len(rs) > int(run/pace) {
-			t.Errorf("worker %d ran %d rounds in %v at pace %v (want 1..%d)", w, len(rs), run, pace, run/pace)
+		if most := int(ran/pace) + 1; len(rs) < 1 || len(rs) > most {
+			t.Errorf("worker %d ran %d rounds in %v at pace %v (want 1..%d)", w, len(rs), ran, pace, most)
 		}
 		for i, r := range rs {
 			if r != i {
@@ -307,12 +312,12 @@ func TestAuditErrors(t *testing.T) {
 // across the whole send.
 func TestMeshLiveReads(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	h := meshHistory{
-		Sessions: []meshSession{
+	h := history.MeshHistory{
+		Sessions: []history.MeshSession{
 			{SessionID: "s1", Recipient: "t/p/alice", Registered: ms(10)},                                       // live from 10 on
 			{SessionID: "s2", Recipient: "t/p/bob", Registered: ms(10), DeregisterStart: ms(50), Ended: ms(60)}, // live 10..50
 		},
-		Sends: []meshSend{
+		Sends: []history.MeshSend{
 			{Recipient: "t/p/alice", Start: ms(20), Done: ms(25), Status: 200, SessionID: "s1"}, // hit
 			{Recipient: "t/p/alice", Start: ms(30), Done: ms(35), Status: 200},                  // miss
 			{Recipient: "t/p/alice", Start: ms(5), Done: ms(15), Status: 200},                   // before registration

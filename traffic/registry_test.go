@@ -34,12 +34,35 @@ func TestRegistryMeshRecords(t *testing.T) {
 	if m.Live() != 3 {
 		t.Fatalf("Live = %d after start, want 3", m.Live())
 	}
-	time.Sleep(130 * time.Millisecond)
+	// Observed, not slept: every runtime has heartbeated twice and the
+	// observer discovered three times before the crash (a loaded machine
+	// runs the 25 ms loops late), and once more after it.
+	heartbeatsAndDiscoveries := func() (map[string]int, int) {
+		beats, found := map[string]int{}, 0
+		for _, op := range m.History().Ops {
+			switch {
+			case strings.HasPrefix(op.Runtime, "observer-") && string(op.Kind) == "discover":
+				found++
+			case string(op.Kind) == "heartbeat":
+				beats[op.Runtime]++
+			}
+		}
+		return beats, found
+	}
+	waitFor(t, "two heartbeats per runtime and three discoveries", func() bool {
+		beats, found := heartbeatsAndDiscoveries()
+		enough := len(beats) == 3 && found >= 3
+		for _, n := range beats {
+			enough = enough && n >= 2
+		}
+		return enough
+	})
 	m.Crash(1)
 	if m.Live() != 2 {
 		t.Fatalf("Live = %d after a crash, want 2", m.Live())
 	}
-	time.Sleep(60 * time.Millisecond)
+	_, before := heartbeatsAndDiscoveries()
+	waitFor(t, "a discovery after the crash", func() bool { _, found := heartbeatsAndDiscoveries(); return found > before })
 	m.Stop(true)
 	h := m.History()
 
@@ -111,9 +134,20 @@ func TestRegistryMeshRecords(t *testing.T) {
 		t.Errorf("%d crashed and %d left, want 1 and 2", crashed, left)
 	}
 	if discoveries < 3 {
-		t.Errorf("%d discoveries in ~190 ms at 25 ms, want several", discoveries)
+		t.Errorf("%d discoveries, want the 3 waited for", discoveries)
 	}
 	if n := len(scenario.Snapshot().Ops); n != len(h.Ops) {
 		t.Errorf("scenario history has %d ops, registry history %d", n, len(h.Ops))
+	}
+}
+
+// waitFor polls cond every 5 ms for up to 10 s and fails the test naming
+// what did not happen.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for until := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(until) {
+			t.Fatalf("after 10 s still no %s", what)
+		}
 	}
 }

@@ -143,7 +143,7 @@ func TestFencingContentionRecords(t *testing.T) {
 	// losers × 3 calls; then release, release, renew. 2 sessions × 2 rounds.
 	stale := 0
 	for _, op := range ops {
-		if op.Kind == opAcquire && op.OK && op.Gen > 1 {
+		if op.Kind == history.OpAcquire && op.OK && op.Gen > 1 {
 			stale++
 		}
 	}
@@ -156,10 +156,10 @@ func TestFencingContentionRecords(t *testing.T) {
 	winners := map[string]int{}
 	gens := map[string]int64{}
 	for _, op := range ops {
-		if op.Unknown || op.Return < op.Call || op.Owner != pod(op.Client) && op.Kind != opAcquire {
+		if op.Unknown || op.Return < op.Call || op.Owner != pod(op.Client) && op.Kind != history.OpAcquire {
 			t.Errorf("op %+v", op)
 		}
-		if op.Kind == opAcquire && op.OK {
+		if op.Kind == history.OpAcquire && op.OK {
 			winners[op.Session]++
 			if op.Gen <= gens[op.Session] {
 				t.Errorf("acquire %+v: generation not above %d", op, gens[op.Session])
