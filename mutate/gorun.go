@@ -81,6 +81,9 @@ type GoRunner struct {
 	Schemata *gomut.Schemata
 	// BuildSeconds is Cover's build of the suites (with the schemata).
 	BuildSeconds float64
+	// Order fixes Ginkgo's spec order (RunArgs.Order) in every run, so the
+	// same mutant is named the same killer by either build mode.
+	Order int64
 
 	modPath string
 	units   []goUnit
@@ -288,7 +291,7 @@ func (r *GoRunner) coverUnit(ctx context.Context, bins *Suites, u *goUnit, i int
 		began := time.Now()
 		// No mutant active, whatever the caller's environment says.
 		card, err := bins.Run(ctx, st, RunArgs{Env: append(slices.Clone(r.Env), "GOCOVERDIR="+dir, schema.EnvMutant+"="),
-			JSON: filepath.Join(r.Work, "cover.json"), Log: r.Log, Timeout: r.Timeout, Args: []string{"-test.gocoverdir=" + dir}})
+			JSON: filepath.Join(r.Work, "cover.json"), Log: r.Log, Timeout: r.Timeout, Args: []string{"-test.gocoverdir=" + dir}, Order: r.Order})
 		if err != nil {
 			return fmt.Errorf("baseline %s: %w", u.name, err)
 		}
@@ -428,7 +431,7 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		env = append(env, schema.EnvMutant+"=")
 	}
 	runOnce := func(st Stage) (Kill, bool, *report.Scorecard, error) {
-		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout})
+		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout, Order: r.Order})
 		if err != nil {
 			return Kill{}, false, nil, err
 		}

@@ -329,7 +329,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			runenv.EnvServer + "=" + serverPath,
 			runenv.EnvBackends + "=go-redis", // impl's guards do not depend on the client backend
 			fixtures.EnvOwner + "=" + fixtures.OwnerStamp(),
-		}, Schemata: schemata}
+		}, Schemata: schemata, Order: f.seed}
 		defer runner.Close()
 		if schemata != nil {
 			in := 0
