@@ -526,6 +526,12 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			}
 			if e := errCheck(x.Cond, info); e != nil && x.Else == nil && returns(x.Body) {
 				add(OpDropErrReturn, x, x, x.Pos(), replace(x.Body, "{\n}"))
+				// What a run must reach to tell this mutant apart is the
+				// body, not the if: until an error takes the branch the
+				// mutant runs exactly as the original. A spec whose
+				// baseline never ran the body cannot kill it (Reaches),
+				// and running it cost a survivor's full run (~15–110 s).
+				sites[len(sites)-1].from, sites[len(sites)-1].to = x.Body.Pos(), x.Body.End()
 			}
 		case *ast.SwitchStmt:
 			if x.Tag == nil {
