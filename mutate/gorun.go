@@ -178,6 +178,7 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 				if r.Schemata == nil || !errors.Is(err, ErrBaseline) {
 					return fmt.Errorf("coverage map: %w", err)
 				}
+				schemaErr := err
 				// Whose failure: the schemata's, or the code's own?
 				if orig == nil {
 					if orig, err = buildSuites(ctx, r.Root, filepath.Join(r.Work, "orig-bin"), suites, coverFlags, r.Log); err != nil {
@@ -188,7 +189,7 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 				if err2 := r.coverUnit(ctx, orig, &u, len(r.units)+i); err2 != nil {
 					return fmt.Errorf("coverage map: %w", err2)
 				}
-				return fmt.Errorf("coverage map: %w: %s fails with every mutant off and passes with the original code (%v)", ErrSchemata, u.name, err)
+				return fmt.Errorf("coverage map: %w: %s fails with every mutant off and passes with the original code; with the schemata: %v", ErrSchemata, u.name, schemaErr)
 			}
 			progress(fmt.Sprintf("baseline %s %q passed in %.0fs", s, units[i].name, units[i].secs))
 		}
