@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/mutate/gomut"
+	"github.com/slotgate/slotgate/mutate/schema"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -45,6 +46,13 @@ var goBuildFlags = []string{"-vet=off", "-ldflags=-w -s"}
 // by it could be trusted, so the run stops and the gate fails.
 var ErrBaseline = errors.New("baseline does not pass")
 
+// ErrSchemata is a spec that fails with the schemata build and no mutant
+// active but passes with the original code: the schemata changed
+// behaviour, so every verdict they would give is suspect (a schema that
+// breaks the code would "kill" every mutant). The run stops; it is not
+// the gate's verdict but a broken tool.
+var ErrSchemata = errors.New("the schemata build with no mutant active does not behave as the original code")
+
 // goUnit is one spec (or Ordered group) of a suite and what its baseline
 // run covered.
 type goUnit struct {
@@ -64,9 +72,31 @@ type GoRunner struct {
 	Env     []string // SLOTGATE_PROFILE, _SEED, _SERVER, _BACKENDS, _OWNER (as the Lua runner's)
 	Timeout time.Duration
 	Log     io.Writer
+	// Schemata, when set, are compiled into the suites once (Cover builds
+	// them from a copy of the module holding the schema files, with
+	// coverage): a mutant they hold runs those binaries with
+	// SLOTGATE_MUTANT=<id>, any other is built on its own. The baseline
+	// runs the same binaries with no mutant active — the proof that the
+	// schemata do not change behaviour (ErrSchemata when they do).
+	Schemata *gomut.Schemata
+	// BuildSeconds is Cover's build of the suites (with the schemata).
+	BuildSeconds float64
+	// Order fixes Ginkgo's spec order (RunArgs.Order) in every run, so the
+	// same mutant is named the same killer by either build mode.
+	Order int64
 
 	modPath string
 	units   []goUnit
+	bins    *Suites // Cover's build
+	release func()  // frees the schemata copy
+}
+
+// Close removes the schemata copy.
+func (r *GoRunner) Close() {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
 }
 
 // specList is the part of a Ginkgo JSON report Cover reads from a dry run:
@@ -117,12 +147,24 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 		imports[i] = path.Join(mod, p)
 	}
 	began := time.Now()
-	bins, err := buildSuites(ctx, r.Root, filepath.Join(r.Work, "cover-bin"), suites,
-		append(slices.Clone(goBuildFlags), "-cover", "-covermode=set", "-coverpkg="+strings.Join(imports, ",")), r.Log)
+	coverFlags := append(slices.Clone(goBuildFlags), "-cover", "-covermode=set", "-coverpkg="+strings.Join(imports, ","))
+	src, what := r.Root, ""
+	if r.Schemata != nil {
+		dir, release, err := gomut.PrepareSchemata(r.Root, r.Schemata)
+		if err != nil {
+			return fmt.Errorf("coverage map: %w", err)
+		}
+		r.release, src = release, dir
+		what = fmt.Sprintf(" and the schemata of %d mutants", len(r.Schemata.In))
+	}
+	bins, err := buildSuites(ctx, src, filepath.Join(r.Work, "cover-bin"), suites, coverFlags, r.Log)
 	if err != nil {
 		return fmt.Errorf("coverage map: %w", err)
 	}
-	progress(fmt.Sprintf("built %s with coverage of %s in %s", strings.Join(suites, ", "), strings.Join(pkgs, ", "), time.Since(began).Round(time.Second)))
+	r.bins = bins
+	r.BuildSeconds = time.Since(began).Seconds()
+	progress(fmt.Sprintf("built %s with coverage of %s%s in %s", strings.Join(suites, ", "), strings.Join(pkgs, ", "), what, time.Since(began).Round(time.Second)))
+	var orig *Suites // the original code's build, made only to judge a schemata baseline that fails
 	for _, s := range suites {
 		units, err := r.list(ctx, bins, s, bySuite[s])
 		if err != nil {
@@ -133,7 +175,21 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 		}
 		for i := range units {
 			if err := r.coverUnit(ctx, bins, &units[i], len(r.units)+i); err != nil {
-				return fmt.Errorf("coverage map: %w", err)
+				if r.Schemata == nil || !errors.Is(err, ErrBaseline) {
+					return fmt.Errorf("coverage map: %w", err)
+				}
+				schemaErr := err
+				// Whose failure: the schemata's, or the code's own?
+				if orig == nil {
+					if orig, err = buildSuites(ctx, r.Root, filepath.Join(r.Work, "orig-bin"), suites, coverFlags, r.Log); err != nil {
+						return fmt.Errorf("coverage map: %w", err)
+					}
+				}
+				u := units[i]
+				if err2 := r.coverUnit(ctx, orig, &u, len(r.units)+i); err2 != nil {
+					return fmt.Errorf("coverage map: %w", err2)
+				}
+				return fmt.Errorf("coverage map: %w: %s fails with every mutant off and passes with the original code; with the schemata: %v", ErrSchemata, u.name, schemaErr)
 			}
 			progress(fmt.Sprintf("baseline %s %q passed in %.0fs", s, units[i].name, units[i].secs))
 		}
@@ -234,8 +290,9 @@ func (r *GoRunner) coverUnit(ctx context.Context, bins *Suites, u *goUnit, i int
 			return fmt.Errorf("baseline %s: %w", u.name, err)
 		}
 		began := time.Now()
-		card, err := bins.Run(ctx, st, RunArgs{Env: append(slices.Clone(r.Env), "GOCOVERDIR="+dir),
-			JSON: filepath.Join(r.Work, "cover.json"), Log: r.Log, Timeout: r.Timeout, Args: []string{"-test.gocoverdir=" + dir}})
+		// No mutant active, whatever the caller's environment says.
+		card, err := bins.Run(ctx, st, RunArgs{Env: append(slices.Clone(r.Env), "GOCOVERDIR="+dir, schema.EnvMutant+"="),
+			JSON: filepath.Join(r.Work, "cover.json"), Log: r.Log, Timeout: r.Timeout, Args: []string{"-test.gocoverdir=" + dir}, Order: r.Order})
 		if err != nil {
 			return fmt.Errorf("baseline %s: %w", u.name, err)
 		}
@@ -271,6 +328,9 @@ func (r *GoRunner) coverUnit(ctx context.Context, bins *Suites, u *goUnit, i int
 
 // Reaching returns the units of m's rows whose baseline reached g's code.
 func (r *GoRunner) reaching(m Mutant, g gomut.Mutant) []goUnit {
+	if r.Schemata != nil {
+		g = r.Schemata.Locate(g) // the baseline ran the schema files
+	}
 	var out []goUnit
 	for _, u := range r.units {
 		if slices.ContainsFunc(u.rows, func(row report.RowID) bool { return slices.Contains(m.Rows, row) }) && u.cover.Reaches(g) {
@@ -335,27 +395,44 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 			}
 		}
 	}
-	dir, release, err := gomut.Prepare(r.Root, g)
-	if err != nil {
-		res.Status, res.Reason = Error, err.Error()
-		return res
-	}
-	defer release()
-	pkgs := make([]string, len(stages))
-	for i, st := range stages {
-		pkgs[i] = st.Pkg
-	}
-	b := time.Now()
-	suites, err := buildSuites(ctx, dir, filepath.Join(r.Work, "mutant-bin"), pkgs, goBuildFlags, r.Log)
-	res.BuildSeconds = time.Since(b).Seconds()
-	if err != nil {
-		// Generate type-checked the mutant, so a suite that does not
-		// compile means the tree changed under the run: never a kill.
-		res.Status, res.Reason = Error, fmt.Sprintf("%v: %v", gomut.ErrBuild, err)
-		return res
+	suites, env, args := r.bins, slices.Clone(r.Env), []string(nil)
+	if r.Schemata != nil && r.Schemata.In[g.ID] && r.bins != nil {
+		// The schemata build holds it: switch it on. The binaries have
+		// coverage on; its data goes to a scratch directory, dropped.
+		cov := filepath.Join(r.Work, "mutant-cover")
+		_ = os.RemoveAll(cov)
+		if err := os.MkdirAll(cov, 0o755); err != nil {
+			res.Status, res.Reason = Error, err.Error()
+			return res
+		}
+		defer os.RemoveAll(cov)
+		env = append(env, schema.EnvMutant+"="+g.ID, "GOCOVERDIR="+cov)
+		args = []string{"-test.gocoverdir=" + cov}
+		res.Schema = true
+	} else {
+		dir, release, err := gomut.Prepare(r.Root, g)
+		if err != nil {
+			res.Status, res.Reason = Error, err.Error()
+			return res
+		}
+		defer release()
+		pkgs := make([]string, len(stages))
+		for i, st := range stages {
+			pkgs[i] = st.Pkg
+		}
+		b := time.Now()
+		suites, err = buildSuites(ctx, dir, filepath.Join(r.Work, "mutant-bin"), pkgs, goBuildFlags, r.Log)
+		res.BuildSeconds = time.Since(b).Seconds()
+		if err != nil {
+			// Generate type-checked the mutant, so a suite that does not
+			// compile means the tree changed under the run: never a kill.
+			res.Status, res.Reason = Error, fmt.Sprintf("%v: %v", gomut.ErrBuild, err)
+			return res
+		}
+		env = append(env, schema.EnvMutant+"=")
 	}
 	runOnce := func(st Stage) (Kill, bool, *report.Scorecard, error) {
-		card, err := suites.Run(ctx, st, RunArgs{Env: r.Env, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout})
+		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout, Order: r.Order})
 		if err != nil {
 			return Kill{}, false, nil, err
 		}

@@ -110,6 +110,9 @@ type Result struct {
 	// whose coverage reaches it; GoRunner).
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
 	Specs        int     `json:"specs,omitempty"`
+	// Schema is a Go mutant run from the schemata build (switched on by
+	// SLOTGATE_MUTANT, no build of its own); false: built on its own.
+	Schema bool `json:"schema,omitempty"`
 }
 
 // Killer reads a row run's scorecard: the first failing check of the

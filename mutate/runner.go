@@ -88,6 +88,11 @@ type RunArgs struct {
 	Timeout time.Duration
 	// Args are extra arguments to the suite binary (-test.gocoverdir).
 	Args []string
+	// Order, when not 0, is Ginkgo's --ginkgo.seed: the order it shuffles
+	// the top-level containers in. Without it every run draws its own, so
+	// which of two failing specs comes first under fail-fast — the killer
+	// a report names — varies between runs of one mutant.
+	Order int64
 }
 
 // Run runs one stage and scores it. --ginkgo.fail-fast (unless KeepGoing)
@@ -105,6 +110,9 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	args := []string{"--ginkgo.label-filter=" + strings.Join(labels, " || "), "--ginkgo.json-report=" + a.JSON, "--ginkgo.timeout=" + a.Timeout.String()}
 	if !st.KeepGoing {
 		args = append(args, "--ginkgo.fail-fast")
+	}
+	if a.Order != 0 {
+		args = append(args, fmt.Sprintf("--ginkgo.seed=%d", a.Order))
 	}
 	if st.Focus != "" {
 		args = append(args, "--ginkgo.focus="+st.Focus)

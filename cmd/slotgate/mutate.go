@@ -16,7 +16,9 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/mutate"
+	"github.com/slotgate/slotgate/mutate/gomut"
 	"github.com/slotgate/slotgate/mutate/luamut"
+	"github.com/slotgate/slotgate/mutate/schema"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/runenv"
 )
@@ -48,9 +50,14 @@ Go mutants (--kind go) come from mutate/gomut: go/ast edits of impl's guard
 and filter code (gomut.DefaultTargets), each type-checked. Every spec of
 the covering rows first runs once, alone, with the unmutated code and Go
 coverage of the target packages (the Go baseline and a coverage map); a
-mutant then runs only the specs whose baseline reached the mutated code,
-from suites compiled in a copy of the module holding it. A mutant no spec
-reaches survives as "not covered".
+mutant then runs only the specs whose baseline reached the mutated code. A
+mutant no spec reaches survives as "not covered". With --schemata (the
+default) every mutant of the targets is compiled into one build of each
+suite, its site switched by SLOTGATE_MUTANT=<id> (mutate/schema), and the
+baseline runs that build with no mutant active: if a spec fails there and
+passes with the original code, the schemata changed behaviour and the run
+stops (exit 2). A mutant with no schema, or every mutant with
+--schemata=false, is compiled on its own in a copy of the module.
 
 Before any mutant, the unmutated set runs through every stage: a row that
 fails its own baseline would make every kill meaningless, so the run stops.
@@ -74,6 +81,7 @@ type mutateFlags struct {
 	every                                      bool
 	list                                       bool
 	ids                                        string
+	schemata                                   bool
 }
 
 // luaRows are the rows that can judge a Lua mutant.
@@ -95,6 +103,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.DurationVar(&f.timeout, "timeout", 3*time.Minute, "give up on one suite run of one mutant after this long")
 	fs.BoolVar(&f.every, "every-row", false, "run every covering row on every mutant, also in smoke")
 	fs.StringVar(&f.ids, "id", "", "run only the mutants with these comma-separated `ids` (from --list or mutation.json; e.g. to re-run survivors after strengthening a row)")
+	fs.BoolVar(&f.schemata, "schemata", true, "Go mutants: compile every mutant of the targets into one build of each suite (mutant schemata, switched by SLOTGATE_MUTANT); false builds each mutant on its own")
 	fs.BoolVar(&f.list, "list", false, "list the mutants (id, operator, what changed) and exit without running them")
 	fs.Usage = func() { fmt.Fprint(stderr, mutateHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -167,13 +176,14 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 		mutants = append(mutants, ms...)
 	}
 	var goMutants []mutate.Mutant
+	var schemata *gomut.Schemata
 	if slices.Contains(kinds, mutate.KindGo) {
-		gm, err := generateGo(root, rows, f.seed)
+		gm, sch, err := generateGo(root, rows, f.seed, f.schemata && !f.list)
 		if err != nil {
 			return 0, fmt.Errorf("%w: --kind go: %v", errUsage, err)
 		}
 		generated += len(gm)
-		goMutants = gm
+		goMutants, schemata = gm, sch
 	}
 	mutants = append(mutants, goMutants...)
 	if f.ids != "" {
@@ -319,7 +329,20 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			runenv.EnvServer + "=" + serverPath,
 			runenv.EnvBackends + "=go-redis", // impl's guards do not depend on the client backend
 			fixtures.EnvOwner + "=" + fixtures.OwnerStamp(),
-		}}
+		}, Schemata: schemata, Order: f.seed}
+		defer runner.Close()
+		if schemata != nil {
+			in := 0
+			for _, m := range goList {
+				if schemata.In[m.ID] {
+					in++
+				} else if why, ok := schemata.Fallback[m.ID]; ok {
+					meta.Notes = append(meta.Notes, "built on its own (no schema): "+m.ID+": "+why)
+				}
+			}
+			meta.Notes = append(meta.Notes, fmt.Sprintf("Go mutant schemata: %d of the %d sampled Go mutants (%d of every target's %d) switched by %s in one build of each suite, the rest built on their own",
+				in, len(goList), len(schemata.In), len(schemata.In)+len(schemata.Fallback), schema.EnvMutant))
+		}
 		b := time.Now()
 		code, err := coverGo(ctx, runner, goList, func(s string) { fmt.Fprintln(stdout, "slotgate mutate: "+s) })
 		if err != nil {
@@ -329,7 +352,8 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			}
 			return 0, err
 		}
-		meta.BaselineSeconds += time.Since(b).Seconds()
+		meta.BuildSeconds += runner.BuildSeconds
+		meta.BaselineSeconds += time.Since(b).Seconds() - runner.BuildSeconds
 		for i, m := range goList {
 			if ctx.Err() != nil {
 				break
@@ -389,6 +413,10 @@ func progress(w io.Writer, i, n int, r mutate.Result) {
 		}
 	default:
 		line += " — " + string(r.Status) + ": " + r.Reason
+	}
+	if r.Kind == mutate.KindGo && r.Specs > 0 && r.Schema {
+		fmt.Fprintf(w, "%s (%.1fs: schemata, %d specs)\n", line, r.Seconds, r.Specs)
+		return
 	}
 	if r.Kind == mutate.KindGo && r.Specs > 0 {
 		fmt.Fprintf(w, "%s (%.1fs: build %.1fs, %d specs)\n", line, r.Seconds, r.BuildSeconds, r.Specs)

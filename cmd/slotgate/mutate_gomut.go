@@ -19,10 +19,23 @@ import (
 
 var goMutantsByID = map[string]gomut.Mutant{}
 
-func generateGo(root string, rows []report.RowID, seed int64) ([]mutate.Mutant, error) {
-	gms, err := gomut.Generate(root, gomut.DefaultTargets, 0, seed)
+// generateGo generates the Go mutants the rows cover and, with schemata,
+// the schemata of every mutant of the targets (nil without).
+func generateGo(root string, rows []report.RowID, seed int64, schemata bool) ([]mutate.Mutant, *gomut.Schemata, error) {
+	var gms []gomut.Mutant
+	var sch *gomut.Schemata
+	var err error
+	if schemata {
+		sp, err := gomut.DefaultSchemaPkg(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("generate go mutants: %w", err)
+		}
+		gms, sch, err = gomut.GenerateSchemata(root, gomut.DefaultTargets, 0, seed, sp)
+	} else {
+		gms, err = gomut.Generate(root, gomut.DefaultTargets, 0, seed)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("generate go mutants: %w", err)
+		return nil, nil, fmt.Errorf("generate go mutants: %w", err)
 	}
 	var out []mutate.Mutant
 	for _, g := range gms {
@@ -40,7 +53,7 @@ func generateGo(root string, rows []report.RowID, seed int64) ([]mutate.Mutant, 
 		out = append(out, mutate.Mutant{ID: g.ID, Kind: mutate.KindGo, File: g.File, Func: g.Func, Line: g.Line,
 			Operator: g.Operator, Diff: g.Diff, Rows: cover, Content: g.Content})
 	}
-	return out, nil
+	return out, sch, nil
 }
 
 // coverGo builds the Go mutants' coverage map (their baseline) for the
@@ -63,6 +76,10 @@ func coverGo(ctx context.Context, r *mutate.GoRunner, list []mutate.Mutant, prog
 	if err := r.Cover(ctx, rows, pkgs, progress); err != nil {
 		if ctx.Err() != nil {
 			return exitSignal, err
+		}
+		if errors.Is(err, mutate.ErrSchemata) {
+			// A broken tool, not a verdict: every kill would be suspect.
+			return exitUsage, fmt.Errorf("%w (rerun with --schemata=false to build each mutant on its own)", err)
 		}
 		if errors.Is(err, mutate.ErrBaseline) {
 			return exitGateFail, err

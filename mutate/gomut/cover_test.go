@@ -90,3 +90,26 @@ func TestOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestReachesDropErrReturnNeedsTheBody: a dropped error return differs from
+// the original only once an error takes the branch, so a run reaches it
+// only if the body ran — Load ran, its error body did not: not reached.
+func TestReachesDropErrReturnNeedsTheBody(t *testing.T) {
+	ms, err := Generate(fixture(t), []Target{{Package: "guard", Funcs: []string{"Load"}, Rows: fixtureTarget.Rows}}, 0, 1)
+	if err != nil || len(ms) != 1 || ms[0].Operator != OpDropErrReturn {
+		t.Fatalf("mutants of Load: %v, %v: want one drop-err-return", ms, err)
+	}
+	for _, body := range []int{0, 1} {
+		prof := "mode: set\n" +
+			"example.com/fixture/guard/guard.go:28.35,30.16 2 1\n" +
+			"example.com/fixture/guard/guard.go:30.16,32.3 1 " + string(rune('0'+body)) + "\n" +
+			"example.com/fixture/guard/guard.go:33.2,33.15 1 1\n"
+		p, err := ParseProfile(strings.NewReader(prof), "example.com/fixture")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Reaches(ms[0]); got != (body == 1) {
+			t.Errorf("body ran %d times: reaches %v (span %+v)", body, got, ms[0].Span)
+		}
+	}
+}

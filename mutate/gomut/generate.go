@@ -58,17 +58,34 @@ func Generate(root string, targets []Target, max int, seed int64) ([]Mutant, err
 
 // GenerateStats is Generate with its counts.
 func GenerateStats(root string, targets []Target, max int, seed int64) ([]Mutant, Stats, error) {
+	ms, _, st, err := generate(root, targets, max, seed, SchemaPkg{})
+	return ms, st, err
+}
+
+// GenerateSchemata is Generate with the targets' schemata: every compiled
+// mutant of the targets (sampled or not) that can be expressed, switched by
+// sp's package (Schemata).
+func GenerateSchemata(root string, targets []Target, max int, seed int64, sp SchemaPkg) ([]Mutant, *Schemata, error) {
+	ms, sch, _, err := generate(root, targets, max, seed, sp)
+	return ms, sch, err
+}
+
+func generate(root string, targets []Target, max int, seed int64, sp SchemaPkg) ([]Mutant, *Schemata, Stats, error) {
 	st := Stats{DiscardedBy: map[string]int{}, ByOperator: map[string]int{}}
 	modPath, err := modulePath(root)
 	if err != nil {
-		return nil, st, err
+		return nil, nil, st, err
+	}
+	var sch *Schemata
+	if sp.Path != "" {
+		sch = &Schemata{Files: map[string][]byte{}, In: map[string]bool{}, Fallback: map[string]string{}, pos: map[string]*posMap{}}
 	}
 	var all []Mutant
 	var per [][]int // indexes into all, per target
 	for _, t := range targets {
-		ms, err := generatePackage(root, modPath, t, &st)
+		ms, err := generatePackage(root, modPath, t, &st, sp, sch)
 		if err != nil {
-			return nil, st, fmt.Errorf("mutate %s: %w", t.Package, err)
+			return nil, nil, st, fmt.Errorf("mutate %s: %w", t.Package, err)
 		}
 		var idx []int
 		for _, m := range ms {
@@ -91,7 +108,7 @@ func GenerateStats(root string, targets []Target, max int, seed int64) ([]Mutant
 		all = sample(all, per, max, seed)
 	}
 	st.Sampled = len(all)
-	return all, st, nil
+	return all, sch, st, nil
 }
 
 // sample draws max of the indexes in per (one list per target), spread
@@ -157,7 +174,7 @@ type pkgChecker struct {
 	imp        types.Importer
 }
 
-func newChecker(root, modPath, dir string) (*pkgChecker, error) {
+func newChecker(root, modPath, dir string, sp SchemaPkg) (*pkgChecker, error) {
 	abs := filepath.Join(root, filepath.FromSlash(dir))
 	entries, err := os.ReadDir(abs)
 	if err != nil {
@@ -186,19 +203,21 @@ func newChecker(root, modPath, dir string) (*pkgChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.imp = importer.ForCompiler(c.fset, "gc", func(p string) (io.ReadCloser, error) {
+	base := importer.ForCompiler(c.fset, "gc", func(p string) (io.ReadCloser, error) {
 		f, ok := exports[p]
 		if !ok || f == "" {
 			return nil, fmt.Errorf("no export data for %s", p)
 		}
 		return os.Open(f)
 	})
+	c.imp = &schemaImporter{base: base, fset: c.fset, sp: sp}
 	return c, nil
 }
 
 // exportData maps every dependency of ./dir to its compiled export data.
 func exportData(root, dir string) (map[string]string, error) {
-	cmd := exec.Command("go", "list", "-e", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", "./"+dir)
+	// cmp and os: what a schema's mutate/schema imports (schemaImporter).
+	cmd := exec.Command("go", "list", "-e", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", "./"+dir, "cmp", "os")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -241,8 +260,8 @@ func (c *pkgChecker) check(i int, src []byte) (*types.Info, error) {
 	return info, first
 }
 
-func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error) {
-	c, err := newChecker(root, modPath, t.Package)
+func generatePackage(root, modPath string, t Target, st *Stats, sp SchemaPkg, sch *Schemata) ([]Mutant, error) {
+	c, err := newChecker(root, modPath, t.Package, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -256,6 +275,7 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 	}
 	found := map[string]bool{}
 	var out []Mutant
+	var cands []schemaCand
 	for i, f := range c.files {
 		rel := path.Join(t.Package, f.name)
 		for _, d := range f.ast.Decls {
@@ -288,6 +308,7 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 					st.DiscardedBy["type-check"]++
 					continue
 				}
+				cands = append(cands, schemaCand{id: id, file: i, site: s})
 				out = append(out, Mutant{
 					ID: id, File: rel, Func: name, Line: c.fset.Position(s.pos).Line, Operator: s.op,
 					Span: span(c.fset, s.from, s.to), FuncSpan: span(c.fset, fd.Pos(), fd.End()),
@@ -306,6 +327,9 @@ func generatePackage(root, modPath string, t Target, st *Stats) ([]Mutant, error
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		return nil, fmt.Errorf("no function %s in %s", strings.Join(missing, ", "), t.Package)
+	}
+	if sch != nil {
+		buildSchemata(c, t.Package, cands, info, sp, sch)
 	}
 	return out, nil
 }
@@ -393,6 +417,11 @@ type site struct {
 	// from, to are the mutated node's extent in the original file: what a
 	// coverage profile must reach for a run to execute the mutant.
 	from, to token.Pos
+	// node is what the mutant's schema switches (schemaEdits): the
+	// condition, comparison, literal, statement or argument the edits
+	// change; nil when the mutant has no schema (a removed LIMIT clause
+	// changes an argument count).
+	node ast.Node
 }
 
 var errOverlap = errors.New("overlapping edits")
@@ -424,8 +453,8 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 	replace := func(n ast.Node, s string) edit { return edit{off(n.Pos()), off(n.End()), s} }
 
 	var sites []site
-	add := func(op string, subj ast.Node, pos token.Pos, es ...edit) {
-		sites = append(sites, site{op: op, pos: pos, edits: es, subject: text(subj), from: subj.Pos(), to: subj.End()})
+	add := func(op string, subj, node ast.Node, pos token.Pos, es ...edit) {
+		sites = append(sites, site{op: op, pos: pos, edits: es, subject: text(subj), from: subj.Pos(), to: subj.End(), node: node})
 	}
 
 	// Nodes whose role depends on their parent, found in a first pass.
@@ -493,10 +522,16 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 		switch x := n.(type) {
 		case *ast.IfStmt:
 			if errCheck(x.Cond, info) == nil && !mentionsMutant(x.Cond) {
-				add(OpNegateCond, x.Cond, x.Cond.Pos(), replace(x.Cond, negate(x.Cond)))
+				add(OpNegateCond, x.Cond, x.Cond, x.Cond.Pos(), replace(x.Cond, negate(x.Cond)))
 			}
 			if e := errCheck(x.Cond, info); e != nil && x.Else == nil && returns(x.Body) {
-				add(OpDropErrReturn, x, x.Pos(), replace(x.Body, "{\n}"))
+				add(OpDropErrReturn, x, x, x.Pos(), replace(x.Body, "{\n}"))
+				// What a run must reach to tell this mutant apart is the
+				// body, not the if: until an error takes the branch the
+				// mutant runs exactly as the original. A spec whose
+				// baseline never ran the body cannot kill it (Reaches),
+				// and running it cost a survivor's full run (~15–110 s).
+				sites[len(sites)-1].from, sites[len(sites)-1].to = x.Body.Pos(), x.Body.End()
 			}
 		case *ast.SwitchStmt:
 			if x.Tag == nil {
@@ -506,7 +541,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 					for _, e := range cc.List {
 						if errCheck(e, info) == nil && !mentionsMutant(e) {
 							wholeCond[unparen(e)] = true
-							add(OpNegateCond, e, e.Pos(), replace(e, negate(e)))
+							add(OpNegateCond, e, e, e.Pos(), replace(e, negate(e)))
 						}
 					}
 				}
@@ -517,7 +552,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			}
 			opEnd := off(x.OpPos) + len(x.Op.String())
 			swap := func(to token.Token) {
-				add(OpSwapCmp, x, x.OpPos, edit{off(x.OpPos), opEnd, to.String()})
+				add(OpSwapCmp, x, x, x.OpPos, edit{off(x.OpPos), opEnd, to.String()})
 			}
 			switch x.Op {
 			case token.LSS:
@@ -554,13 +589,13 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 						if v <= 0 && (x.Op == token.MUL || x.Op == token.QUO) {
 							continue
 						}
-						add(OpTTLOffByOne, x, lit.Pos(), replace(lit, strconv.FormatInt(v, 10)))
+						add(OpTTLOffByOne, x, lit, lit.Pos(), replace(lit, strconv.FormatInt(v, 10)))
 					}
 				}
 			}
 		case *ast.SendStmt:
 			if !selectSends[x] {
-				add(OpChanDrop, x, x.Pos(), replace(x, "select {\ncase "+text(x)+":\ndefault:\n}"))
+				add(OpChanDrop, x, x, x.Pos(), replace(x, "select {\ncase "+text(x)+":\ndefault:\n}"))
 			}
 		case *ast.SelectStmt:
 			hasDefault, sends := false, false
@@ -575,7 +610,7 @@ func findSites(fset *token.FileSet, src []byte, fd *ast.FuncDecl, info *types.In
 			}
 			if sends && !hasDefault {
 				rb := off(x.Body.Rbrace)
-				add(OpChanDrop, x, x.Pos(), edit{rb, rb, "default:\n"})
+				add(OpChanDrop, x, x, x.Pos(), edit{rb, rb, "default:\n"})
 			}
 		case *ast.CallExpr:
 			sites = append(sites, boundSites(x, x.Args, x.Ellipsis.IsValid(), text, off)...)
@@ -623,7 +658,7 @@ func boundSites(subj ast.Node, args []ast.Expr, spread bool, text func(ast.Node)
 				if v, ok := stringLit(args[j]); ok && v == b[k] {
 					continue
 				}
-				out = append(out, site{op: OpDropBound, pos: args[j].Pos(), subject: text(subj), from: subj.Pos(), to: subj.End(),
+				out = append(out, site{op: OpDropBound, pos: args[j].Pos(), subject: text(subj), from: subj.Pos(), to: subj.End(), node: args[j],
 					edits: []edit{{off(args[j].Pos()), off(args[j].End()), strconv.Quote(b[k])}}})
 			}
 		}

@@ -10,9 +10,12 @@
 // the mutated code (Mutant.ID), so they survive code moving around them.
 // Which specs can see a mutant is a coverage question: Profile.Reaches
 // reads a spec's baseline coverage against Mutant.Span. mutate.GoRunner
-// builds that map and runs each mutant in a copy of the module (Prepare)
-// through the specs that reach it; that is what `slotgate mutate --kind go`
-// does. Run is the older whole-row path (copy, then `slotgate run` of every
+// builds that map and runs each mutant through the specs that reach it;
+// that is what `slotgate mutate --kind go` does. GenerateSchemata compiles
+// every mutant into the targets' files at once, each site switched by
+// SLOTGATE_MUTANT (mutate/schema), so one build serves the run
+// (PrepareSchemata); a mutant without a schema is built alone in a copy of
+// the module (Prepare). Run is the older whole-row path (copy, then `slotgate run` of every
 // covering row: ~3 min a mutant on 2 cores, measured 2026-12-01), kept for
 // a full-row confirmation of one mutant.
 //

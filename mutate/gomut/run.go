@@ -340,3 +340,30 @@ func Prepare(root string, m Mutant) (dir string, release func(), err error) {
 // ModulePath is the module path in root/go.mod (coverage profiles name
 // files by import path).
 func ModulePath(root string) (string, error) { return modulePath(root) }
+
+// PrepareSchemata copies the module at root to a copy slot (as Prepare)
+// and writes the schemata's files into it: the tree one build per suite
+// compiles every expressible mutant into (mutate.GoRunner). It adds
+// nothing else: mutate/schema, which the files import, is part of the
+// module. The working tree is never written.
+func PrepareSchemata(root string, s *Schemata) (dir string, release func(), err error) {
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w schemata: root: %w", ErrRun, err)
+	}
+	dir, release, err = acquireCopyDir(root)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w schemata: %w", ErrRun, err)
+	}
+	if err := copyTree(root, dir, ""); err != nil {
+		release()
+		return "", nil, fmt.Errorf("%w schemata: copy module: %w", ErrRun, err)
+	}
+	for rel, content := range s.Files {
+		if err := writeMutant(dir, Mutant{ID: "schemata", File: rel, Content: content}); err != nil {
+			release()
+			return "", nil, fmt.Errorf("%w schemata: %w", ErrRun, err)
+		}
+	}
+	return dir, release, nil
+}
