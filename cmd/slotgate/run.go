@@ -447,6 +447,13 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	if p.provider == fixtures.ProviderExternal {
 		env = append(env, externalEnv(p.external.target())...)
 	}
+	// Every suite binary first, in one go command (build.go): no suite's
+	// compile then sits on its wall time or beside a timed suite.
+	bins, err := buildSuites(p.root, p.packages, env, stdout, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer bins.remove()
 	con := &console{stdout: stdout, stderr: stderr}
 	if len(jobs) > 1 {
 		fmt.Fprintf(stdout, "slotgate: %d suites, up to %d at a time; %s\n", len(jobs), min(p.jobs, len(jobs)), exclusiveLine(jobs))
@@ -458,7 +465,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			if !p.quiet {
 				args = append(args, "-v")
 			}
-			args = append(args, j.pkg)
+			args = append(args, bins.path(j.pkg))
 			cmd := ginkgoCommand(p.root, args...)
 			cmd.Dir, cmd.Env = p.root, env
 			cmd.Stdout, cmd.Stderr = stream{con, j, 0}, stream{con, j, 1}
