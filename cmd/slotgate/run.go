@@ -41,8 +41,9 @@ test: each Marconi scenario sets its own flags (marconi-stage-flags walks
 every stage).
 
 Each suite package runs in its own Ginkgo process, up to --jobs at a time.
-The suites that judge time against a bound share less: marconi-audit (Offer
-p99 within 1 ms) runs alone; failure drills, registry and Marconi (bounds of
+The suites that judge time against a bound share less: marconi-loss-budget
+(Offer p99 within 1 ms) runs alone (the rest of its package as an untimed
+job); failure drills, registry and Marconi (bounds of
 300 ms to seconds) each run beside at most one untimed suite, never beside
 each other. --shard i/n runs a deterministic 1/n of the suites, for
 a CI matrix; slotgate report --merge joins the shards' results.
@@ -98,7 +99,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+runenv.EnvValkeyImage+" and $"+runenv.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
 	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+runenv.DefaultHaltBudget.String()+", one fencing renew cadence; env "+runenv.EnvHaltBudget+")")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
-	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that judges time against a bound shares less: marconi-audit runs alone, failure drills, registry and Marconi each beside at most one untimed suite (default: one per core)")
+	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that judges time against a bound shares less: marconi-loss-budget runs alone, failure drills, registry and Marconi each beside at most one untimed suite (default: one per core)")
 	fs.StringVar(&f.shard, "shard", "", "run shard `i/n` of the selected rows' suites (a deterministic split balanced by recorded wall time); merge the shards with slotgate report --merge")
 	fs.StringVar(&f.scripts, "scripts", "", "run the fencing rows against the fencing script set in `DIR` (a manifest.json mapping each .lua file to its operation and phase; README, Bring your own scripts) instead of impl's embedded scripts; the locality row validates it too")
 	f.external.register(fs)
@@ -447,6 +448,13 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	if p.provider == fixtures.ProviderExternal {
 		env = append(env, externalEnv(p.external.target())...)
 	}
+	// Every suite binary first, in one go command (build.go): no suite's
+	// compile then sits on its wall time or beside a timed suite.
+	bins, err := buildSuites(p.root, p.packages, env, stdout, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer bins.remove()
 	con := &console{stdout: stdout, stderr: stderr}
 	if len(jobs) > 1 {
 		fmt.Fprintf(stdout, "slotgate: %d suites, up to %d at a time; %s\n", len(jobs), min(p.jobs, len(jobs)), exclusiveLine(jobs))
@@ -458,7 +466,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			if !p.quiet {
 				args = append(args, "-v")
 			}
-			args = append(args, j.pkg)
+			args = append(args, bins.path(j.pkg))
 			cmd := ginkgoCommand(p.root, args...)
 			cmd.Dir, cmd.Env = p.root, env
 			cmd.Stdout, cmd.Stderr = stream{con, j, 0}, stream{con, j, 1}

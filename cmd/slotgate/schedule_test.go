@@ -332,3 +332,33 @@ func TestSchedulerTimedNotOvertaken(t *testing.T) {
 		}
 	}
 }
+
+// A package whose bound only some rows judge (marconiaudit: Offer's p99 in
+// marconi-loss-budget) runs those rows alone and its other rows as an
+// untimed job of their own; asked for only untimed rows, it never runs
+// alone.
+func TestPlanJobsSplitsTheUntimedRows(t *testing.T) {
+	all := []report.RowID{report.RowMarconiAuditCompleteness, report.RowMarconiLossBudget, report.RowMarconiStream}
+	jobs := planJobs([]string{"./suites/marconiaudit"}, all, false)
+	if len(jobs) != 2 {
+		t.Fatalf("want 2 jobs, got %d", len(jobs))
+	}
+	alone, rest := jobs[0], jobs[1]
+	if alone.exclusive == "" || !slices.Equal(alone.rows, []report.RowID{report.RowMarconiLossBudget}) {
+		t.Errorf("first job: exclusive %q rows %v; want alone with marconi-loss-budget only", alone.exclusive, alone.rows)
+	}
+	if rest.exclusive != "" || rest.timed != "" || !slices.Equal(rest.rows, []report.RowID{report.RowMarconiAuditCompleteness, report.RowMarconiStream}) {
+		t.Errorf("second job: exclusive %q timed %q rows %v; want untimed with completeness and stream", rest.exclusive, rest.timed, rest.rows)
+	}
+	if alone.jsonName() == rest.jsonName() {
+		t.Errorf("both jobs write %s", alone.jsonName())
+	}
+	only := planJobs([]string{"./suites/marconiaudit"}, []report.RowID{report.RowMarconiStream}, false)
+	if len(only) != 1 || only[0].exclusive != "" || only[0].timed != "" {
+		t.Errorf("marconi-stream alone: %d jobs, first exclusive %q timed %q; want one untimed job", len(only), only[0].exclusive, only[0].timed)
+	}
+	lb := planJobs([]string{"./suites/marconiaudit"}, []report.RowID{report.RowMarconiLossBudget}, false)
+	if len(lb) != 1 || lb[0].exclusive == "" {
+		t.Errorf("marconi-loss-budget alone: %d jobs; want one that runs alone", len(lb))
+	}
+}

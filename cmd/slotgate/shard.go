@@ -12,7 +12,8 @@ import (
 )
 
 // suiteSeconds is the recorded wall time of each suite package (smoke,
-// full), compile included, measured on a 2-core runner shared with other
+// full), compile included (since then the suites are built before they
+// run, build.go), measured on a 2-core runner shared with other
 // work (results.json meta.schedule of runs on 2026-12-01, --jobs 2); it
 // balances `--shard i/n` and orders the scheduler's queue. Only the balance
 // depends on it: any value gives every package to exactly one shard.
