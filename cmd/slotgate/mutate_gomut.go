@@ -26,8 +26,8 @@ func generateGo(root string, rows []report.RowID, seed int64, schemata bool) ([]
 	var sch *gomut.Schemata
 	var err error
 	if schemata {
-		sp, err := gomut.DefaultSchemaPkg(root)
-		if err != nil {
+		var sp gomut.SchemaPkg
+		if sp, err = gomut.DefaultSchemaPkg(root); err != nil {
 			return nil, nil, fmt.Errorf("generate go mutants: %w", err)
 		}
 		gms, sch, err = gomut.GenerateSchemata(root, gomut.DefaultTargets, 0, seed, sp)

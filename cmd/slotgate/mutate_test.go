@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slotgate/slotgate/report"
 )
 
 // slotgate mutate refuses bad input with exit 2 and a message naming it,
@@ -60,5 +62,21 @@ func TestMutateList(t *testing.T) {
 	}
 	if err := run([]string{"mutate", "--help"}, &smoke, &stderr); err != exitPass {
 		t.Fatal("mutate --help did not exit 0")
+	}
+}
+
+// TestGenerateGoReportsSchemataFailure: a module without the targets must
+// fail the generation loudly, with or without schemata (the schemata
+// branch once lost GenerateSchemata's error to a shadowed err and returned
+// zero mutants).
+func TestGenerateGoReportsSchemataFailure(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/empty\n\ngo 1.24\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, schemata := range []bool{true, false} {
+		if ms, _, err := generateGo(root, []report.RowID{report.RowRegistry}, 1, schemata); err == nil {
+			t.Errorf("generateGo(schemata=%v) on a module without the targets = %d mutants, nil error; want an error", schemata, len(ms))
+		}
 	}
 }
