@@ -52,7 +52,22 @@ func TestSubscriptionsRecorder(t *testing.T) {
 	if waiting := rec.WaitFresh(ctx, 0, 5*time.Second, a); len(waiting) != 0 {
 		t.Fatalf("no fresh delivery on %v", waiting)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Every delivery the test counts has arrived before c is dropped
+	// (observed, not slept: a loaded machine delivers late).
+	arrived := func() bool {
+		rec.mu.Lock()
+		unparsed := 0
+		for _, d := range rec.deliveries {
+			if d.Publisher == -1 {
+				unparsed++
+			}
+		}
+		n := len(rec.deliveries)
+		rec.mu.Unlock()
+		return n >= 7 && unparsed >= 1 && rec.Foreign() >= 1
+	}
+	for until := time.Now().Add(10 * time.Second); !arrived() && time.Now().Before(until); time.Sleep(2 * time.Millisecond) {
+	}
 	if err := rec.Unsubscribe(ctx, c); err != nil {
 		t.Fatal(err)
 	}
