@@ -129,9 +129,9 @@ var pauseMutantWhy = map[fencing.Mutant]string{
 }
 
 // pauseMetrics sums the paused pods' figures for the report.
-func pauseMetrics(history []history.MigrationOp, pauses []history.PodPause) map[string]float64 {
-	m := map[string]float64{"operations": float64(len(history)), "pauses": float64(len(pauses))}
-	for _, t := range check.TallyPauses(history, pauses, pauseTTL, pauseSlack) {
+func pauseMetrics(ops []history.MigrationOp, pauses []history.PodPause) map[string]float64 {
+	m := map[string]float64{"operations": float64(len(ops)), "pauses": float64(len(pauses))}
+	for _, t := range check.TallyPauses(ops, pauses, pauseTTL, pauseSlack) {
 		m["stale_frames_presented"] += float64(t.Frames)
 		m["stale_frames_refused"] += float64(t.FramesRefused)
 		m["stale_renews"] += float64(t.Renews)
