@@ -236,7 +236,12 @@ func MarconiStaleRoutes(h history.MeshHistory, expiryBound time.Duration, minJud
 // reach the session its 200 named — or, when that session ended before the
 // delivery (its socket queue went back to the recipient's pending queue,
 // §3.5), a session of the same recipient; a queued one (drained later from
-// the recipient's pending queue) a session of the same recipient.
+// the recipient's pending queue) a session of the same recipient. For the
+// master alias a session of the recipient is one made master of the
+// project by a flip that began before the delivery (on_master_change
+// drains the alias's queue into the new master, inside the flip's call):
+// a signal to the master must never reach a session that was not master,
+// such as the next session of the old master's identity.
 func misdelivered(h history.MeshHistory) []string {
 	recipientOf := map[string]string{}
 	// endOf is when a session began to end: from then on the mesh may hand
@@ -251,6 +256,25 @@ func misdelivered(h history.MeshHistory) []string {
 			endOf[s.SessionID] = s.DeregisterStart
 		}
 	}
+	// madeMaster is when each session's first master flip began, by
+	// "tenant/project/@master".
+	madeMaster := map[string]map[string]time.Duration{}
+	for _, c := range h.MasterChanges {
+		alias := c.Project + "/@master"
+		if madeMaster[alias] == nil {
+			madeMaster[alias] = map[string]time.Duration{}
+		}
+		if at, ok := madeMaster[alias][c.SessionID]; !ok || c.Start < at {
+			madeMaster[alias][c.SessionID] = c.Start
+		}
+	}
+	answers := func(sid, recipient string, at time.Duration) bool {
+		if strings.HasSuffix(recipient, "/@master") {
+			since, ok := madeMaster[recipient][sid]
+			return ok && since <= at
+		}
+		return recipientOf[sid] == recipient
+	}
 	sends := map[string]history.MeshSend{}
 	for _, s := range h.Sends {
 		if s.OK() {
@@ -263,13 +287,21 @@ func misdelivered(h history.MeshHistory) []string {
 		switch {
 		case !ok:
 		case s.Outcome == "pushed" && d.SessionID != s.SessionID &&
-			(endOf[s.SessionID] == 0 || endOf[s.SessionID] > d.At || recipientOf[d.SessionID] != s.Recipient):
-			bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID))
-		case s.Outcome != "pushed" && !strings.HasSuffix(s.Recipient, "/@master") && recipientOf[d.SessionID] != s.Recipient:
-			bad = append(bad, fmt.Sprintf("signal %s for %s was delivered to %s (of %q)", d.SignalID, s.Recipient, d.SessionID, recipientOf[d.SessionID]))
+			(endOf[s.SessionID] == 0 || endOf[s.SessionID] > d.At || !answers(d.SessionID, s.Recipient, d.At)):
+			bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID)+notMaster(s.Recipient))
+		case s.Outcome != "pushed" && !answers(d.SessionID, s.Recipient, d.At):
+			bad = append(bad, fmt.Sprintf("signal %s for %s was delivered to %s (of %q)", d.SignalID, s.Recipient, d.SessionID, recipientOf[d.SessionID])+notMaster(s.Recipient))
 		}
 	}
 	return bad
+}
+
+// notMaster says why a delivery of a master-alias signal was wrong.
+func notMaster(recipient string) string {
+	if project, ok := strings.CutSuffix(recipient, "/@master"); ok {
+		return fmt.Sprintf(" (sent to %s/@master; not made master of %s before the delivery)", project, project)
+	}
+	return ""
 }
 
 // staleMasters judges sends to the master alias between acknowledged flips.

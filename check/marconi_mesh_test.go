@@ -94,6 +94,45 @@ func TestMarconiStaleRoutes(t *testing.T) {
 	if r := MarconiStaleRoutes(handover, 0, 10); r.Status != Fail {
 		t.Fatalf("delivered to the next session before the deregister began: %s %s", r.Status, r.Message)
 	}
+	// The master m1 ends (deregister 390–395 ms) with a master-alias
+	// signal pushed at 355 ms still in its socket queue (or queued at
+	// 396 ms, with no master live): the signal waits for the project's next
+	// master, m2 (flip began at 400 ms), never the old master's identity's
+	// next session m1b.
+	masterGone := func(to string, at time.Duration, outcome string) history.MeshHistory {
+		h := meshHistory()
+		h.Sessions[2].DeregisterStart, h.Sessions[2].Ended = 390*meshMs, 395*meshMs
+		h.Sessions = append(h.Sessions, history.MeshSession{SessionID: "m1b", Recipient: "acme/p1/boss", Registered: 450 * meshMs})
+		h.Sends = append(h.Sends, history.MeshSend{SignalID: "boss-after", Recipient: "acme/p1/boss", Start: 460 * meshMs, Done: 461 * meshMs, Status: 200, Outcome: "pushed", SessionID: "m1b"})
+		h.Deliveries = append(h.Deliveries, history.MeshDelivery{SignalID: "boss-after", SessionID: "m1b", At: 462 * meshMs})
+		for i, d := range h.Deliveries {
+			if d.SignalID == "sigh-m" { // the master-alias send at 355 ms, pushed to m1
+				h.Deliveries[i].SessionID, h.Deliveries[i].At = to, at
+			}
+		}
+		for i, snd := range h.Sends {
+			if snd.SignalID == "sigh-m" && outcome != "pushed" { // sent while no master was live
+				h.Sends[i].Outcome, h.Sends[i].SessionID = outcome, ""
+				h.Sends[i].Start, h.Sends[i].Done = 396*meshMs, 397*meshMs
+			}
+		}
+		return h
+	}
+	if r := MarconiStaleRoutes(masterGone("m2", 420*meshMs, "pushed"), 0, 10); r.Status != Pass {
+		t.Fatalf("a master-alias signal handed to the next master: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	if r := MarconiStaleRoutes(masterGone("m1b", 470*meshMs, "pushed"), 0, 10); r.Status != Fail {
+		t.Fatalf("a master-alias signal handed to the old master's next session (not master): %s %s", r.Status, r.Message)
+	}
+	if r := MarconiStaleRoutes(masterGone("m2", 398*meshMs, "pushed"), 0, 10); r.Status != Fail {
+		t.Fatalf("a master-alias signal handed to m2 before m2 was made master: %s %s", r.Status, r.Message)
+	}
+	if r := MarconiStaleRoutes(masterGone("m2", 420*meshMs, "queued_offline"), 0, 10); r.Status != Pass {
+		t.Fatalf("a queued master-alias signal drained into the next master: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	if r := MarconiStaleRoutes(masterGone("m1b", 470*meshMs, "queued_offline"), 0, 10); r.Status != Fail {
+		t.Fatalf("a queued master-alias signal drained into a session that was never master: %s %s", r.Status, r.Message)
+	}
 	quiet := meshHistory()
 	quiet.Sessions = quiet.Sessions[1:]
 	if r := MarconiStaleRoutes(quiet, 0, 10); r.Status != Unknown {

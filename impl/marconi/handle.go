@@ -12,7 +12,6 @@ import (
 // the hot path never waits on a socket.
 type wsHandle struct {
 	sessionID string
-	route     RouteKey
 
 	mu     sync.Mutex
 	q      chan *audit.Envelope
@@ -20,8 +19,8 @@ type wsHandle struct {
 	done   chan struct{}
 }
 
-func newHandle(sessionID string, route RouteKey, size int) *wsHandle {
-	return &wsHandle{sessionID: sessionID, route: route, q: make(chan *audit.Envelope, size), done: make(chan struct{})}
+func newHandle(sessionID string, size int) *wsHandle {
+	return &wsHandle{sessionID: sessionID, q: make(chan *audit.Envelope, size), done: make(chan struct{})}
 }
 
 // pushResult is what a push did.

@@ -68,8 +68,10 @@ func (v *Invalidator) OnRegister(s Session) error {
 // OnDeregister: after SessionStore.release succeeded,
 // registration.invalidate_session and routing.invalidate_project. The
 // session's WebSocket is detached; what its queue still held is queued
-// offline for the identity. The MutantForgetfulDeregister variant drops
-// the registration but forgets routing.invalidate_project.
+// offline for the recipient each signal was addressed to (its identity,
+// or the master alias: pendingIndex.putBack). The
+// MutantForgetfulDeregister variant drops the registration but forgets
+// routing.invalidate_project.
 func (v *Invalidator) OnDeregister(tenant, project, sid string) error {
 	v.call(HookDeregister)
 	return v.invalidateSession(HookDeregister, tenant, project, sid, v.mutant == MutantForgetfulDeregister || v.mutant == MutantStaleRoute5xx)
@@ -109,7 +111,7 @@ func (v *Invalidator) invalidateSession(h Hook, tenant, project, sid string, for
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil
-		v.pending.requeue(h.route, h.close(), v.now())
+		v.pending.putBack(h.close(), v.now())
 	}
 	return nil
 }
@@ -170,7 +172,7 @@ func (v *Invalidator) onEngagement(tenant, project, sid string, at time.Time) er
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil
-		v.pending.requeue(h.route, h.close(), v.now())
+		v.pending.putBack(h.close(), v.now())
 	}
 	return nil
 }
@@ -187,9 +189,8 @@ func (v *Invalidator) OnWSConnect(sid string, h *wsHandle) error {
 		return v.fail(HookWSConnect, reasonUnknownSession, fmt.Errorf("%s: %w", sid, ErrUnknownSession))
 	}
 	if old := reg.handle; old != nil && old != h {
-		v.pending.requeue(old.route, old.close(), v.now())
+		v.pending.putBack(old.close(), v.now())
 	}
-	h.route = reg.s.Route()
 	reg.handle = h
 	v.drainLocked(reg)
 	return nil
@@ -198,7 +199,8 @@ func (v *Invalidator) OnWSConnect(sid string, h *wsHandle) error {
 // OnWSDisconnect: routing.detach_ws_handle. Only the handle that is
 // attached is detached (a late disconnect of a replaced socket changes
 // nothing); what the handle had not written, plus unwritten (the envelope
-// whose write failed), is queued offline for the identity. A disconnect
+// whose write failed), is queued offline for the recipient each was
+// addressed to (pendingIndex.putBack). A disconnect
 // of a session already gone is not an error.
 func (v *Invalidator) OnWSDisconnect(sid string, h *wsHandle, unwritten ...*audit.Envelope) error {
 	v.call(HookWSDisconnect)
@@ -208,7 +210,7 @@ func (v *Invalidator) OnWSDisconnect(sid string, h *wsHandle, unwritten ...*audi
 		reg.handle = nil
 	}
 	left := append(unwritten, h.close()...)
-	v.pending.requeue(h.route, left, v.now())
+	v.pending.putBack(left, v.now())
 	return nil
 }
 

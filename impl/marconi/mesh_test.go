@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
@@ -499,5 +502,71 @@ func TestSpec9Metrics(t *testing.T) {
 	}
 	if n := degraded.mesh.MetricSum("marconi_obligations_degraded_not_durable_total", nil); n != 1 {
 		t.Errorf("audit queue off: degraded obligations %v, want 1", n)
+	}
+}
+
+// TestMasterSignalOutlivesItsMaster: a signal sent to the master alias and
+// pushed into the master's socket queue, whose session then ends before
+// the socket wrote it, goes back to the master alias's pending queue
+// (§3.5, per recipient) and reaches the project's next master — never the
+// next session of the old master's identity, which is not master.
+// (A full-profile marconi-cache-lifecycle run saw one such signal land on
+// the identity's next session: its queue was put back under the session's
+// identity instead of the recipient the signal was addressed to.)
+func TestMasterSignalOutlivesItsMaster(t *testing.T) {
+	e := newEnv(t, "t-master-putback", marconi.Options{})
+	ctx := t.Context()
+	e.register(t, "m1", "boss")
+	e.register(t, "w1", "worker")
+	if err := e.api.ClaimMaster(ctx, "acme", "p1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	// m1's socket never reads: once the loopback buffers are full, the
+	// mesh's writer blocks and later pushes stay in m1's queue.
+	u := strings.Replace(e.srv.URL, "http", "ws", 1) + marconi.PathWebSocket + "?session_id=m1"
+	stuck, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stuck.CloseNow() })
+	payload := make([]byte, 512<<10)
+	for i := range 64 {
+		res, err := e.api.Send(ctx, marconi.SendRequest{Tenant: "acme", Project: "p1", Sender: "tester", Recipient: marconi.MasterIdentity, Kind: "note", Payload: payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != audit.OutcomePushed || res.SessionID != "m1" {
+			t.Fatalf("send %d: %s to %q, want pushed to m1", i, res.Outcome, res.SessionID)
+		}
+	}
+	if err := e.api.Deregister(ctx, "acme", "p1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	master := marconi.RouteKey{Tenant: "acme", Project: "p1", Identity: marconi.MasterIdentity}
+	boss := marconi.RouteKey{Tenant: "acme", Project: "p1", Identity: "boss"}
+	left := e.mesh.PendingDepth(master) + e.mesh.PendingDepth(boss)
+	if left == 0 {
+		t.Fatal("premise: m1's queue held nothing when it ended (its writer kept up with the sends)")
+	}
+
+	// The old master's identity comes back (not master), then w1 claims.
+	e.register(t, "m2", "boss")
+	e.dial(t, "m2")
+	e.dial(t, "w1")
+	if err := e.api.ClaimMaster(ctx, "acme", "p1", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	timeout := time.After(10 * time.Second)
+	for got["w1"]+got["m2"] < left {
+		select {
+		case d := <-e.deliver:
+			got[d.SessionID]++
+		case <-timeout:
+			t.Fatalf("%d of %d signals put back reached a socket: %v", got["w1"]+got["m2"], left, got)
+		}
+	}
+	if got["m2"] > 0 {
+		t.Fatalf("%d of %d master-alias signals left in m1's queue went to m2, the next session of m1's identity, which is not master (w1 got %d)", got["m2"], left, got["w1"])
 	}
 }

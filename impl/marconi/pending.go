@@ -39,16 +39,53 @@ func (p *pendingIndex) enqueue(key RouteKey, env *audit.Envelope, now time.Time)
 	return true
 }
 
-// requeue puts envelopes a closed handle had not delivered back in front
-// of key's queue: they were accepted before anything queued since. Their
-// TTL starts again now; the cap does not apply (they were already
-// accepted).
+// requeue puts envelopes back in front of key's queue: they were accepted
+// before anything queued since. Their TTL starts again now; the cap does
+// not apply (they were already accepted). Only for envelopes addressed to
+// key (a drain that found the socket full); what a closed handle had not
+// delivered goes back through putBack.
 func (p *pendingIndex) requeue(key RouteKey, envs []*audit.Envelope, now time.Time) {
 	if len(envs) == 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.prependLocked(key, envs, now)
+}
+
+// putBack queues what a closed handle had not delivered, each envelope in
+// front of the queue of the recipient it was addressed to (§3.5: the
+// pending index is per recipient), in order. That is not always the
+// session's own identity: a signal to the master alias was pushed into
+// the master's socket, and if that session ends before writing it, it
+// waits for the project's next master — never for the next session of the
+// old master's identity, which may not be master at all.
+func (p *pendingIndex) putBack(envs []*audit.Envelope, now time.Time) {
+	if len(envs) == 0 {
+		return
+	}
+	var keys []RouteKey
+	byKey := map[RouteKey][]*audit.Envelope{}
+	for _, e := range envs {
+		k := addressedTo(e)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], e)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range keys {
+		p.prependLocked(k, byKey[k], now)
+	}
+}
+
+// addressedTo is the routing key a signal was sent to.
+func addressedTo(e *audit.Envelope) RouteKey {
+	return RouteKey{Tenant: e.TenantID, Project: e.ProjectID, Identity: e.Recipient}
+}
+
+func (p *pendingIndex) prependLocked(key RouteKey, envs []*audit.Envelope, now time.Time) {
 	items := make([]pendingItem, 0, len(envs)+len(p.q[key]))
 	for _, e := range envs {
 		items = append(items, pendingItem{env: e, at: now})

@@ -22,7 +22,7 @@ import (
 // before the upgrade (the shim must register first).
 func (m *Mesh) serveWS(w http.ResponseWriter, r *http.Request) {
 	sid := r.URL.Query().Get("session_id")
-	h := newHandle(sid, RouteKey{}, m.opts.QueueSize)
+	h := newHandle(sid, m.opts.QueueSize)
 	if err := m.inv.OnWSConnect(sid, h); err != nil {
 		writeError(w, err)
 		return
