@@ -226,14 +226,30 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		// 4–5 s on an idle runner, 33 s at load 20, past a fixed 60 s at
 		// load 15–30 (issue 13). Bounded by progress instead: what is
 		// queued above the threshold must keep reaching new lows.
-		emptied[fmt.Sprintf("queues-emptied-redis-%d", cycle)] = report.Duration(waitProgress(ctx, "every queue emptied after the Redis outage", s.Stall, func() float64 {
+		// The failure names each queue still over, with its depth and how
+		// many entries its writer appended during the wait: a writer that
+		// appends at about the offered rate is outpaced, one at 0 is stuck.
+		healedAt, appendedAt := time.Now(), map[string]float64{}
+		for _, p := range all {
+			for _, t := range p.spec.Tenants {
+				appendedAt[p.spec.Name+"/"+t] = p.sum(audit.MetricWriterAppended, map[string]string{"tenant": t})
+			}
+		}
+		emptied[fmt.Sprintf("queues-emptied-redis-%d", cycle)] = report.Duration(waitProgress(ctx, "every queue emptied after the Redis outage", s.Stall, func() (float64, string) {
 			over := 0
+			var why []string
 			for _, p := range all {
 				for _, t := range p.spec.Tenants {
-					over += max(0, p.queue.Stats(t).Depth-s.MaxEntries/4)
+					d := p.queue.Stats(t).Depth
+					if d <= s.MaxEntries/4 {
+						continue
+					}
+					over += d - s.MaxEntries/4
+					n := p.sum(audit.MetricWriterAppended, map[string]string{"tenant": t}) - appendedAt[p.spec.Name+"/"+t]
+					why = append(why, fmt.Sprintf("%s/%s depth %d, appended %.0f/s", p.spec.Name, t, d, n/time.Since(healedAt).Seconds()))
 				}
 			}
-			return float64(over)
+			return float64(over), strings.Join(why, "; ")
 		}))
 
 		By(fmt.Sprintf("cycle %d: PostgreSQL outage — its link down until every stream grew %d entries further ahead of PG", cycle, s.MinBacklog))

@@ -363,21 +363,22 @@ func (w *progressWatch) observe(done, left float64) time.Duration {
 }
 
 // waitProgress polls left every 20 ms until it reaches 0, failing the spec
-// with what once left made no new low for stall. For a wait whose length
+// with what (and left's account of what is left) once left made no new low
+// for stall. For a wait whose length
 // follows the machine's load (a backlog worked off at whatever rate the
 // runner allows): the bound is on the absence of progress, not on the
 // total.
-func waitProgress(ctx context.Context, what string, stall time.Duration, left func() float64) time.Duration {
+func waitProgress(ctx context.Context, what string, stall time.Duration, left func() (float64, string)) time.Duration {
 	GinkgoHelper()
 	began := time.Now()
 	watch := newProgressWatch()
 	for {
-		n := left()
+		n, why := left()
 		if n <= 0 {
 			return time.Since(began)
 		}
 		if watch.observe(0, n) > stall {
-			Fail(fmt.Sprintf("no progress for %v waiting until %s (%.0f left, waiting for %v)", stall, what, n, time.Since(began).Round(time.Second)))
+			Fail(fmt.Sprintf("no progress for %v waiting until %s (%.0f left, waiting for %v): %s", stall, what, n, time.Since(began).Round(time.Second), why))
 		}
 		select {
 		case <-ctx.Done():
