@@ -396,6 +396,12 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		}
 	}
 	suites, env, args := r.bins, slices.Clone(r.Env), []string(nil)
+	servedLog := ""
+	if g.Served != "" && (r.Schemata == nil || !r.Schemata.In[g.ID] || r.bins == nil) {
+		// An embedded script's mutant exists only in the schemata build.
+		res.Status, res.Reason = Error, "embedded-Lua mutant not in the schemata build"
+		return res
+	}
 	if r.Schemata != nil && r.Schemata.In[g.ID] && r.bins != nil {
 		// The schemata build holds it: switch it on. The binaries have
 		// coverage on; its data goes to a scratch directory, dropped.
@@ -409,6 +415,13 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		env = append(env, schema.EnvMutant+"="+g.ID, "GOCOVERDIR="+cov)
 		args = []string{"-test.gocoverdir=" + cov}
 		res.Schema = true
+		if g.Served != "" {
+			// An embedded-Lua mutant: the build reports each time it
+			// serves the mutated script, checked below.
+			servedLog = filepath.Join(r.Work, "mutant-served")
+			_ = os.Remove(servedLog)
+			env = append(env, schema.EnvServed+"="+servedLog)
+		}
 	} else {
 		dir, release, err := gomut.Prepare(r.Root, g)
 		if err != nil {
@@ -464,6 +477,9 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 				k, killed, err = Kill{}, false, fmt.Errorf("unconfirmed crash: %s (a second run did not repeat it)", k.Message)
 			}
 		}
+		if err == nil && servedLog != "" {
+			err = checkServed(servedLog, g)
+		}
 		switch {
 		case err != nil:
 			res.Status, res.Reason = Error, err.Error()
@@ -514,4 +530,34 @@ func joinRowIDs(rows []report.RowID) string {
 		s[i] = string(r)
 	}
 	return strings.Join(s, ",")
+}
+
+// ErrNotServed is an embedded-Lua mutant whose run never served the
+// mutated script: whatever the run found, it judged the original script,
+// so it is neither a kill nor a survivor.
+var ErrNotServed = errors.New("the mutated script was never served")
+
+// checkServed reads the schemata build's served log (schema.EnvServed)
+// after a stage of g: it must name g with the mutated script's sha1 (the
+// sha EVALSHA runs it by), and nothing else.
+func checkServed(log string, g gomut.Mutant) error {
+	b, err := os.ReadFile(log)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("served log: %w", err)
+	}
+	ok := false
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		if f[0] != g.ID || f[1] != g.Served {
+			return fmt.Errorf("%w: the build served %s (sha %s), want %s (sha %s)", ErrNotServed, f[0], f[1], g.ID, g.Served)
+		}
+		ok = true
+	}
+	if !ok {
+		return fmt.Errorf("%w: no spec's process served %s (sha %s): the run ran the original script", ErrNotServed, g.ID, g.Served)
+	}
+	return nil
 }

@@ -2,10 +2,14 @@ package mutate
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"testing"
 
+	"github.com/slotgate/slotgate/mutate/gomut"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -73,5 +77,29 @@ func TestUndecided(t *testing.T) {
 	card.Cells[1].Checks = append(card.Cells[1].Checks, report.Check{Row: row, Scenario: "trace", Status: report.StatusBlind, Message: "only 1135 steps"})
 	if got := undecided(card, []report.RowID{row}); got != "a check went undecided (blind): trace: only 1135 steps" {
 		t.Errorf("undecided = %q", got)
+	}
+}
+
+// TestCheckServed: an embedded-Lua mutant's run counts only if the build
+// logged serving that mutant's script; a missing log (the override never
+// applied: the original script ran) or another script is ErrNotServed.
+func TestCheckServed(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "served")
+	g := gomut.Mutant{ID: "impl/marconi/lua/register.lua:9:relational:abcdef", Served: "1111"}
+	if err := checkServed(log, g); !errors.Is(err, ErrNotServed) {
+		t.Errorf("no log: %v, want ErrNotServed", err)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(log, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(g.ID + " 1111\n" + g.ID + " 1111\n") // two processes made the store
+	if err := checkServed(log, g); err != nil {
+		t.Errorf("served twice: %v", err)
+	}
+	write(g.ID + " 2222\n")
+	if err := checkServed(log, g); !errors.Is(err, ErrNotServed) {
+		t.Errorf("another sha served: %v, want ErrNotServed", err)
 	}
 }

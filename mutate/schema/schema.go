@@ -15,6 +15,9 @@ package schema
 
 import (
 	"cmp"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
 	"os"
 )
 
@@ -98,4 +101,48 @@ func Pick[T any](id string, mutated, orig T) T {
 		return mutated
 	}
 	return orig
+}
+
+// EnvServed names a file a schemata build appends "<id> <sha1>" to each
+// time it serves a mutated embedded script (Source): the proof a run of an
+// embedded-Lua mutant ran the mutant and not the original script (the sha1
+// is the one EVALSHA and SCRIPT LOAD name it by). Unset: nothing written.
+const EnvServed = "SLOTGATE_MUTANT_SERVED"
+
+// Script is one mutant of an embedded Lua script: the script as impl
+// embeds it and the mutated source to serve instead.
+type Script struct{ Original, Mutated string }
+
+// Source is src, or the active mutant's mutated script when the active
+// mutant is in ms and mutates exactly src (issue 14, embedded-Lua
+// mutants: gomut.GenerateLuaSchemata wraps the source argument of every
+// client.NewScript call of a package in it). Matching the original text,
+// not a name, means a package's other scripts are never replaced.
+func Source(src string, ms map[string]Script) string {
+	if active == "" {
+		return src
+	}
+	m, ok := ms[active]
+	if !ok || m.Original != src {
+		return src
+	}
+	served(m.Mutated)
+	return m.Mutated
+}
+
+// served appends the active id and the served script's sha1 to
+// EnvServed's file. A write that fails is not reported here: the runner
+// finds the line missing and refuses the verdict, which is the safe side.
+func served(src string) {
+	p := os.Getenv(EnvServed)
+	if p == "" {
+		return
+	}
+	sum := sha1.Sum([]byte(src))
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s %s\n", active, hex.EncodeToString(sum[:]))
+	f.Close()
 }
