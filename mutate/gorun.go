@@ -84,6 +84,10 @@ type GoRunner struct {
 	// Order fixes Ginkgo's spec order (RunArgs.Order) in every run, so the
 	// same mutant is named the same killer by either build mode.
 	Order int64
+	// Static, when set, judges a mutant in-process before any spec runs
+	// (embedded-Lua mutants: the locality row's static validator, as the
+	// fencing Lua mutants get it, LuaRunner.Static).
+	Static func(Mutant) (Kill, bool)
 
 	modPath string
 	units   []goUnit
@@ -356,6 +360,13 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 	if g.Equivalent != "" {
 		res.Status, res.Reason = Equivalent, g.Equivalent
 		return res
+	}
+	if r.Static != nil {
+		res.Ran = append(res.Ran, report.RowLocality)
+		if k, ok := r.Static(m); ok {
+			res.Status, res.Killer, res.Kills = Killed, &k, []Kill{k}
+			return res
+		}
 	}
 	units := r.reaching(m, g)
 	if len(units) == 0 {

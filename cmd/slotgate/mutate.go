@@ -350,7 +350,20 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 		if len(b.list) == 0 || ctx.Err() != nil {
 			continue
 		}
-		rs, code, err := runGoRunner(ctx, root, filepath.Join(work, b.name), f.timeout, f.seed, logf, env, b.list, b.sch, &meta, stdout, done, len(mutants))
+		var static func(mutate.Mutant) (mutate.Kill, bool)
+		if b.name == "marconi-lua" {
+			// The locality row's static validator judges every Lua
+			// mutant, the embedded ones as the fencing set's.
+			lr := &mutate.LuaRunner{Table: commandTable("", serverPath, false, stderr)}
+			static = func(m mutate.Mutant) (mutate.Kill, bool) {
+				orig, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(m.File)))
+				if err != nil {
+					return mutate.Kill{}, false
+				}
+				return lr.Static(m, string(orig))
+			}
+		}
+		rs, code, err := runGoRunner(ctx, root, filepath.Join(work, b.name), f.timeout, f.seed, logf, env, b.list, b.sch, static, &meta, stdout, done, len(mutants))
 		results = append(results, rs...)
 		done += len(rs)
 		if err != nil {
@@ -392,8 +405,8 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 // their schemata) through a mutate.GoRunner: one build with coverage, the
 // baseline, then each mutant through the specs that reached it.
 func runGoRunner(ctx context.Context, root, work string, timeout time.Duration, seed int64, logf io.Writer, env []string,
-	list []mutate.Mutant, sch *gomut.Schemata, meta *mutate.Meta, stdout io.Writer, done, total int) ([]mutate.Result, int, error) {
-	runner := &mutate.GoRunner{Root: root, Work: work, Timeout: timeout, Log: logf, Env: env, Schemata: sch, Order: seed}
+	list []mutate.Mutant, sch *gomut.Schemata, static func(mutate.Mutant) (mutate.Kill, bool), meta *mutate.Meta, stdout io.Writer, done, total int) ([]mutate.Result, int, error) {
+	runner := &mutate.GoRunner{Root: root, Work: work, Timeout: timeout, Log: logf, Env: env, Schemata: sch, Order: seed, Static: static}
 	defer runner.Close()
 	if sch != nil {
 		in := 0
