@@ -549,8 +549,10 @@ func joinRowIDs(rows []report.RowID) string {
 var ErrNotServed = errors.New("the mutated script was never served")
 
 // checkServed reads the schemata build's served log (schema.EnvServed)
-// after a stage of g: it must name g with the mutated script's sha1 (the
-// sha EVALSHA runs it by), and nothing else.
+// after a stage of g: every script made while g was active is there by
+// the sha1 EVALSHA runs it by. g's mutated script must be among them and
+// its original never: either way the run judged the original script.
+// (The package's other scripts pass through too, by their own shas.)
 func checkServed(log string, g gomut.Mutant) error {
 	b, err := os.ReadFile(log)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -562,13 +564,17 @@ func checkServed(log string, g gomut.Mutant) error {
 		if len(f) != 2 {
 			continue
 		}
-		if f[0] != g.ID || f[1] != g.Served {
-			return fmt.Errorf("%w: the build served %s (sha %s), want %s (sha %s)", ErrNotServed, f[0], f[1], g.ID, g.Served)
+		switch {
+		case f[0] != g.ID:
+			return fmt.Errorf("%w: the build ran with mutant %s active, want %s", ErrNotServed, f[0], g.ID)
+		case f[1] == g.Original:
+			return fmt.Errorf("%w: a process made the original script (sha %s) with %s active, not its mutant (sha %s): the override did not apply", ErrNotServed, g.Original, g.ID, g.Served)
+		case f[1] == g.Served:
+			ok = true
 		}
-		ok = true
 	}
 	if !ok {
-		return fmt.Errorf("%w: no spec's process served %s (sha %s): the run ran the original script", ErrNotServed, g.ID, g.Served)
+		return fmt.Errorf("%w: no spec's process made %s's script (sha %s): the run ran the original script", ErrNotServed, g.ID, g.Served)
 	}
 	return nil
 }

@@ -81,25 +81,30 @@ func TestUndecided(t *testing.T) {
 }
 
 // TestCheckServed: an embedded-Lua mutant's run counts only if the build
-// logged serving that mutant's script; a missing log (the override never
-// applied: the original script ran) or another script is ErrNotServed.
+// made that mutant's script and never the original it mutates; a missing
+// log (the override never ran), the original's sha (the override did not
+// apply) or another mutant is ErrNotServed.
 func TestCheckServed(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "served")
-	g := gomut.Mutant{ID: "impl/marconi/lua/register.lua:9:relational:abcdef", Served: "1111"}
+	g := gomut.Mutant{ID: "impl/marconi/lua/register.lua:9:relational:abcdef", Served: "1111", Original: "0000"}
 	if err := checkServed(log, g); !errors.Is(err, ErrNotServed) {
 		t.Errorf("no log: %v, want ErrNotServed", err)
 	}
-	write := func(s string) {
-		if err := os.WriteFile(log, []byte(s), 0o644); err != nil {
+	for _, tc := range []struct {
+		log string
+		ok  bool
+	}{
+		{g.ID + " 1111\n" + g.ID + " 1111\n", true},        // two processes made the store
+		{g.ID + " 1111\n" + g.ID + " 5555\n", true},        // and the package's other script
+		{g.ID + " 5555\n", false},                          // only the other script
+		{g.ID + " 1111\n" + g.ID + " 0000\n", false},       // one process ran the original
+		{"impl/marconi/lua/other.lua:1:x:1 1111\n", false}, // another mutant active
+	} {
+		if err := os.WriteFile(log, []byte(tc.log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	write(g.ID + " 1111\n" + g.ID + " 1111\n") // two processes made the store
-	if err := checkServed(log, g); err != nil {
-		t.Errorf("served twice: %v", err)
-	}
-	write(g.ID + " 2222\n")
-	if err := checkServed(log, g); !errors.Is(err, ErrNotServed) {
-		t.Errorf("another sha served: %v, want ErrNotServed", err)
+		if err := checkServed(log, g); (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrNotServed) {
+			t.Errorf("log %q: err %v, want ok %v", tc.log, err, tc.ok)
+		}
 	}
 }

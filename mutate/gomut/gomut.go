@@ -91,6 +91,9 @@ type Mutant struct {
 	// (schema.EnvServed) ran the original script, and its verdict is
 	// refused.
 	Served string
+	// Original is the sha1 of the script Served mutates: a run that
+	// served it while the mutant was active ran the original.
+	Original string
 }
 
 // Span is a source extent, line and byte column 1-based as in go/token and

@@ -108,6 +108,8 @@ func GenerateLuaSchemata(root string, targets []LuaTarget, sp SchemaPkg) ([]LuaM
 			return nil, nil, fmt.Errorf("lua schemata: %w", err)
 		}
 		originals[rel] = string(src)
+		osum := sha1.Sum(src)
+		origSum := hex.EncodeToString(osum[:])
 		ms, err := luamut.Generate(rel, string(src))
 		if err != nil {
 			return nil, nil, fmt.Errorf("lua schemata: %w", err)
@@ -122,7 +124,7 @@ func GenerateLuaSchemata(root string, targets []LuaTarget, sp SchemaPkg) ([]LuaM
 		for _, m := range ms {
 			sum := sha1.Sum([]byte(m.Source))
 			c := cover
-			c.ID, c.Operator, c.Rows, c.Served = m.ID, string(m.Operator), t.Rows, hex.EncodeToString(sum[:])
+			c.ID, c.Operator, c.Rows, c.Served, c.Original = m.ID, string(m.Operator), t.Rows, hex.EncodeToString(sum[:]), origSum
 			lm := LuaMutant{Mutant: m, Cover: c, Served: c.Served, Rows: t.Rows}
 			out = append(out, lm)
 			byPkg[t.Package] = append(byPkg[t.Package], lm)

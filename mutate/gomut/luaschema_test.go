@@ -87,7 +87,7 @@ func TestGenerateLuaSchemata(t *testing.T) {
 			t.Errorf("mutant %d: id %s (want %s), served %s, in schemata %v", i, m.ID, want[i].ID, m.Served, s.In[m.ID])
 		}
 		c := m.Cover
-		if c.ID != m.ID || c.File != "p/a.go" || c.Func != "Store.Put" || c.Span.StartLine != 18 || c.Span.StartCol != 15 || c.Served != m.Served || c.FuncSpan.StartLine != 17 {
+		if c.ID != m.ID || c.File != "p/a.go" || c.Func != "Store.Put" || c.Span.StartLine != 18 || c.Span.StartCol != 15 || c.Served != m.Served || c.Original == "" || c.Original == c.Served || c.FuncSpan.StartLine != 17 {
 			t.Errorf("mutant %s: coverage anchor %+v, want the RunScript call of Store.Put (p/a.go:18:15)", m.ID, c)
 		}
 	}

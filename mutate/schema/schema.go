@@ -104,9 +104,11 @@ func Pick[T any](id string, mutated, orig T) T {
 }
 
 // EnvServed names a file a schemata build appends "<id> <sha1>" to each
-// time it serves a mutated embedded script (Source): the proof a run of an
-// embedded-Lua mutant ran the mutant and not the original script (the sha1
-// is the one EVALSHA and SCRIPT LOAD name it by). Unset: nothing written.
+// time a script passes through Source while a mutant is active: the sha1
+// of the script Source returned, the one EVALSHA and SCRIPT LOAD name it
+// by. A run of an embedded-Lua mutant must show its mutated script's sha
+// and never its original's (mutate.GoRunner): the proof it ran the mutant,
+// not the original. Unset: nothing written.
 const EnvServed = "SLOTGATE_MUTANT_SERVED"
 
 // Script is one mutant of an embedded Lua script: the script as impl
@@ -117,22 +119,24 @@ type Script struct{ Original, Mutated string }
 // mutant is in ms and mutates exactly src (issue 14, embedded-Lua
 // mutants: gomut.GenerateLuaSchemata wraps the source argument of every
 // client.NewScript call of a package in it). Matching the original text,
-// not a name, means a package's other scripts are never replaced.
+// not a name, means a package's other scripts are never replaced. What it
+// returns is logged (EnvServed) whenever a mutant is active, so an
+// override that did not apply shows up as the original's sha.
 func Source(src string, ms map[string]Script) string {
 	if active == "" {
 		return src
 	}
-	m, ok := ms[active]
-	if !ok || m.Original != src {
-		return src
+	out := src
+	if m, ok := ms[active]; ok && m.Original == src {
+		out = m.Mutated
 	}
-	served(m.Mutated)
-	return m.Mutated
+	served(out)
+	return out
 }
 
-// served appends the active id and the served script's sha1 to
-// EnvServed's file. A write that fails is not reported here: the runner
-// finds the line missing and refuses the verdict, which is the safe side.
+// served appends the active id and the sha1 of src to EnvServed's file.
+// A write that fails is not reported here: the runner finds the line
+// missing and refuses the verdict, which is the safe side.
 func served(src string) {
 	p := os.Getenv(EnvServed)
 	if p == "" {

@@ -54,13 +54,15 @@ func TestSwitches(t *testing.T) {
 }
 
 // TestSource: an embedded script is replaced only when its mutant is
-// active and the text is the one that mutant mutates, and each serve is
-// logged with the served script's sha1.
+// active and the text is the one that mutant mutates, and every script
+// that passes while a mutant is active is logged by the sha1 of what was
+// returned.
 func TestSource(t *testing.T) {
 	defer func(a string) { active = a }(active)
 	log := filepath.Join(t.TempDir(), "served")
 	t.Setenv(EnvServed, log)
 	ms := map[string]Script{"m1": {Original: "return 1", Mutated: "return 2"}}
+	var want string
 	for _, tc := range []struct{ active, src, want string }{
 		{"", "return 1", "return 1"},
 		{"other", "return 1", "return 1"},
@@ -71,13 +73,16 @@ func TestSource(t *testing.T) {
 		if got := Source(tc.src, ms); got != tc.want {
 			t.Errorf("active %q, src %q: got %q, want %q", tc.active, tc.src, got, tc.want)
 		}
+		if tc.active != "" {
+			sum := sha1.Sum([]byte(tc.want))
+			want += tc.active + " " + hex.EncodeToString(sum[:]) + "\n"
+		}
 	}
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha1.Sum([]byte("return 2"))
-	if want := "m1 " + hex.EncodeToString(sum[:]) + "\n"; string(b) != want {
-		t.Errorf("served log %q, want %q (one line, the mutated script's sha1)", b, want)
+	if string(b) != want {
+		t.Errorf("served log %q, want %q (the sha1 of each returned script)", b, want)
 	}
 }
