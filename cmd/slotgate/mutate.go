@@ -59,6 +59,19 @@ passes with the original code, the schemata changed behaviour and the run
 stops (exit 2). A mutant with no schema, or every mutant with
 --schemata=false, is compiled on its own in a copy of the module.
 
+Marconi Lua mutants (--kind marconi-lua) are the same luamut mutants of
+the scripts embedded in Go packages rather than a script set:
+impl/marconi/lua (register, heartbeat, release, master: the SessionStore)
+and impl/marconi/audit/lua/append.lua (the stream writer)
+(gomut.DefaultLuaTargets). They ride the Go mutant schemata: the module
+copy gets a generated file per package holding every mutated script keyed
+by id, and each client.NewScript source is wrapped so SLOTGATE_MUTANT=<id>
+serves the mutated script instead. The locality validator judges each one
+first; then the specs whose baseline reached the Go call that runs the
+script (client.RunScript in LuaTarget.Runs) run it. A run that made the
+original script, or never the mutant's (by sha1, logged by the build),
+is an error, never a verdict.
+
 Before any mutant, the unmutated set runs through every stage: a row that
 fails its own baseline would make every kill meaningless, so the run stops.
 
@@ -261,6 +274,15 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 		Scripts: set.Name, Generated: generated, Max: f.max, MinKill: f.minKill, CommandLine: strings.Join(os.Args, " ")}
 	if set.Dir != "" {
 		meta.Scripts += " (" + set.Dir + ")"
+	}
+	if !slices.Contains(kinds, mutate.KindLua) {
+		meta.Scripts = "" // no script set mutated
+	}
+	if slices.Contains(kinds, mutate.KindMarconiLua) {
+		if meta.Scripts != "" {
+			meta.Scripts += "; "
+		}
+		meta.Scripts += "Marconi's embedded scripts (" + luaTargetList() + ")"
 	}
 	if len(set.Fallback) > 0 {
 		meta.Notes = append(meta.Notes, "the manifest leaves out "+strings.Join(set.Fallback, ", ")+": the embedded scripts stand in there and are mutated as part of the set")

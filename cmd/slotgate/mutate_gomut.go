@@ -127,3 +127,12 @@ func generateMarconiLua(root string, rows []report.RowID) ([]mutate.Mutant, *gom
 	}
 	return out, sch, nil
 }
+
+// luaTargetList names the embedded scripts marconi-lua mutates.
+func luaTargetList() string {
+	var s []string
+	for _, t := range gomut.DefaultLuaTargets {
+		s = append(s, path.Join(t.Package, t.Script))
+	}
+	return strings.Join(s, ", ")
+}
