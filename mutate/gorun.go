@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotgate/slotgate/mutate/gomut"
 	"github.com/slotgate/slotgate/mutate/schema"
+	"github.com/slotgate/slotgate/mutate/schema/script"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -431,7 +432,7 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 			// serves the mutated script, checked below.
 			servedLog = filepath.Join(r.Work, "mutant-served")
 			_ = os.Remove(servedLog)
-			env = append(env, schema.EnvServed+"="+servedLog)
+			env = append(env, script.EnvServed+"="+servedLog)
 		}
 	} else {
 		dir, release, err := gomut.Prepare(r.Root, g)
@@ -548,7 +549,7 @@ func joinRowIDs(rows []report.RowID) string {
 // so it is neither a kill nor a survivor.
 var ErrNotServed = errors.New("the mutated script was never served")
 
-// checkServed reads the schemata build's served log (schema.EnvServed)
+// checkServed reads the schemata build's served log (script.EnvServed)
 // after a stage of g: every script made while g was active is there by
 // the sha1 EVALSHA runs it by. g's mutated script must be among them and
 // its original never: either way the run judged the original script.

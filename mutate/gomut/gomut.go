@@ -88,7 +88,7 @@ type Mutant struct {
 	Equivalent string
 	// Served, set for an embedded-Lua mutant (LuaMutant.Cover), is the
 	// sha1 of the mutated script: a run that did not report serving it
-	// (schema.EnvServed) ran the original script, and its verdict is
+	// (script.EnvServed) ran the original script, and its verdict is
 	// refused.
 	Served string
 	// Original is the sha1 of the script Served mutates: a run that

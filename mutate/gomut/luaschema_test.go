@@ -98,11 +98,11 @@ func TestGenerateLuaSchemata(t *testing.T) {
 	if bytes.Count(a, []byte("\n")) != strings.Count(fixtureGo, "\n") {
 		t.Errorf("the wrap moved lines:\n%s", a)
 	}
-	if !bytes.Contains(a, []byte(`cl.NewScript("p/s", slotgatemutant.Source(src, slotgateLuaMutants))`)) ||
-		!bytes.HasPrefix(a, []byte(`package p; import slotgatemutant "example.com/m/mutate/schema"`)) {
+	if !bytes.Contains(a, []byte(`cl.NewScript("p/s", slotgatescript.Source(src, slotgateLuaMutants))`)) ||
+		!bytes.HasPrefix(a, []byte(`package p; import slotgatescript "example.com/m/mutate/schema/script"`)) {
 		t.Errorf("NewScript not wrapped:\n%s", a)
 	}
-	if bytes.Contains(a, []byte("RunScript(ctx, p, slotgatemutant")) {
+	if bytes.Contains(a, []byte("RunScript(ctx, p, slotgatescript")) {
 		t.Errorf("RunScript wrapped too:\n%s", a)
 	}
 	gen := s.Files["p/"+LuaMutantsFile]
@@ -166,7 +166,7 @@ func TestDefaultLuaTargets(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"impl/marconi/store.go", "impl/marconi/audit/writer.go"} {
-		if n := bytes.Count(s.Files[f], []byte("slotgatemutant.Source(")); n != 1 {
+		if n := bytes.Count(s.Files[f], []byte("slotgatescript.Source(")); n != 1 {
 			t.Errorf("%s: %d wrapped NewScript sources, want 1", f, n)
 		}
 	}

@@ -1,12 +1,6 @@
 package schema
 
-import (
-	"crypto/sha1"
-	"encoding/hex"
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // TestSwitches: with no mutant active every helper is the operation it
 // stands for; with its id active, the mutated one; another id changes
@@ -50,39 +44,5 @@ func TestSwitches(t *testing.T) {
 		if got, want := Pick("id", "-inf", "5"), map[bool]string{false: "5", true: "-inf"}[tc.on]; got != want {
 			t.Errorf("active %q: Pick = %q, want %q", tc.active, got, want)
 		}
-	}
-}
-
-// TestSource: an embedded script is replaced only when its mutant is
-// active and the text is the one that mutant mutates, and every script
-// that passes while a mutant is active is logged by the sha1 of what was
-// returned.
-func TestSource(t *testing.T) {
-	defer func(a string) { active = a }(active)
-	log := filepath.Join(t.TempDir(), "served")
-	t.Setenv(EnvServed, log)
-	ms := map[string]Script{"m1": {Original: "return 1", Mutated: "return 2"}}
-	var want string
-	for _, tc := range []struct{ active, src, want string }{
-		{"", "return 1", "return 1"},
-		{"other", "return 1", "return 1"},
-		{"m1", "return 3", "return 3"}, // another script of the package
-		{"m1", "return 1", "return 2"},
-	} {
-		active = tc.active
-		if got := Source(tc.src, ms); got != tc.want {
-			t.Errorf("active %q, src %q: got %q, want %q", tc.active, tc.src, got, tc.want)
-		}
-		if tc.active != "" {
-			sum := sha1.Sum([]byte(tc.want))
-			want += tc.active + " " + hex.EncodeToString(sum[:]) + "\n"
-		}
-	}
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != want {
-		t.Errorf("served log %q, want %q (the sha1 of each returned script)", b, want)
 	}
 }
