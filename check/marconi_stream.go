@@ -197,9 +197,12 @@ type TrimHistory struct {
 // entry the archiver had not consumed — so an archiver that lagged past
 // the retention still archives every accepted signal, exactly once, and
 // finds no pending entry trimmed. Unknown when the archiver was not away
-// longer than the retention, the pipeline had not drained, or the trim
-// never removed anything (a stream that is never trimmed keeps everything
-// trivially).
+// longer than the retention or the pipeline had not drained. A stream
+// never trimmed although both held fails: the archiver consumed entries
+// older than the retention and the writer kept them all — the removal half
+// of "MAXLEN ~7d" (found by the marconi-lua mutant that turned the
+// `nowms > retention` guard of append.lua around: the time trim never ran,
+// and this check went blind instead of failing).
 func MarconiTrimKeepsUnconsumed(h TrimHistory) Result {
 	const name = "marconi-trim-keeps-unconsumed"
 	switch {
@@ -208,7 +211,8 @@ func MarconiTrimKeepsUnconsumed(h TrimHistory) Result {
 	case !h.End.drained():
 		return unknown(name, "read before the pipeline drained (queue %d, pending %d, undelivered %d)", h.End.QueueDepth, h.End.Pending, h.End.Undelivered)
 	case h.Added-h.Length <= 0:
-		return unknown(name, "the stream was never trimmed (%d added, %d kept): nothing to judge", h.Added, h.Length)
+		return fail(name, "", "the stream was never trimmed (%d added, %d kept) although the archiver was away %v, longer than the retention %v, and caught up: consumed entries older than the retention were kept (002 §4.1 MAXLEN ~7d)",
+			h.Added, h.Length, h.Down.Round(time.Millisecond), h.Retention)
 	}
 	var missing, dup []string
 	accepted := 0

@@ -73,8 +73,8 @@ func TestMarconiTrimKeepsUnconsumed(t *testing.T) {
 	}
 	untrimmed := h
 	untrimmed.Length = 2
-	if r := MarconiTrimKeepsUnconsumed(untrimmed); r.Status != Unknown {
-		t.Fatalf("never trimmed: %+v", r)
+	if r := MarconiTrimKeepsUnconsumed(untrimmed); r.Status != Fail {
+		t.Fatalf("never trimmed after a lag past the retention: %+v", r)
 	}
 	lost := h
 	lost.Rows = map[string]int{"a": 1}

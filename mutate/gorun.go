@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotgate/slotgate/mutate/gomut"
 	"github.com/slotgate/slotgate/mutate/schema"
+	"github.com/slotgate/slotgate/mutate/schema/script"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -84,6 +85,10 @@ type GoRunner struct {
 	// Order fixes Ginkgo's spec order (RunArgs.Order) in every run, so the
 	// same mutant is named the same killer by either build mode.
 	Order int64
+	// Static, when set, judges a mutant in-process before any spec runs
+	// (embedded-Lua mutants: the locality row's static validator, as the
+	// fencing Lua mutants get it, LuaRunner.Static).
+	Static func(Mutant) (Kill, bool)
 
 	modPath string
 	units   []goUnit
@@ -357,6 +362,13 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		res.Status, res.Reason = Equivalent, g.Equivalent
 		return res
 	}
+	if r.Static != nil {
+		res.Ran = append(res.Ran, report.RowLocality)
+		if k, ok := r.Static(m); ok {
+			res.Status, res.Killer, res.Kills = Killed, &k, []Kill{k}
+			return res
+		}
+	}
 	units := r.reaching(m, g)
 	if len(units) == 0 {
 		n := 0
@@ -396,6 +408,12 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		}
 	}
 	suites, env, args := r.bins, slices.Clone(r.Env), []string(nil)
+	servedLog := ""
+	if g.Served != "" && (r.Schemata == nil || !r.Schemata.In[g.ID] || r.bins == nil) {
+		// An embedded script's mutant exists only in the schemata build.
+		res.Status, res.Reason = Error, "embedded-Lua mutant not in the schemata build"
+		return res
+	}
 	if r.Schemata != nil && r.Schemata.In[g.ID] && r.bins != nil {
 		// The schemata build holds it: switch it on. The binaries have
 		// coverage on; its data goes to a scratch directory, dropped.
@@ -409,6 +427,13 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		env = append(env, schema.EnvMutant+"="+g.ID, "GOCOVERDIR="+cov)
 		args = []string{"-test.gocoverdir=" + cov}
 		res.Schema = true
+		if g.Served != "" {
+			// An embedded-Lua mutant: the build reports each time it
+			// serves the mutated script, checked below.
+			servedLog = filepath.Join(r.Work, "mutant-served")
+			_ = os.Remove(servedLog)
+			env = append(env, script.EnvServed+"="+servedLog)
+		}
 	} else {
 		dir, release, err := gomut.Prepare(r.Root, g)
 		if err != nil {
@@ -464,6 +489,9 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 				k, killed, err = Kill{}, false, fmt.Errorf("unconfirmed crash: %s (a second run did not repeat it)", k.Message)
 			}
 		}
+		if err == nil && servedLog != "" {
+			err = checkServed(servedLog, g)
+		}
 		switch {
 		case err != nil:
 			res.Status, res.Reason = Error, err.Error()
@@ -514,4 +542,40 @@ func joinRowIDs(rows []report.RowID) string {
 		s[i] = string(r)
 	}
 	return strings.Join(s, ",")
+}
+
+// ErrNotServed is an embedded-Lua mutant whose run never served the
+// mutated script: whatever the run found, it judged the original script,
+// so it is neither a kill nor a survivor.
+var ErrNotServed = errors.New("the mutated script was never served")
+
+// checkServed reads the schemata build's served log (script.EnvServed)
+// after a stage of g: every script made while g was active is there by
+// the sha1 EVALSHA runs it by. g's mutated script must be among them and
+// its original never: either way the run judged the original script.
+// (The package's other scripts pass through too, by their own shas.)
+func checkServed(log string, g gomut.Mutant) error {
+	b, err := os.ReadFile(log)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("served log: %w", err)
+	}
+	ok := false
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		switch {
+		case f[0] != g.ID:
+			return fmt.Errorf("%w: the build ran with mutant %s active, want %s", ErrNotServed, f[0], g.ID)
+		case f[1] == g.Original:
+			return fmt.Errorf("%w: a process made the original script (sha %s) with %s active, not its mutant (sha %s): the override did not apply", ErrNotServed, g.Original, g.ID, g.Served)
+		case f[1] == g.Served:
+			ok = true
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: no spec's process made %s's script (sha %s): the run ran the original script", ErrNotServed, g.ID, g.Served)
+	}
+	return nil
 }

@@ -2,10 +2,14 @@ package mutate
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"testing"
 
+	"github.com/slotgate/slotgate/mutate/gomut"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -73,5 +77,34 @@ func TestUndecided(t *testing.T) {
 	card.Cells[1].Checks = append(card.Cells[1].Checks, report.Check{Row: row, Scenario: "trace", Status: report.StatusBlind, Message: "only 1135 steps"})
 	if got := undecided(card, []report.RowID{row}); got != "a check went undecided (blind): trace: only 1135 steps" {
 		t.Errorf("undecided = %q", got)
+	}
+}
+
+// TestCheckServed: an embedded-Lua mutant's run counts only if the build
+// made that mutant's script and never the original it mutates; a missing
+// log (the override never ran), the original's sha (the override did not
+// apply) or another mutant is ErrNotServed.
+func TestCheckServed(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "served")
+	g := gomut.Mutant{ID: "impl/marconi/lua/register.lua:9:relational:abcdef", Served: "1111", Original: "0000"}
+	if err := checkServed(log, g); !errors.Is(err, ErrNotServed) {
+		t.Errorf("no log: %v, want ErrNotServed", err)
+	}
+	for _, tc := range []struct {
+		log string
+		ok  bool
+	}{
+		{g.ID + " 1111\n" + g.ID + " 1111\n", true},        // two processes made the store
+		{g.ID + " 1111\n" + g.ID + " 5555\n", true},        // and the package's other script
+		{g.ID + " 5555\n", false},                          // only the other script
+		{g.ID + " 1111\n" + g.ID + " 0000\n", false},       // one process ran the original
+		{"impl/marconi/lua/other.lua:1:x:1 1111\n", false}, // another mutant active
+	} {
+		if err := os.WriteFile(log, []byte(tc.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkServed(log, g); (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrNotServed) {
+			t.Errorf("log %q: err %v, want ok %v", tc.log, err, tc.ok)
+		}
 	}
 }

@@ -27,6 +27,10 @@ type Kind string
 const (
 	KindLua Kind = "lua" // a script of the fencing script set
 	KindGo  Kind = "go"  // a Go file of impl/
+	// KindMarconiLua is a script embedded in a Marconi package
+	// (impl/marconi/lua, impl/marconi/audit/lua), served mutated by the
+	// Go schemata build (gomut.GenerateLuaSchemata).
+	KindMarconiLua Kind = "marconi-lua"
 )
 
 // Status is a mutant's verdict.

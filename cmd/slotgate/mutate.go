@@ -59,6 +59,19 @@ passes with the original code, the schemata changed behaviour and the run
 stops (exit 2). A mutant with no schema, or every mutant with
 --schemata=false, is compiled on its own in a copy of the module.
 
+Marconi Lua mutants (--kind marconi-lua) are the same luamut mutants of
+the scripts embedded in Go packages rather than a script set:
+impl/marconi/lua (register, heartbeat, release, master: the SessionStore)
+and impl/marconi/audit/lua/append.lua (the stream writer)
+(gomut.DefaultLuaTargets). They ride the Go mutant schemata: the module
+copy gets a generated file per package holding every mutated script keyed
+by id, and each client.NewScript source is wrapped so SLOTGATE_MUTANT=<id>
+serves the mutated script instead. The locality validator judges each one
+first; then the specs whose baseline reached the Go call that runs the
+script (client.RunScript in LuaTarget.Runs) run it. A run that made the
+original script, or never the mutant's (by sha1, logged by the build),
+is an error, never a verdict.
+
 Before any mutant, the unmutated set runs through every stage: a row that
 fails its own baseline would make every kill meaningless, so the run stops.
 
@@ -95,7 +108,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.profile, "profile", "smoke", "smoke (each mutant stops at its first killer) or full (every covering row runs every mutant; adds protocol and locality's runtime twin for Lua)")
 	fs.StringVar(&f.scripts, "scripts", "", "mutate the fencing script set in `DIR` (manifest.json + .lua files) instead of impl's embedded scripts")
 	fs.StringVar(&f.out, "out", "slotgate-mutation", "directory for mutation.json, mutation.html, the suites' log and binaries")
-	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua, go")
+	fs.StringVar(&f.kinds, "kind", "lua", "mutant kinds, comma list of lua (the fencing script set), go, marconi-lua (Marconi's embedded session and audit scripts)")
 	fs.IntVar(&f.max, "max", 0, "run at most `N` mutants, sampled deterministically by --seed (default: 40 in smoke, all in full)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the sample and of every suite run")
 	fs.Float64Var(&f.minKill, "min-kill", 0.9, "exit 0 only when killed / (killed + survived) is at least this")
@@ -129,10 +142,10 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	var kinds []mutate.Kind
 	for _, k := range strings.Split(f.kinds, ",") {
 		switch kk := mutate.Kind(strings.TrimSpace(k)); kk {
-		case mutate.KindLua, mutate.KindGo:
+		case mutate.KindLua, mutate.KindGo, mutate.KindMarconiLua:
 			kinds = append(kinds, kk)
 		default:
-			return 0, fmt.Errorf("%w: --kind %q: want lua, go or lua,go", errUsage, k)
+			return 0, fmt.Errorf("%w: --kind %q: want a comma list of lua, go, marconi-lua", errUsage, k)
 		}
 	}
 	rows, err := parseRows(f.rows)
@@ -186,6 +199,15 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 		goMutants, schemata = gm, sch
 	}
 	mutants = append(mutants, goMutants...)
+	var mlSchemata *gomut.Schemata
+	if slices.Contains(kinds, mutate.KindMarconiLua) {
+		ml, sch, err := generateMarconiLua(root, rows)
+		if err != nil {
+			return 0, fmt.Errorf("%w: --kind marconi-lua: %v", errUsage, err)
+		}
+		generated += len(ml)
+		mutants, mlSchemata = append(mutants, ml...), sch
+	}
 	if f.ids != "" {
 		want := strings.Split(f.ids, ",")
 		var picked []mutate.Mutant
@@ -253,6 +275,15 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	if set.Dir != "" {
 		meta.Scripts += " (" + set.Dir + ")"
 	}
+	if !slices.Contains(kinds, mutate.KindLua) {
+		meta.Scripts = "" // no script set mutated
+	}
+	if slices.Contains(kinds, mutate.KindMarconiLua) {
+		if meta.Scripts != "" {
+			meta.Scripts += "; "
+		}
+		meta.Scripts += "Marconi's embedded scripts (" + luaTargetList() + ")"
+	}
 	if len(set.Fallback) > 0 {
 		meta.Notes = append(meta.Notes, "the manifest leaves out "+strings.Join(set.Fallback, ", ")+": the embedded scripts stand in there and are mutated as part of the set")
 	}
@@ -316,51 +347,53 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			progress(stdout, i+1, len(mutants), r)
 		}
 	}
-	var goList []mutate.Mutant
-	for _, m := range goMutants {
-		if slices.ContainsFunc(mutants, func(x mutate.Mutant) bool { return x.ID == m.ID }) {
+	var goList, mlList []mutate.Mutant
+	for _, m := range mutants {
+		switch m.Kind {
+		case mutate.KindGo:
 			goList = append(goList, m)
+		case mutate.KindMarconiLua:
+			mlList = append(mlList, m)
 		}
 	}
-	if len(goList) > 0 && ctx.Err() == nil {
-		runner := &mutate.GoRunner{Root: root, Work: filepath.Join(work, "go"), Timeout: f.timeout, Log: logf, Env: []string{
-			runenv.EnvProfile + "=" + string(profile),
-			runenv.EnvSeed + "=" + strconv.FormatInt(f.seed, 10),
-			runenv.EnvServer + "=" + serverPath,
-			runenv.EnvBackends + "=go-redis", // impl's guards do not depend on the client backend
-			fixtures.EnvOwner + "=" + fixtures.OwnerStamp(),
-		}, Schemata: schemata, Order: f.seed}
-		defer runner.Close()
-		if schemata != nil {
-			in := 0
-			for _, m := range goList {
-				if schemata.In[m.ID] {
-					in++
-				} else if why, ok := schemata.Fallback[m.ID]; ok {
-					meta.Notes = append(meta.Notes, "built on its own (no schema): "+m.ID+": "+why)
-				}
-			}
-			meta.Notes = append(meta.Notes, fmt.Sprintf("Go mutant schemata: %d of the %d sampled Go mutants (%d of every target's %d) switched by %s in one build of each suite, the rest built on their own",
-				in, len(goList), len(schemata.In), len(schemata.In)+len(schemata.Fallback), schema.EnvMutant))
+	env := []string{
+		runenv.EnvProfile + "=" + string(profile),
+		runenv.EnvSeed + "=" + strconv.FormatInt(f.seed, 10),
+		runenv.EnvServer + "=" + serverPath,
+		runenv.EnvBackends + "=go-redis", // impl's guards do not depend on the client backend
+		fixtures.EnvOwner + "=" + fixtures.OwnerStamp(),
+	}
+	done := len(luaList)
+	for _, b := range []struct {
+		name string
+		list []mutate.Mutant
+		sch  *gomut.Schemata
+	}{{"go", goList, schemata}, {"marconi-lua", mlList, mlSchemata}} {
+		if len(b.list) == 0 || ctx.Err() != nil {
+			continue
 		}
-		b := time.Now()
-		code, err := coverGo(ctx, runner, goList, func(s string) { fmt.Fprintln(stdout, "slotgate mutate: "+s) })
+		var static func(mutate.Mutant) (mutate.Kill, bool)
+		if b.name == "marconi-lua" {
+			// The locality row's static validator judges every Lua
+			// mutant, the embedded ones as the fencing set's.
+			lr := &mutate.LuaRunner{Table: commandTable("", serverPath, false, stderr)}
+			static = func(m mutate.Mutant) (mutate.Kill, bool) {
+				orig, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(m.File)))
+				if err != nil {
+					return mutate.Kill{}, false
+				}
+				return lr.Static(m, string(orig))
+			}
+		}
+		rs, code, err := runGoRunner(ctx, root, filepath.Join(work, b.name), f.timeout, f.seed, logf, env, b.list, b.sch, static, &meta, stdout, done, len(mutants))
+		results = append(results, rs...)
+		done += len(rs)
 		if err != nil {
 			if code != 0 {
 				fmt.Fprintf(stderr, "slotgate mutate: %v\n", err)
 				return code, nil
 			}
 			return 0, err
-		}
-		meta.BuildSeconds += runner.BuildSeconds
-		meta.BaselineSeconds += time.Since(b).Seconds() - runner.BuildSeconds
-		for i, m := range goList {
-			if ctx.Err() != nil {
-				break
-			}
-			r := runner.Run(ctx, m, goMutantsByID[m.ID])
-			results = append(results, r)
-			progress(stdout, len(luaList)+i+1, len(mutants), r)
 		}
 	}
 
@@ -388,6 +421,44 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitGateFail, nil
 	}
 	return exitPass, nil
+}
+
+// runGoRunner runs list (Go mutants, or embedded-Lua mutants served by
+// their schemata) through a mutate.GoRunner: one build with coverage, the
+// baseline, then each mutant through the specs that reached it.
+func runGoRunner(ctx context.Context, root, work string, timeout time.Duration, seed int64, logf io.Writer, env []string,
+	list []mutate.Mutant, sch *gomut.Schemata, static func(mutate.Mutant) (mutate.Kill, bool), meta *mutate.Meta, stdout io.Writer, done, total int) ([]mutate.Result, int, error) {
+	runner := &mutate.GoRunner{Root: root, Work: work, Timeout: timeout, Log: logf, Env: env, Schemata: sch, Order: seed, Static: static}
+	defer runner.Close()
+	if sch != nil {
+		in := 0
+		for _, m := range list {
+			if sch.In[m.ID] {
+				in++
+			} else if why, ok := sch.Fallback[m.ID]; ok {
+				meta.Notes = append(meta.Notes, "built on its own (no schema): "+m.ID+": "+why)
+			}
+		}
+		meta.Notes = append(meta.Notes, fmt.Sprintf("%s mutant schemata: %d of the %d sampled %s mutants (%d of every target's %d) switched by %s in one build of each suite, the rest built on their own",
+			list[0].Kind, in, len(list), list[0].Kind, len(sch.In), len(sch.In)+len(sch.Fallback), schema.EnvMutant))
+	}
+	b := time.Now()
+	code, err := coverGo(ctx, runner, list, func(s string) { fmt.Fprintln(stdout, "slotgate mutate: "+s) })
+	if err != nil {
+		return nil, code, err
+	}
+	meta.BuildSeconds += runner.BuildSeconds
+	meta.BaselineSeconds += time.Since(b).Seconds() - runner.BuildSeconds
+	var results []mutate.Result
+	for i, m := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		r := runner.Run(ctx, m, goMutantsByID[m.ID])
+		results = append(results, r)
+		progress(stdout, done+i+1, total, r)
+	}
+	return results, 0, nil
 }
 
 func perMutant(rs []mutate.Result) float64 {

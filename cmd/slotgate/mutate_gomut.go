@@ -68,7 +68,11 @@ func coverGo(ctx context.Context, r *mutate.GoRunner, list []mutate.Mutant, prog
 				rows = append(rows, row)
 			}
 		}
-		if p := path.Dir(m.File); !slices.Contains(pkgs, p) {
+		file := m.File
+		if g, ok := goMutantsByID[m.ID]; ok {
+			file = g.File // an embedded-Lua mutant: the Go file that runs its script
+		}
+		if p := path.Dir(file); !slices.Contains(pkgs, p) {
 			pkgs = append(pkgs, p)
 		}
 	}
@@ -89,4 +93,46 @@ func coverGo(ctx context.Context, r *mutate.GoRunner, list []mutate.Mutant, prog
 	n, secs := r.Units()
 	progress(fmt.Sprintf("Go coverage map: %d specs, %.0fs of baseline runs", n, secs))
 	return 0, nil
+}
+
+// generateMarconiLua generates the mutants of Marconi's embedded scripts
+// (gomut.DefaultLuaTargets) the rows cover, and the schemata that serve
+// them; each one's coverage anchor (the Go call that runs its script) goes
+// to goMutantsByID, as a Go mutant's does.
+func generateMarconiLua(root string, rows []report.RowID) ([]mutate.Mutant, *gomut.Schemata, error) {
+	sp, err := gomut.DefaultSchemaPkg(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate marconi-lua mutants: %w", err)
+	}
+	lms, sch, err := gomut.GenerateLuaSchemata(root, gomut.DefaultLuaTargets, sp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate marconi-lua mutants: %w", err)
+	}
+	var out []mutate.Mutant
+	for _, lm := range lms {
+		var cover []report.RowID
+		for _, r := range lm.Rows {
+			if slices.Contains(rows, r) {
+				cover = append(cover, r)
+			}
+		}
+		if len(cover) == 0 {
+			continue
+		}
+		g := lm.Cover
+		g.Rows = cover
+		goMutantsByID[lm.ID] = g
+		out = append(out, mutate.Mutant{ID: lm.ID, Kind: mutate.KindMarconiLua, File: lm.File, Func: g.Func, Line: lm.Line,
+			Operator: string(lm.Operator), Desc: lm.Desc, Diff: lm.Diff, Rows: cover, Content: []byte(lm.Source)})
+	}
+	return out, sch, nil
+}
+
+// luaTargetList names the embedded scripts marconi-lua mutates.
+func luaTargetList() string {
+	var s []string
+	for _, t := range gomut.DefaultLuaTargets {
+		s = append(s, path.Join(t.Package, t.Script))
+	}
+	return strings.Join(s, ", ")
 }

@@ -86,6 +86,14 @@ type Mutant struct {
 	// (KnownEquivalent): it cannot be killed by any workload, so it is
 	// reported with its reason and not counted in the kill rate.
 	Equivalent string
+	// Served, set for an embedded-Lua mutant (LuaMutant.Cover), is the
+	// sha1 of the mutated script: a run that did not report serving it
+	// (script.EnvServed) ran the original script, and its verdict is
+	// refused.
+	Served string
+	// Original is the sha1 of the script Served mutates: a run that
+	// served it while the mutant was active ran the original.
+	Original string
 }
 
 // Span is a source extent, line and byte column 1-based as in go/token and

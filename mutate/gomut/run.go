@@ -190,10 +190,12 @@ func goBuild(ctx context.Context, dir, bin string, stdout, stderr io.Writer) err
 }
 
 // writeMutant replaces the mutated file in the copy: unlinked first, so
-// even a copy that shares inodes with the tree is never written through.
+// even a copy that shares inodes with the tree is never written through. A
+// file the tree does not have (the embedded-Lua schemata's generated
+// file) is created.
 func writeMutant(dir string, m Mutant) error {
 	p := filepath.Join(dir, filepath.FromSlash(m.File))
-	if err := os.Remove(p); err != nil {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write mutant: %w", err)
 	}
 	if err := os.WriteFile(p, m.Content, 0o644); err != nil {
