@@ -1,7 +1,9 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -256,22 +258,36 @@ func misdelivered(h history.MeshHistory) []string {
 			endOf[s.SessionID] = s.DeregisterStart
 		}
 	}
-	// madeMaster is when each session's first master flip began, by
-	// "tenant/project/@master".
-	madeMaster := map[string]map[string]time.Duration{}
-	for _, c := range h.MasterChanges {
+	// mastered is, per "tenant/project/@master", who was master when: a
+	// session is master from the start of the flip that made it so until
+	// the acknowledgement of the next flip to another session (a drain the
+	// old master's flip started may still be in flight until then).
+	type term struct {
+		sid        string
+		from, till time.Duration // till 0: still master
+	}
+	mastered := map[string][]term{}
+	flips := slices.Clone(h.MasterChanges)
+	slices.SortStableFunc(flips, func(a, b history.MeshMasterChange) int { return cmp.Compare(a.Start, b.Start) })
+	for _, c := range flips {
 		alias := c.Project + "/@master"
-		if madeMaster[alias] == nil {
-			madeMaster[alias] = map[string]time.Duration{}
+		ts := mastered[alias]
+		if n := len(ts); n > 0 && ts[n-1].sid == c.SessionID {
+			continue // a repeated flip to the sitting master
 		}
-		if at, ok := madeMaster[alias][c.SessionID]; !ok || c.Start < at {
-			madeMaster[alias][c.SessionID] = c.Start
+		if n := len(ts); n > 0 {
+			ts[n-1].till = c.Ack
 		}
+		mastered[alias] = append(ts, term{sid: c.SessionID, from: c.Start})
 	}
 	answers := func(sid, recipient string, at time.Duration) bool {
 		if strings.HasSuffix(recipient, "/@master") {
-			since, ok := madeMaster[recipient][sid]
-			return ok && since <= at
+			for _, t := range mastered[recipient] {
+				if t.sid == sid && t.from <= at && (t.till == 0 || at <= t.till) {
+					return true
+				}
+			}
+			return false
 		}
 		return recipientOf[sid] == recipient
 	}
@@ -286,6 +302,13 @@ func misdelivered(h history.MeshHistory) []string {
 		s, ok := sends[d.SignalID]
 		switch {
 		case !ok:
+		case s.Outcome == "pushed" && d.SessionID != s.SessionID && strings.HasSuffix(s.Recipient, "/@master"):
+			// A master-alias signal left unwritten by its master's socket
+			// (the session ended, or only its socket dropped) goes back to
+			// the alias and on to whoever is master then.
+			if !answers(d.SessionID, s.Recipient, d.At) {
+				bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID)+notMaster(s.Recipient))
+			}
 		case s.Outcome == "pushed" && d.SessionID != s.SessionID &&
 			(endOf[s.SessionID] == 0 || endOf[s.SessionID] > d.At || !answers(d.SessionID, s.Recipient, d.At)):
 			bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID)+notMaster(s.Recipient))
@@ -299,7 +322,7 @@ func misdelivered(h history.MeshHistory) []string {
 // notMaster says why a delivery of a master-alias signal was wrong.
 func notMaster(recipient string) string {
 	if project, ok := strings.CutSuffix(recipient, "/@master"); ok {
-		return fmt.Sprintf(" (sent to %s/@master; not made master of %s before the delivery)", project, project)
+		return fmt.Sprintf(" (sent to %s/@master; not master of %s at the delivery)", project, project)
 	}
 	return ""
 }

@@ -133,6 +133,24 @@ func TestMarconiStaleRoutes(t *testing.T) {
 	if r := MarconiStaleRoutes(masterGone("m1b", 470*meshMs, "queued_offline"), 0, 10); r.Status != Fail {
 		t.Fatalf("a queued master-alias signal drained into a session that was never master: %s %s", r.Status, r.Message)
 	}
+	// m1 stays registered and only its socket drops: the signal pushed to
+	// it goes back to the alias and on to m2 once m2 is master (review of
+	// the put-back fix: the old rule failed this correct hand-over).
+	dropped := meshHistory()
+	for i, d := range dropped.Deliveries {
+		if d.SignalID == "sigh-m" {
+			dropped.Deliveries[i].SessionID, dropped.Deliveries[i].At = "m2", 420*meshMs
+		}
+	}
+	if r := MarconiStaleRoutes(dropped, 0, 10); r.Status != Pass {
+		t.Fatalf("a master-alias signal whose master's socket dropped, handed to the next master: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	// A master is master only until the next flip to another session is
+	// acknowledged: a queued master-alias signal delivered to m1 after m2's
+	// flip (400–410 ms) reached a former master.
+	if r := MarconiStaleRoutes(masterGone("m1", 420*meshMs, "queued_offline"), 0, 10); r.Status != Fail {
+		t.Fatalf("a queued master-alias signal delivered to the demoted master: %s %s", r.Status, r.Message)
+	}
 	quiet := meshHistory()
 	quiet.Sessions = quiet.Sessions[1:]
 	if r := MarconiStaleRoutes(quiet, 0, 10); r.Status != Unknown {

@@ -111,7 +111,7 @@ func (v *Invalidator) invalidateSession(h Hook, tenant, project, sid string, for
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil
-		v.pending.putBack(h.close(), v.now())
+		v.putBack(h.close())
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func (v *Invalidator) onEngagement(tenant, project, sid string, at time.Time) er
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil
-		v.pending.putBack(h.close(), v.now())
+		v.putBack(h.close())
 	}
 	return nil
 }
@@ -188,10 +188,12 @@ func (v *Invalidator) OnWSConnect(sid string, h *wsHandle) error {
 	if reg == nil {
 		return v.fail(HookWSConnect, reasonUnknownSession, fmt.Errorf("%s: %w", sid, ErrUnknownSession))
 	}
+	var left []*audit.Envelope
 	if old := reg.handle; old != nil && old != h {
-		v.pending.putBack(old.close(), v.now())
+		left = old.close()
 	}
 	reg.handle = h
+	v.putBack(left)
 	v.drainLocked(reg)
 	return nil
 }
@@ -210,8 +212,23 @@ func (v *Invalidator) OnWSDisconnect(sid string, h *wsHandle, unwritten ...*audi
 		reg.handle = nil
 	}
 	left := append(unwritten, h.close()...)
-	v.pending.putBack(left, v.now())
+	v.putBack(left)
 	return nil
+}
+
+// putBack queues what a closed socket had not written under the recipient
+// each signal was addressed to (pendingIndex.putBack) and hands it on at once
+// where that recipient is live with a socket — above all the master alias
+// whose master is another, attached session: left in the queue, its
+// signals would wait for that socket's next connect or the next flip and
+// could expire there, while later sends to the alias went straight to it.
+// The caller holds t.mu.
+func (v *Invalidator) putBack(left []*audit.Envelope) {
+	for _, k := range v.pending.putBack(left, v.now()) {
+		if r := v.t.route(k); r != nil && r.handle != nil {
+			v.drainLocked(r)
+		}
+	}
 }
 
 // drainLocked moves reg's pending signals (its identity's, and the master

@@ -570,3 +570,50 @@ func TestMasterSignalOutlivesItsMaster(t *testing.T) {
 		t.Fatalf("%d of %d master-alias signals left in m1's queue went to m2, the next session of m1's identity, which is not master (w1 got %d)", got["m2"], left, got["w1"])
 	}
 }
+
+// TestMasterSignalReachesTheSittingMaster: the master flips from m1 to w1
+// (attached) while m1's socket still holds master-alias signals; when m1
+// then ends, what its socket had not written goes back to the alias and on
+// to w1 at once — not left in the alias's queue until w1's next connect
+// or the next flip, where it could expire (review of the put-back fix).
+func TestMasterSignalReachesTheSittingMaster(t *testing.T) {
+	e := newEnv(t, "t-master-sitting", marconi.Options{})
+	ctx := t.Context()
+	e.register(t, "m1", "boss")
+	e.register(t, "w1", "worker")
+	if err := e.api.ClaimMaster(ctx, "acme", "p1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	u := strings.Replace(e.srv.URL, "http", "ws", 1) + marconi.PathWebSocket + "?session_id=m1"
+	stuck, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stuck.CloseNow() })
+	payload := make([]byte, 512<<10)
+	for i := range 64 {
+		res, err := e.api.Send(ctx, marconi.SendRequest{Tenant: "acme", Project: "p1", Sender: "tester", Recipient: marconi.MasterIdentity, Kind: "note", Payload: payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != audit.OutcomePushed || res.SessionID != "m1" {
+			t.Fatalf("send %d: %s to %q, want pushed to m1", i, res.Outcome, res.SessionID)
+		}
+	}
+	e.dial(t, "w1")
+	if err := e.api.ClaimMaster(ctx, "acme", "p1", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.api.Deregister(ctx, "acme", "p1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-e.deliver:
+		if d.SessionID != "w1" {
+			t.Fatalf("a master-alias signal put back from m1 reached %s, want the sitting master w1", d.SessionID)
+		}
+	case <-time.After(10 * time.Second):
+		master := marconi.RouteKey{Tenant: "acme", Project: "p1", Identity: marconi.MasterIdentity}
+		t.Fatalf("no master-alias signal put back from m1 reached the sitting master w1 in 10 s (%d waiting in the alias's queue)", e.mesh.PendingDepth(master))
+	}
+}

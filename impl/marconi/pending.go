@@ -60,9 +60,9 @@ func (p *pendingIndex) requeue(key RouteKey, envs []*audit.Envelope, now time.Ti
 // the master's socket, and if that session ends before writing it, it
 // waits for the project's next master — never for the next session of the
 // old master's identity, which may not be master at all.
-func (p *pendingIndex) putBack(envs []*audit.Envelope, now time.Time) {
+func (p *pendingIndex) putBack(envs []*audit.Envelope, now time.Time) []RouteKey {
 	if len(envs) == 0 {
-		return
+		return nil
 	}
 	var keys []RouteKey
 	byKey := map[RouteKey][]*audit.Envelope{}
@@ -78,6 +78,7 @@ func (p *pendingIndex) putBack(envs []*audit.Envelope, now time.Time) {
 	for _, k := range keys {
 		p.prependLocked(k, byKey[k], now)
 	}
+	return keys
 }
 
 // addressedTo is the routing key a signal was sent to.
