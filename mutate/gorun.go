@@ -457,6 +457,11 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 		env = append(env, schema.EnvMutant+"=")
 	}
 	runOnce := func(st Stage) (Kill, bool, *report.Scorecard, error) {
+		if servedLog != "" {
+			// Each run proves for itself that it served the mutant: a
+			// later stage's verdict must not stand on an earlier one's log.
+			_ = os.Remove(servedLog)
+		}
 		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout, Order: r.Order})
 		if err != nil {
 			return Kill{}, false, nil, err
