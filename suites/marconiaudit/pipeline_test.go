@@ -332,6 +332,10 @@ func waitDrained(ctx context.Context, pool client.Pool, quiet, stall time.Durati
 			Fail(fmt.Sprintf("pipelines made no progress for %v (draining for %v, %.0f entries left, %.0f archived): %s",
 				stall, time.Since(began).Round(time.Second), left, archivedAll, strings.Join(why, "; ")))
 		}
+		if waited := time.Since(began); waited > progressCeiling && !settled {
+			Fail(fmt.Sprintf("pipelines still draining after %v, though progressing (%.0f entries left, %.0f archived): %s",
+				waited.Round(time.Second), left, archivedAll, strings.Join(why, "; ")))
+		}
 		select {
 		case <-ctx.Done():
 			Fail("interrupted while draining")
@@ -380,6 +384,9 @@ func waitProgress(ctx context.Context, what string, stall time.Duration, left fu
 		if watch.observe(0, n) > stall {
 			Fail(fmt.Sprintf("no progress for %v waiting until %s (%.0f left, waiting for %v): %s", stall, what, n, time.Since(began).Round(time.Second), why))
 		}
+		if waited := time.Since(began); waited > progressCeiling {
+			Fail(fmt.Sprintf("still not done after %v waiting until %s, though progressing (%.0f left): %s", waited.Round(time.Second), what, n, why))
+		}
 		select {
 		case <-ctx.Done():
 			Fail("interrupted waiting until " + what)
@@ -387,6 +394,12 @@ func waitProgress(ctx context.Context, what string, stall time.Duration, left fu
 		}
 	}
 }
+
+// progressCeiling bounds a progress-driven wait as a whole, so a pipeline
+// that creeps forward forever (a writer outpaced by a hair) fails the spec
+// rather than the whole suite at Ginkgo's timeout: four times the longest
+// drain measured (5m29s, full profile at load 25–30).
+const progressCeiling = 22 * time.Minute
 
 // waitUntil polls cond every 20 ms until it holds, failing the spec with
 // what at the deadline.
