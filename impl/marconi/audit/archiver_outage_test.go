@@ -101,7 +101,12 @@ func TestArchiverLiveAfterLinkCuts(t *testing.T) {
 			// BLOCK. Cut its node's link under it.
 			time.Sleep(300 * time.Millisecond)
 			node.DisableProxy()
-			time.Sleep(1500 * time.Millisecond)
+			// Held until the archiver saw the cut (observed, not slept).
+			waitFor(t, "the archiver's read to fail on the cut link", 10*time.Second, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return errs["read"] > 0
+			})
 			if err := node.EnableProxy(); err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +116,11 @@ func TestArchiverLiveAfterLinkCuts(t *testing.T) {
 			// PostgreSQL's link cut with entries in flight.
 			offer(200)
 			s.pg.DisableProxy()
-			time.Sleep(1500 * time.Millisecond)
+			waitFor(t, "the archiver's write to fail on the cut PostgreSQL link", 10*time.Second, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return errs["write"] > 0
+			})
 			offer(20)
 			if err := s.pg.EnableProxy(); err != nil {
 				t.Fatal(err)
