@@ -516,29 +516,7 @@ func TestSpec9Metrics(t *testing.T) {
 func TestMasterSignalOutlivesItsMaster(t *testing.T) {
 	e := newEnv(t, "t-master-putback", marconi.Options{})
 	ctx := t.Context()
-	e.register(t, "m1", "boss")
-	e.register(t, "w1", "worker")
-	if err := e.api.ClaimMaster(ctx, "acme", "p1", "m1"); err != nil {
-		t.Fatal(err)
-	}
-	// m1's socket never reads: once the loopback buffers are full, the
-	// mesh's writer blocks and later pushes stay in m1's queue.
-	u := strings.Replace(e.srv.URL, "http", "ws", 1) + marconi.PathWebSocket + "?session_id=m1"
-	stuck, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stuck.CloseNow() })
-	payload := make([]byte, 512<<10)
-	for i := range 64 {
-		res, err := e.api.Send(ctx, marconi.SendRequest{Tenant: "acme", Project: "p1", Sender: "tester", Recipient: marconi.MasterIdentity, Kind: "note", Payload: payload})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Outcome != audit.OutcomePushed || res.SessionID != "m1" {
-			t.Fatalf("send %d: %s to %q, want pushed to m1", i, res.Outcome, res.SessionID)
-		}
-	}
+	stuckMaster(t, e)
 	if err := e.api.Deregister(ctx, "acme", "p1", "m1"); err != nil {
 		t.Fatal(err)
 	}
@@ -579,6 +557,32 @@ func TestMasterSignalOutlivesItsMaster(t *testing.T) {
 func TestMasterSignalReachesTheSittingMaster(t *testing.T) {
 	e := newEnv(t, "t-master-sitting", marconi.Options{})
 	ctx := t.Context()
+	stuckMaster(t, e)
+	e.dial(t, "w1")
+	if err := e.api.ClaimMaster(ctx, "acme", "p1", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.api.Deregister(ctx, "acme", "p1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-e.deliver:
+		if d.SessionID != "w1" {
+			t.Fatalf("a master-alias signal put back from m1 reached %s, want the sitting master w1", d.SessionID)
+		}
+	case <-time.After(10 * time.Second):
+		master := marconi.RouteKey{Tenant: "acme", Project: "p1", Identity: marconi.MasterIdentity}
+		t.Fatalf("no master-alias signal put back from m1 reached the sitting master w1 in 10 s (%d waiting in the alias's queue)", e.mesh.PendingDepth(master))
+	}
+}
+
+// stuckMaster registers m1 (identity boss, made master of acme/p1) and w1
+// (worker), attaches a socket for m1 that never reads, and pushes 64
+// master-alias signals of 512 KiB to m1: once the loopback buffers are
+// full, the mesh's writer blocks and the later pushes stay in m1's queue.
+func stuckMaster(t *testing.T, e *env) {
+	t.Helper()
+	ctx := t.Context()
 	e.register(t, "m1", "boss")
 	e.register(t, "w1", "worker")
 	if err := e.api.ClaimMaster(ctx, "acme", "p1", "m1"); err != nil {
@@ -599,21 +603,5 @@ func TestMasterSignalReachesTheSittingMaster(t *testing.T) {
 		if res.Outcome != audit.OutcomePushed || res.SessionID != "m1" {
 			t.Fatalf("send %d: %s to %q, want pushed to m1", i, res.Outcome, res.SessionID)
 		}
-	}
-	e.dial(t, "w1")
-	if err := e.api.ClaimMaster(ctx, "acme", "p1", "w1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.api.Deregister(ctx, "acme", "p1", "m1"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case d := <-e.deliver:
-		if d.SessionID != "w1" {
-			t.Fatalf("a master-alias signal put back from m1 reached %s, want the sitting master w1", d.SessionID)
-		}
-	case <-time.After(10 * time.Second):
-		master := marconi.RouteKey{Tenant: "acme", Project: "p1", Identity: marconi.MasterIdentity}
-		t.Fatalf("no master-alias signal put back from m1 reached the sitting master w1 in 10 s (%d waiting in the alias's queue)", e.mesh.PendingDepth(master))
 	}
 }
