@@ -238,26 +238,10 @@ func exportData(root, dir string) (map[string]string, error) {
 // unchanged). It returns the first error and, for the original, the
 // type information the operators read.
 func (c *pkgChecker) check(i int, src []byte) (*types.Info, error) {
-	files := make([]*ast.File, len(c.files))
-	for j, f := range c.files {
-		files[j] = f.ast
+	if src == nil {
+		return c.checkFiles(nil)
 	}
-	if src != nil {
-		f, err := parser.ParseFile(c.fset, c.files[i].name, src, parser.ParseComments)
-		if err != nil {
-			return nil, err
-		}
-		files[i] = f
-	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
-	var first error
-	conf := types.Config{Importer: c.imp, Error: func(err error) {
-		if first == nil {
-			first = err
-		}
-	}}
-	_, _ = conf.Check(c.importPath, c.fset, files, info)
-	return info, first
+	return c.checkFiles(map[int][]byte{i: src})
 }
 
 func generatePackage(root, modPath string, t Target, st *Stats, sp SchemaPkg, sch *Schemata) ([]Mutant, error) {
