@@ -39,12 +39,7 @@ func generateGo(root string, rows []report.RowID, seed int64, schemata bool) ([]
 	}
 	var out []mutate.Mutant
 	for _, g := range gms {
-		var cover []report.RowID
-		for _, r := range g.Rows {
-			if slices.Contains(rows, r) {
-				cover = append(cover, r)
-			}
-		}
+		cover := selectedOf(g.Rows, rows)
 		if len(cover) == 0 {
 			continue
 		}
@@ -110,12 +105,7 @@ func generateMarconiLua(root string, rows []report.RowID) ([]mutate.Mutant, *gom
 	}
 	var out []mutate.Mutant
 	for _, lm := range lms {
-		var cover []report.RowID
-		for _, r := range lm.Rows {
-			if slices.Contains(rows, r) {
-				cover = append(cover, r)
-			}
-		}
+		cover := selectedOf(lm.Rows, rows)
 		if len(cover) == 0 {
 			continue
 		}
@@ -135,4 +125,15 @@ func luaTargetList() string {
 		s = append(s, path.Join(t.Package, t.Script))
 	}
 	return strings.Join(s, ", ")
+}
+
+// selectedOf is the rows of covers that the run selected, in covers' order.
+func selectedOf(covers, selected []report.RowID) []report.RowID {
+	var out []report.RowID
+	for _, r := range covers {
+		if slices.Contains(selected, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
