@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
 )
@@ -17,12 +16,7 @@ import (
 // over the shared standalone node, under its own key prefix.
 func meshEnv(t *testing.T, prefix string) (*marconi.Client, string) {
 	t.Helper()
-	topo := standalone(t)
-	p, err := client.NewPool(t.Context(), client.Options{Backend: client.BackendGoRedis, Mode: client.ModeSingle, Addrs: topo.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := standalonePool(t)
 	o := marconi.Options{Pool: p, Sink: marconi.NewMemorySink(), Flags: marconi.ShippedFlags()}
 	o.Store.Prefix = prefix
 	mesh, err := marconi.New(o)
