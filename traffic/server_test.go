@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,21 +13,15 @@ import (
 // One standalone valkey-server serves every test that needs a real node
 // (started on first use; the pure tests never pay for it). Tests keep
 // apart by key prefix.
-var (
-	serverOnce sync.Once
-	server     *fixtures.Topology
-	serverErr  error
-)
+var server = &fixtures.Shared{Spec: fixtures.StandaloneSpec()}
 
 func standalone(t *testing.T) *fixtures.Topology {
 	t.Helper()
-	serverOnce.Do(func() {
-		server, serverErr = fixtures.Run(context.Background(), fixtures.StandaloneSpec())
-	})
-	if serverErr != nil {
-		t.Fatalf("start valkey: %v", serverErr)
+	topo, err := server.Get(context.Background())
+	if err != nil {
+		t.Fatalf("start valkey: %v", err)
 	}
-	return server
+	return topo
 }
 
 // uniq names one test invocation's keys, so -count=N runs on the one
@@ -37,9 +30,7 @@ func uniq() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if server != nil {
-		_ = server.Close()
-	}
+	_ = server.Close()
 	fixtures.CleanupAll()
 	os.Exit(code)
 }

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,28 +21,20 @@ import (
 
 // One standalone server for the package's tests; each test namespaces its
 // keys with its own prefix.
-var (
-	serverOnce sync.Once
-	server     *fixtures.Topology
-	serverErr  error
-)
+var server = &fixtures.Shared{Spec: fixtures.StandaloneSpec()}
 
 func standalone(t testing.TB) *fixtures.Topology {
 	t.Helper()
-	serverOnce.Do(func() {
-		server, serverErr = fixtures.Run(context.Background(), fixtures.StandaloneSpec())
-	})
-	if serverErr != nil {
-		t.Fatalf("start valkey: %v", serverErr)
+	topo, err := server.Get(context.Background())
+	if err != nil {
+		t.Fatalf("start valkey: %v", err)
 	}
-	return server
+	return topo
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if server != nil {
-		_ = server.Close()
-	}
+	_ = server.Close()
 	fixtures.CleanupAll()
 	os.Exit(code)
 }
