@@ -16,7 +16,7 @@ import (
 // guards against a run whose reads all failed.
 func PresencePositional(want map[string]history.PresenceWant, reads []history.PresenceRead, minPositions int) Result {
 	const name = "presence-positional"
-	judged, wrongReads, failed := 0, 0, 0
+	judged, wrongReads, failed, lapsed := 0, 0, 0, 0
 	var bad []string
 	for i, r := range reads {
 		if r.ErrKind != "" {
@@ -34,6 +34,10 @@ func PresencePositional(want map[string]history.PresenceWant, reads []history.Pr
 			if !ok || w.Unknown {
 				continue
 			}
+			if w.Present && w.ExpiresAt != 0 && r.Return >= w.ExpiresAt {
+				lapsed++ // its TTL may have elapsed: nil and the value are both right
+				continue
+			}
 			judged++
 			g := r.Got[p]
 			if g.Present == w.Present && (!w.Present || g.Value == w.Value) {
@@ -49,10 +53,16 @@ func PresencePositional(want map[string]history.PresenceWant, reads []history.Pr
 		}
 	}
 	if judged < minPositions {
+		if lapsed > 0 {
+			return unknown(name, "only %d positions judged (%d of %d reads failed; %d positions read a present key after its TTL may have elapsed: the run outlasted the keys), need %d", judged, failed, len(reads), lapsed, minPositions)
+		}
 		return unknown(name, "only %d positions judged (%d of %d reads failed), need %d", judged, failed, len(reads), minPositions)
 	}
 	if wrongReads > 0 {
 		return fail(name, strings.Join(first(bad, 6), "\n"), "%d of %d successful reads answered wrong values or nils at some position", wrongReads, len(reads)-failed)
+	}
+	if lapsed > 0 {
+		return pass(name, "%d reads, %d positions: every value and nil at its position (%d positions not judged: read after their key's TTL may have elapsed)", len(reads)-failed, judged, lapsed)
 	}
 	return pass(name, "%d reads, %d positions: every value and nil at its position", len(reads)-failed, judged)
 }

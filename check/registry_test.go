@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,22 @@ func TestPresencePositional(t *testing.T) {
 	failed := history.PresenceRead{Keys: []string{"a"}, ErrKind: "CROSSSLOT"}
 	if r := PresencePositional(want, []history.PresenceRead{failed}, 1); r.Status != Unknown {
 		t.Fatalf("only failed reads: %s, want unknown", r.Status)
+	}
+
+	// A present key with a TTL: a read that returned before its earliest
+	// expiry must hold the value; one that returned after may hold nil.
+	ms := time.Millisecond
+	expiring := map[string]history.PresenceWant{"a": {Present: true, Value: "1", ExpiresAt: 100 * ms}, "b": {}}
+	nilA := func(ret time.Duration) history.PresenceRead {
+		return history.PresenceRead{Keys: []string{"a", "b"}, Got: []history.PresenceGot{{}, {}}, Call: ret - 10*ms, Return: ret}
+	}
+	if r := PresencePositional(expiring, []history.PresenceRead{nilA(99 * ms)}, 1); r.Status != Fail {
+		t.Fatalf("nil for a present key before its TTL: %s, want fail", r.Status)
+	}
+	if r := PresencePositional(expiring, []history.PresenceRead{nilA(100 * ms)}, 1); r.Status != Pass || !strings.Contains(r.Message, "1 positions not judged") {
+		t.Fatalf("nil for a present key after its TTL: %s %q, want pass naming the unjudged position", r.Status, r.Message)
+	}
+	if r := PresencePositional(expiring, []history.PresenceRead{nilA(200 * ms)}, 2); r.Status != Unknown || !strings.Contains(r.Message, "outlasted") {
+		t.Fatalf("too few positions before the TTL: %s %q, want unknown naming the TTL", r.Status, r.Message)
 	}
 }

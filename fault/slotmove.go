@@ -22,6 +22,13 @@ type MoveSlot struct {
 	// To is the destination shard; -1 picks the next shard after the owner's.
 	To   int
 	Hold time.Duration
+	// Until, when set, keeps the slot MIGRATING past Hold until it reports
+	// true, for at most UntilMax more (10 s when zero): a hold that waits
+	// for the clients to have met the migration, not for a fixed time a
+	// loaded runner's readers can outlast (presence-mget, load 40: no read
+	// reached the slot within a 1.5 s hold).
+	Until    func() bool
+	UntilMax time.Duration
 }
 
 // Name implements Fault.
@@ -82,6 +89,20 @@ func (f MoveSlot) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		case <-time.After(f.Hold):
 		case <-ctx.Done():
 			return w, ctx.Err()
+		}
+	}
+	if f.Until != nil {
+		limit := f.UntilMax
+		if limit <= 0 {
+			limit = 10 * time.Second
+		}
+		deadline := time.Now().Add(limit)
+		for !f.Until() && time.Now().Before(deadline) {
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-ctx.Done():
+				return w, ctx.Err()
+			}
 		}
 	}
 	host, port, _ := strings.Cut(dst.DirectAddr(), ":")

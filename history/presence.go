@@ -9,6 +9,11 @@ type PresenceWant struct {
 	Present bool
 	Value   string
 	Unknown bool
+	// ExpiresAt is, for a present key written with a TTL, the earliest
+	// scenario-clock time the server may have expired it (the write's call
+	// plus the TTL): a read that returned after it may answer nil or the
+	// value. Zero: the key does not expire while it is read.
+	ExpiresAt time.Duration `json:",omitempty"`
 }
 
 // PresenceGot is one position of a bulk read's answer.

@@ -40,6 +40,12 @@ type PresenceLayout struct {
 	Keys      int
 	// ShortTTL is the TTL of the keys meant to expire before any read.
 	ShortTTL time.Duration
+	// TTL is the store's TTL for the present keys and Clock the scenario's
+	// clock: with both, each present key's want carries when it may expire
+	// (history.PresenceWant.ExpiresAt), so a run slow enough to outlast the
+	// TTL is not judged as reading nils where values were due.
+	TTL   time.Duration
+	Clock *Clock
 	// Pinned are extra keys forced into given slots, half present and half
 	// never written, so a slot moved mid-read holds a mixed group (the case
 	// where a migrating slot answers TRYAGAIN).
@@ -96,8 +102,12 @@ func WritePresence(ctx context.Context, s *presence.Store, rng *rand.Rand, l Pre
 				var op string
 				switch j.state {
 				case PresenceSet:
+					expires := time.Duration(0)
+					if l.TTL > 0 && l.Clock != nil {
+						expires = l.Clock.Now() + l.TTL // the server sets the TTL on receipt, after this
+					}
 					op, err = "set "+k, s.Set(ctx, l.Community, j.pubkey, j.value)
-					w = history.PresenceWant{Present: true, Value: j.value}
+					w = history.PresenceWant{Present: true, Value: j.value, ExpiresAt: expires}
 				case PresenceCleared:
 					if op, err = "set "+k, s.Set(ctx, l.Community, j.pubkey, j.value); err == nil {
 						op, err = "clear "+k, s.Clear(ctx, l.Community, j.pubkey)
