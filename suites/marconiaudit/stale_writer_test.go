@@ -143,4 +143,3 @@ func staleWriterRun(ctx context.Context, pool client.Pool, tenant string, m audi
 	newQ.Close()
 	return h
 }
-
