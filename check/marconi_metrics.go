@@ -38,13 +38,18 @@ const (
 	MetricObligDurable  = "marconi_obligations_durable_total"              // {tenant,kind}
 	MetricObligDegraded = "marconi_obligations_degraded_not_durable_total" // {tenant,kind}
 	MetricSLAViolation  = "marconi_obligation_sla_violation_total"         // {tenant,kind,sla}
+	// MetricWriterAppended is not in §9's list: it is the Redis Stream
+	// writer's count of entries appended (impl's), judged because §4.1's
+	// writer-lag alert and the loss budget are read beside it, and the
+	// stream itself (XRANGE) is its independent count.
+	MetricWriterAppended = "marconi_redis_writer_appended_total" // {tenant}
 )
 
 // MarconiMetricFamilies lists them in §9 order.
 var MarconiMetricFamilies = []string{
 	MetricReceived, MetricDelivered, MetricAcked, MetricSendDuration, MetricTableSize, MetricCacheHits, MetricCacheMisses,
 	MetricAuditDepth, MetricAuditOverflow, MetricHookCalls, MetricHookErrors,
-	MetricObligOpen, MetricObligDurable, MetricObligDegraded, MetricSLAViolation,
+	MetricObligOpen, MetricObligDurable, MetricObligDegraded, MetricSLAViolation, MetricWriterAppended,
 }
 
 // MarconiHooks are the hook label values of §9 (the Stage 2 hook list).
@@ -302,6 +307,10 @@ func MarconiMetricsLedger(h MetricsHistory) (want []MetricExpect, inconsistent, 
 			}
 		}
 		add(MetricAuditDepth, map[string]string{"tenant": t}, float64(kept[t]+handoffs[t]-len(h.Stream[t])), "audit_kept 200s plus their obligations' acks (state handoffs) minus the entries XRANGE finds in the stream")
+		// §4.1: the writer is the stream's only writer, and each tenant's
+		// stream is fresh, so every entry XRANGE finds is one it appended
+		// (the trim never runs here: the retention is 7 d).
+		add(MetricWriterAppended, map[string]string{"tenant": t}, float64(len(h.Stream[t])), "entries XRANGE finds in the tenant's stream")
 	}
 	for t, n := range h.Routes {
 		add(MetricTableSize, map[string]string{"tenant": t}, float64(n), "live identities + live master aliases (harness model)")

@@ -66,6 +66,7 @@ func metricsFixture() (MetricsHistory, history.TelemetryScrape) {
 		smp(MetricHookCalls, 1, "hook", "on_register"),
 		smp(MetricHookCalls, 2, "hook", "on_ws_connect"),
 		smp(MetricHookCalls, 0, "hook", "on_heartbeat"),
+		smp(MetricWriterAppended, 2, "tenant", "acme"), // a1's envelope and its handoff
 		smp(MetricHookErrors, 1, "hook", "on_ws_connect", "reason", "unknown_session"),
 	}}
 	return h, s
@@ -100,6 +101,10 @@ func TestMarconiMetricsAgree(t *testing.T) {
 		}),
 		"missing series": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 			return append(x[:15], x[16:]...) // the SLA violation never counted
+		}),
+		"appended counted twice (append.lua's appended + 2)": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
+			x[24].Value = 4
+			return x
 		}),
 		"stray label set": edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 			return append(x, history.TelemetrySample{Name: MetricAcked, Labels: map[string]string{"tenant": "", "signal_type": "", "ack_kind": "terminal"}, Value: 1})
@@ -171,6 +176,7 @@ func TestMarconiMetricsDurableIsTheStream(t *testing.T) {
 	paused := edit(s, func(x []history.TelemetrySample) []history.TelemetrySample {
 		x[13].Value = 0 // durable{acme,task}
 		x[16].Value = 3 // depth{acme}: a1, a2 and a1's handoff
+		x[24].Value = 0 // appended{acme}: nothing yet
 		return x
 	})
 	if r := MarconiMetricsAgree([]MetricsPoint{{Name: "mid-run", Scrape: paused, History: h}, final}); r.Status != Pass {

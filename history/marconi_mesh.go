@@ -93,3 +93,16 @@ type MeshHookStep struct {
 	Via           string
 	Before, After MeshRouteState
 }
+
+// MeshIndexProbe is one session's membership of its tenant's SessionStore
+// index (<prefix>:sessidx:{tenant}), read with ZSCORE on the server after a
+// run, for every session whose deregister was acknowledged.
+type MeshIndexProbe struct {
+	SessionID, Tenant string
+	// Index is the index key read.
+	Index string
+	// Member: ZSCORE answered a score (the session id is still indexed);
+	// Score is it (unix ms, the expiry the member was last stamped with).
+	Member bool
+	Score  float64
+}

@@ -521,10 +521,17 @@ func undecided(card *report.Scorecard, rows []report.RowID) string {
 			continue
 		}
 		for _, ch := range c.Checks {
-			switch ch.Status {
+			v := ch.Status
+			if v == report.StatusPass {
+				// A checker that passed while a negative control went
+				// uncaught is blind (Check.Verdict): the suite fails that
+				// spec, and under fail-fast the specs after it never ran.
+				v = ch.Verdict()
+			}
+			switch v {
 			case report.StatusPass, report.StatusNotRun, report.StatusFail:
 			default:
-				return fmt.Sprintf("a check went undecided (%s): %s: %s", ch.Status, ch.Scenario, oneLine(ch.Message, 200))
+				return fmt.Sprintf("a check went undecided (%s): %s: %s", v, ch.Scenario, oneLine(ch.Message, 200))
 			}
 		}
 	}

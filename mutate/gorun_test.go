@@ -67,13 +67,23 @@ func TestUnitsOf(t *testing.T) {
 // stopped the specs after it); pass, fail and not-run are decided.
 func TestUndecided(t *testing.T) {
 	row := report.RowFencingMigration
+	caught := report.Control{Name: "v", Kind: report.ControlVariant, Exercised: true, Caught: true}
 	card := &report.Scorecard{Cells: []report.Cell{
 		{Row: report.RowRegistry, Checks: []report.Check{{Row: report.RowRegistry, Scenario: "registry/x", Status: report.StatusBlind}}},
-		{Row: row, Checks: []report.Check{{Row: row, Scenario: "a", Status: report.StatusPass}, {Row: row, Scenario: "b", Status: report.StatusNotRun}}},
+		{Row: row, Checks: []report.Check{{Row: row, Scenario: "a", Status: report.StatusPass, Controls: []report.Control{caught}}, {Row: row, Scenario: "b", Status: report.StatusNotRun}}},
 	}}
 	if got := undecided(card, []report.RowID{row}); got != "" {
 		t.Errorf("undecided = %q: another row's blind check counted", got)
 	}
+	// The checker passed but a control went uncaught: blind by its verdict
+	// (a mutant that disarms a control this way stopped fail-fast there).
+	uncaught := caught
+	uncaught.Caught = false
+	card.Cells[1].Checks[0].Controls = append(card.Cells[1].Checks[0].Controls, uncaught)
+	if got := undecided(card, []report.RowID{row}); got != "a check went undecided (blind): a: " {
+		t.Errorf("undecided = %q: a passing checker with an uncaught control is blind", got)
+	}
+	card.Cells[1].Checks[0].Controls = []report.Control{caught}
 	card.Cells[1].Checks = append(card.Cells[1].Checks, report.Check{Row: row, Scenario: "trace", Status: report.StatusBlind, Message: "only 1135 steps"})
 	if got := undecided(card, []report.RowID{row}); got != "a check went undecided (blind): trace: only 1135 steps" {
 		t.Errorf("undecided = %q", got)

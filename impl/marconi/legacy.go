@@ -89,6 +89,12 @@ const (
 	// dropped, the socket closes, and sends queue offline until the shim
 	// reconnects.
 	MutantEngagementInvalidates Mutant = "engagement-invalidates"
+	// MutantReleaseKeepsIndex: SessionStore.release deletes the session
+	// record but leaves its member in the tenant's session index (the
+	// ZREM of release.lua forgotten). No route changes — every reader
+	// skips a member whose record is gone — so only a read of the index
+	// shows the dead member it keeps until its score lapses.
+	MutantReleaseKeepsIndex Mutant = "release-keeps-index"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -98,7 +104,8 @@ var ErrStaleRoute = errors.New("route names a session that is no longer register
 // Mutants lists every mesh mutant.
 var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
 	MutantAcceptForbidden, MutantStaleFallback, MutantRollbackDrops,
-	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe, MutantEngagementInvalidates}
+	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe, MutantEngagementInvalidates,
+	MutantReleaseKeepsIndex}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

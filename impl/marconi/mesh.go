@@ -184,6 +184,7 @@ func New(o Options) (*Mesh, error) {
 	// The obligation index always exists: MARCONI_OBLIGATIONS_MEMORY_PRIMARY
 	// decides per send whether a new obligation opens in it, so turning
 	// the flag off never loses the open ones.
+	m.store.releaseKeepsIndex = o.Mutant == MutantReleaseKeepsIndex
 	m.obligations = newObligationIndex()
 	m.obligations.recount = o.MetricsMutant == MetricsSLARecounted
 	f := o.Flags

@@ -55,6 +55,9 @@ type SessionStore struct {
 	now    func() time.Time
 
 	register, heartbeat, release, master *client.Script
+
+	// releaseKeepsIndex is MutantReleaseKeepsIndex (a negative control).
+	releaseKeepsIndex bool
 }
 
 // StoreOptions configures a SessionStore.
@@ -178,6 +181,14 @@ func (s *SessionStore) Heartbeat(ctx context.Context, tenant, sid string, at tim
 // Release deletes sid's record and index entry (SessionStore.release); it
 // reports whether the record still existed.
 func (s *SessionStore) Release(ctx context.Context, tenant, sid string) (bool, error) {
+	if s.releaseKeepsIndex {
+		reply, err := s.pool.Do(ctx, client.NewCmd("DEL", []string{s.RecordKey(tenant, sid)}))
+		if err != nil {
+			return false, fmt.Errorf("release %s: %w", sid, err)
+		}
+		n, _ := client.AsInt64(reply)
+		return n > 0, nil
+	}
 	keys := []string{s.RecordKey(tenant, sid), s.IndexKey(tenant)}
 	//slotgate:same-slot RecordKey and IndexKey both carry {tenant} as their hash tag
 	reply, _, err := client.RunScript(ctx, s.pool, s.release, keys, sid)

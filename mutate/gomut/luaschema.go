@@ -53,10 +53,11 @@ type LuaTarget struct {
 // The rows that run Marconi's session scripts (the SessionStore: register
 // on connect, heartbeat, release on disconnect, the master flip) and the
 // audit append script (the stream writer; loss-budget cuts a primary's
-// proxy mid-append, the unknown outcomes the script's dedupe is for).
+// proxy mid-append, the unknown outcomes the script's dedupe is for;
+// marconi-metrics judges the writer's appended count against the stream).
 var (
 	marconiStoreRows = []report.RowID{report.RowMarconiRestart, report.RowMarconiCacheLifecycle, report.RowMarconiStageFlags}
-	marconiAuditRows = []report.RowID{report.RowMarconiAuditCompleteness, report.RowMarconiStream, report.RowMarconiLossBudget}
+	marconiAuditRows = []report.RowID{report.RowMarconiAuditCompleteness, report.RowMarconiStream, report.RowMarconiLossBudget, report.RowMarconiMetrics}
 )
 
 // DefaultLuaTargets are the embedded scripts outside the fencing set.

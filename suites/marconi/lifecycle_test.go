@@ -76,6 +76,11 @@ type lifecycleRun struct {
 	// The static keyspace listener's tour across the same failover.
 	staticSteps []history.MeshHookStep
 	staticErr   error
+
+	// index is B's session index after the churn: ZSCORE of every session
+	// released with a 200; keepIndex, the same probe on the
+	// release-keeps-index mutant's few released sessions.
+	index, keepIndex []history.MeshIndexProbe
 }
 
 var lifecycleRuns = harness.NewOnce(runLifecycle)
@@ -183,6 +188,9 @@ func runLifecycle(ctx SpecContext, b client.Backend) *lifecycleRun {
 	static.stop()
 	r.hist = recB.History()
 	r.clock, r.ops = clock, harness.MeshOps("B sends", r.hist.Sends)
+	By("B's SessionStore index after the churn: ZSCORE of every session released with a 200")
+	r.index, err = traffic.MeshIndexProbes(ctx, newPool(ctx, b, "marconi-index-probe"), bEnv.mesh.Store(), r.hist)
+	Expect(err).NotTo(HaveOccurred())
 	churned := onlyProject(r.hist, tenant+"/churn/")
 	hits, misses := traffic.MeshLiveReads(churned)
 	r.cache = check.MeshCacheStats{Hits: hits, Misses: misses, MinHitRate: 0.99, FirstReads: first, HookErrors: hookErrors(bEnv.mesh),
@@ -221,7 +229,35 @@ func runLifecycle(ctx SpecContext, b client.Backend) *lifecycleRun {
 	recvF.Close()
 	r.forgetHist = recF.History()
 	<-staleDone
+
+	By("negative control: the release that keeps the index member (release-keeps-index): sessions registered and deregistered, then the same probe")
+	r.keepIndex = runReleaseKeepsIndex(ctx, b, s)
 	return r
+}
+
+// keepIndexSessions is how many sessions the release-keeps-index control
+// registers and deregisters.
+const keepIndexSessions = 4
+
+// runReleaseKeepsIndex runs marconi.MutantReleaseKeepsIndex — a REAL mesh
+// on the real cluster whose SessionStore.release deletes the record but
+// not the index member — registers and deregisters a few sessions through
+// its API, and probes its index as the reference's is probed.
+func runReleaseKeepsIndex(ctx context.Context, b client.Backend, s meshScale) []history.MeshIndexProbe {
+	GinkgoHelper()
+	m := startMesh(ctx, marconi.Options{Pool: newPool(ctx, b, "marconi-keepidx"), Store: marconi.StoreOptions{TTL: s.TTL, Prefix: "keepidx"},
+		Sink: marconi.NewMemorySink(), Mutant: marconi.MutantReleaseKeepsIndex})
+	rec := traffic.NewMeshRecorder(traffic.NewClock(), m.api)
+	for i := range keepIndexSessions {
+		sess := marconi.Session{SessionID: fmt.Sprintf("keep-%d", i), Tenant: tenant, Project: "keep", Identity: fmt.Sprintf("k%d", i), Surface: "control"}
+		_, err := rec.Register(ctx, sess)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rec.Deregister(ctx, sess)).To(Succeed())
+	}
+	probes, err := traffic.MeshIndexProbes(ctx, newPool(ctx, b, "marconi-index-probe"), m.mesh.Store(), rec.History())
+	Expect(err).NotTo(HaveOccurred())
+	m.stop()
+	return probes
 }
 
 // runStale5xx runs marconi.MutantStaleRoute5xx — a REAL mesh on the real
@@ -323,7 +359,8 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	ev := r.ev
 	ev.Observed = append([]string(nil), r.ev.Observed...)
 	minJudged := scaleOf().MinReads
-	result := check.All("marconi-cache-lifecycle", check.Judge(check.MarconiHookTransitions, r.steps), check.Judge(check.MarconiStaleRoutes, r.hist, expiryBound, minJudged))
+	result := check.All("marconi-cache-lifecycle", check.Judge(check.MarconiHookTransitions, r.steps), check.Judge(check.MarconiStaleRoutes, r.hist, expiryBound, minJudged),
+		check.Judge(check.MarconiReleasedUnindexed, r.index, 1))
 	if r.tourErr != nil {
 		ev.Observed = append(ev.Observed, "hook tour stopped: "+r.tourErr.Error())
 	}
@@ -351,7 +388,16 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	staleCtl := harness.Variant(string(marconi.MutantStaleRoute5xx), "on_deregister keeps the dead route and send_signal answers 500 on it instead of queuing offline: nothing is routed to a dead session, only failed sends tell",
 		check.Judge(check.MarconiStaleRoutesFailing, r.staleHist, expiryBound))
 	staleCtl = harness.Premise(staleCtl, len(check.MeshFailedSends(r.staleHist)) > 0, "no send met the dead route")
-	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl)
+	keepCtl := harness.Variant(string(marconi.MutantReleaseKeepsIndex), "SessionStore.release deletes the record but leaves the session in its tenant's index (release.lua's ZREM forgotten): no route changes, the index keeps a dead member until its score lapses",
+		check.Judge(check.MarconiReleasedUnindexed, r.keepIndex, keepIndexSessions))
+	members := 0
+	for _, p := range r.index {
+		if p.Member {
+			members++
+		}
+	}
+	ev.Observed = append(ev.Observed, fmt.Sprintf("B's session index after the churn: %d of %d sessions released with a 200 still members (ZSCORE)", members, len(r.index)))
+	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl, keepCtl)
 }
 
 func (r *lifecycleRun) health(b client.Backend) report.Check {

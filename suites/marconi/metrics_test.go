@@ -84,6 +84,7 @@ type metricsVariant struct {
 	why     string
 	mutant  marconi.MetricsMutant
 	queue   audit.Mutant
+	writer  audit.Mutant
 	noPend  bool // DisablePending: offline recipients answer no_subscriber
 	errsCol bool // a loud variant: judged by the errors column
 }
@@ -106,6 +107,7 @@ func runMetrics(ctx context.Context, b client.Backend) metricsResult {
 		{name: string(marconi.MetricsSLARecounted), mutant: marconi.MetricsSLARecounted, why: "an SLA violation re-counted at every sweep"},
 		{name: string(marconi.MetricsHookLabelSwapped), mutant: marconi.MetricsHookLabelSwapped, why: "on_heartbeat counted under hook=on_register"},
 		{name: string(audit.MutantStaleDepth), queue: audit.MutantStaleDepth, why: "audit queue depth not published when the writer takes entries: never decrements"},
+		{name: string(audit.MutantAppendedPerCall), writer: audit.MutantAppendedPerCall, why: "writer_appended_total counts append calls, not the entries each appended: the stream holds more than it says"},
 		{name: string(marconi.MetricsDuplicateSeries), mutant: marconi.MetricsDuplicateSeries, errsCol: true, why: "table size from an unchecked collector, one sample per project under the tenant label: the gather fails, /metrics answers 500"},
 		{name: string(marconi.MetricsObligationsUnregistered), mutant: marconi.MetricsObligationsUnregistered, errsCol: true, why: "obligation metrics built but never registered: missing from /metrics"},
 	}
@@ -225,7 +227,7 @@ func (r *metricsRun) run(ctx context.Context) error {
 		return err
 	}
 	r.queue = q
-	if r.writer, err = audit.NewWriter(audit.WriterOptions{Pool: r.pool, Queue: q,
+	if r.writer, err = audit.NewWriter(audit.WriterOptions{Pool: r.pool, Queue: q, Mutant: r.v.writer,
 		OnAppended: func(es []audit.Entry) {
 			if m := mesh.Load(); m != nil {
 				m.AuditAppended(es)

@@ -74,4 +74,14 @@ const (
 	// MaxLen), the naive reading of "MAXLEN ~7d": a burst trims entries
 	// the archiver has not consumed, however young.
 	MutantTrimByCount Mutant = "writer/trim-by-count"
+	// MutantAppendedPerCall is a writer whose
+	// marconi_redis_writer_appended_total counts append calls, not the
+	// entries each one appended: a batch of 40 counts 1.
+	MutantAppendedPerCall Mutant = "writer/appended-per-call"
+	// MutantOffsetPerGeneration is a writer that keeps its resume offset
+	// under a key of its own generation (the offset key suffixed with it):
+	// every process resumes from its own offset, none sees a newer one, so
+	// a previous process's writer still running appends beside its
+	// successor instead of being refused.
+	MutantOffsetPerGeneration Mutant = "writer/offset-per-generation"
 )

@@ -368,6 +368,9 @@ func (tw *tenantWriter) append(ctx context.Context, items []Item) error {
 	cctx, cancel := context.WithTimeout(ctx, tw.w.o.Timeout)
 	defer cancel()
 	keys := []string{tw.keys.Stream, tw.keys.Offset}
+	if o.Mutant == MutantOffsetPerGeneration {
+		keys[1] += ":" + o.Queue.Generation()
+	}
 	//slotgate:same-slot both keys carry the {tenant_id} hash tag (KeysFor; TestKeysShareHashTag)
 	reply, _, err := client.RunScript(cctx, tw.w.o.Pool, tw.w.script, keys, args...)
 	if err != nil {
@@ -380,6 +383,9 @@ func (tw *tenantWriter) append(ctx context.Context, items []Item) error {
 	appended, err := client.AsInt64(arr[0])
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", tw.keys.Stream, err)
+	}
+	if o.Mutant == MutantAppendedPerCall && appended > 0 {
+		appended = 1
 	}
 	tw.appends.Add(float64(appended))
 	return nil
