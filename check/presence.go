@@ -89,3 +89,28 @@ func showGot(g history.PresenceGot) string {
 	}
 	return "nil"
 }
+
+// PresenceRetriesCounted judges a retrying reader's instrumentation
+// (presence.ReadOptions.Retries and Redirects: "so a caller can show that a
+// read really spanned a slot migration"): a read through a retrying mode
+// that failed with TRYAGAIN, MOVED or ASK got that answer on its last
+// attempt, after at least one retried attempt within its budget (the budget
+// is far longer than the first backoff), and every retry is counted as one
+// or the other — so the two counters together are at least the number of
+// such failed reads. A counter that skips TRYAGAIN (or counts nothing)
+// falls short; reads that failed otherwise, or none at all, prove nothing
+// and pass.
+func PresenceRetriesCounted(reads []history.PresenceRead, retries, redirects int64) Result {
+	const name = "presence-retries-counted"
+	retried := 0
+	for _, r := range reads {
+		switch r.ErrKind {
+		case "TRYAGAIN", "MOVED", "ASK":
+			retried++
+		}
+	}
+	if retries+redirects < int64(retried) {
+		return fail(name, "", "%d reads failed with TRYAGAIN/MOVED/ASK after retrying, but the reader counted %d TRYAGAIN retries and %d redirects", retried, retries, redirects)
+	}
+	return pass(name, "%d reads failed after retrying; %d TRYAGAIN retries and %d redirects counted", retried, retries, redirects)
+}

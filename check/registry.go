@@ -229,6 +229,30 @@ func RegistryAttested(h history.RegistryHistory) Result {
 	return pass(name, "%d returned entries, all attested members of the population", n)
 }
 
+// RegistrySkipsClassified: discovery skips what it must not return, each in
+// its class (registry.Discovery's Undecodable and Unattested, spec 000 §Mesh
+// Registry Discovery): over the successful discoveries no more records were
+// skipped as unattested than the forgeries that are well-formed but do not
+// verify, and no more as undecodable than those that are not records at all
+// (the population's own records are neither). Counting a torn record as
+// unattested means its body was never parsed before the attestation was
+// checked. Early discoveries see only part of the forgeries, so the counts
+// are bounded, not equal.
+func RegistrySkipsClassified(discoveries int, unattested, undecodable int64, forgedUnattested, forgedUndecodable int) Result {
+	const name = "registry-skips-classified"
+	var bad []string
+	if max := int64(discoveries * forgedUnattested); unattested > max {
+		bad = append(bad, fmt.Sprintf("%d records skipped as unattested, at most %d (%d discoveries × %d such forgeries)", unattested, max, discoveries, forgedUnattested))
+	}
+	if max := int64(discoveries * forgedUndecodable); undecodable > max {
+		bad = append(bad, fmt.Sprintf("%d records skipped as undecodable, at most %d (%d discoveries × %d such forgeries)", undecodable, max, discoveries, forgedUndecodable))
+	}
+	if len(bad) > 0 {
+		return fail(name, strings.Join(bad, "\n"), "discoveries skipped records in the wrong class")
+	}
+	return pass(name, "%d unattested and %d undecodable skips over %d discoveries, within %d and %d forgeries each", unattested, undecodable, discoveries, forgedUnattested, forgedUndecodable)
+}
+
 // RegistryBounded is the silently-wrong checker of the registry row.
 func RegistryBounded(h history.RegistryHistory, b RegistryBounds) Result {
 	return All("registry-bounded", RegistryComplete(h, b), RegistryNoStale(h, b), RegistryAttested(h))

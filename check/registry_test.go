@@ -127,3 +127,45 @@ func TestPresencePositional(t *testing.T) {
 		t.Fatalf("too few positions before the TTL: %s %q, want unknown naming the TTL", r.Status, r.Message)
 	}
 }
+
+func TestPresenceRetriesCounted(t *testing.T) {
+	reads := []history.PresenceRead{{ErrKind: "TRYAGAIN"}, {ErrKind: "ASK"}, {ErrKind: "network"}, {}}
+	if r := PresenceRetriesCounted(reads, 1, 1); r.Status != Pass {
+		t.Fatalf("one retry per failed read counted: %s %s", r.Status, r.Message)
+	}
+	if r := PresenceRetriesCounted(reads, 0, 1); r.Status != Fail {
+		t.Fatalf("a TRYAGAIN read failed after retrying and no retry counted: %s, want fail", r.Status)
+	}
+	if r := PresenceRetriesCounted([]history.PresenceRead{{ErrKind: "network"}, {}}, 0, 0); r.Status != Pass {
+		t.Fatalf("no read failed on a retryable answer: %s, want pass", r.Status)
+	}
+}
+
+func TestGateDoors(t *testing.T) {
+	ok := []DoorStep{{Action: "EnterCompatible", From: "disabled", To: "compatible", FleetC: true}, {Action: "Enable", From: "compatible", To: "enabled", FleetC: true}}
+	if r := judgedReplays(t, GateDoors, ok); r.Status != Pass {
+		t.Fatalf("the ladder: %s %s", r.Status, r.Message)
+	}
+	skipped := append(ok, DoorStep{Action: "Enable", From: "disabled", To: "enabled", FleetC: true})
+	if r := GateDoors(skipped); r.Status != Fail {
+		t.Fatalf("disabled → enabled: %s, want fail", r.Status)
+	}
+	if r := GateDoors([]DoorStep{{Action: "Enable", From: "compatible", To: "enabled"}}); r.Status != Fail {
+		t.Fatalf("enabled with the fleet off C: %s, want fail", r.Status)
+	}
+	if r := GateDoors(ok[:1]); r.Status != Fail {
+		t.Fatalf("G4 never opened: %s, want fail", r.Status)
+	}
+}
+
+func TestRegistrySkipsClassified(t *testing.T) {
+	if r := judgedReplays(t, RegistrySkipsClassified, 10, int64(60), int64(90), 6, 9); r.Status != Pass {
+		t.Fatalf("every discovery saw every forgery: %s %s", r.Status, r.Message)
+	}
+	if r := RegistrySkipsClassified(10, 61, 80, 6, 9); r.Status != Fail {
+		t.Fatalf("a torn record counted unattested: %s, want fail", r.Status)
+	}
+	if r := RegistrySkipsClassified(10, 0, 91, 6, 9); r.Status != Fail {
+		t.Fatalf("too many undecodable: %s, want fail", r.Status)
+	}
+}

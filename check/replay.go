@@ -33,7 +33,7 @@ var replayable = []any{
 	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround,
 	NoErrors, RefusedWith,
 	PartitionDispatch, PartitionAccounted, PausedPodsFenced,
-	PresencePositional, NegotiatedProtocol, ReplyShapes,
+	PresencePositional, PresenceRetriesCounted, GateDoors, RegistrySkipsClassified, NegotiatedProtocol, ReplyShapes,
 	BroadcastReachesAll, ShardConfined, PushDelivery,
 	ReadSide, PodValidates,
 	RegistryComplete, RegistryNoStale, RegistryAttested, RegistryBounded, RegistryErrorsOutside,

@@ -1,6 +1,7 @@
 package fault_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,39 @@ func TestFaultsOnRealCluster(t *testing.T) {
 		e, ok := fault.NotConfirmed(err)
 		if !ok || !e.Unavailable || e.Fault != "node/failover-graceful" {
 			t.Errorf("Apply on a missing shard: %#v", err)
+		}
+	})
+	t.Run("refuse-writes", func(t *testing.T) {
+		if err := topo.Reset(ctx); err != nil {
+			t.Fatal(err)
+		}
+		node, err := topo.NodeForSlot(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := fault.Apply(ctx, topo, fault.RefuseWrites{Node: node.Name(), Duration: 500 * time.Millisecond})
+			done <- err
+		}()
+		var setErr, getErr error
+		for deadline := time.Now().Add(400 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, setErr = node.Do(ctx, "SET", key, "w"); setErr != nil {
+				_, getErr = node.Do(ctx, "GET", key)
+				break
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if setErr == nil || !strings.Contains(setErr.Error(), "OOM") {
+			t.Errorf("SET while %s refuses writes: %v, want an OOM error", node.Name(), setErr)
+		}
+		if getErr != nil {
+			t.Errorf("GET while %s refuses writes: %v, want it served", node.Name(), getErr)
+		}
+		if _, err := node.Do(ctx, "SET", key, "v"); err != nil {
+			t.Errorf("SET after the fault: %v (memory limit not restored)", err)
 		}
 	})
 	t.Run("links", func(t *testing.T) {

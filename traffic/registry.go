@@ -311,10 +311,18 @@ const (
 	ForgeUnsigned ForgeKind = "unsigned"  // plain JSON, no attestation
 	ForgeGarbage  ForgeKind = "garbage"   // not a record at all
 	ForgeReplayed ForgeKind = "replayed"  // a valid record copied under another id
+	// ForgeTruncated is a record cut short: the v1 header and attestation
+	// intact, the JSON body torn (a writer that died mid-value).
+	ForgeTruncated ForgeKind = "truncated"
 )
 
 // ForgeKinds lists every forgery.
-var ForgeKinds = []ForgeKind{ForgeWrongKey, ForgeUnsigned, ForgeGarbage, ForgeReplayed}
+var ForgeKinds = []ForgeKind{ForgeWrongKey, ForgeUnsigned, ForgeGarbage, ForgeReplayed, ForgeTruncated}
+
+// Unattested says whether Decode classes a forgery of kind k unattested (a
+// well-formed record whose attestation does not verify or binds another
+// id) rather than undecodable (not a record at all).
+func (k ForgeKind) Unattested() bool { return k == ForgeWrongKey || k == ForgeReplayed }
 
 // Forge writes n forged records of each kind straight through pool under
 // r's key layout, indexed with a score ttl ahead and the record living ttl,
@@ -334,6 +342,9 @@ func Forge(ctx context.Context, pool client.Pool, r *registry.Registry, rng *ran
 				val = string(b)
 			case ForgeGarbage:
 				val = "\x00garbage\xff" + strconv.Itoa(i)
+			case ForgeTruncated:
+				full := registry.Encode(r.Options().Key, rec)
+				val = full[:len(full)-2] // the JSON's closing brace and a byte before it
 			case ForgeReplayed:
 				victim := rec
 				victim.ID = "someone-else"

@@ -154,8 +154,30 @@ func traceConformance(ctx SpecContext) report.Check {
 	readRes, readControls, readObserved := traceReads(ctx, pool, correct, reachable, fmt.Sprintf("tr%x", rng.Uint32()))
 	ev.Observed = append(ev.Observed, readObserved...)
 	controls = append(controls, readControls...)
-	result = check.All("fencing-migration/trace-conformance", result, readRes)
+	// The replay compares keyspaces, which no mode door changes: the gate's
+	// own door decisions are judged over the same reachable state space.
+	doors := check.Judge(check.GateDoors, doorSteps(correct, reachable))
+	ev.Observed = append(ev.Observed, "gate doors: "+doors.Message)
+	result = check.All("fencing-migration/trace-conformance", result, readRes, doors)
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, controls...)
+}
+
+// doorSteps lists every mode change impl/gate allows in the model's
+// reachable state space (the model asks the real gate for each decision).
+func doorSteps(m *model.Model, g *model.Graph) []check.DoorStep {
+	var out []check.DoorStep
+	for _, s := range g.States {
+		fleetC := true
+		for i := range m.Config().Pods {
+			fleetC = fleetC && s.Pods[i] == fencing.C
+		}
+		for _, t := range m.Successors(s) {
+			if t.Next.Gate.Mode != s.Gate.Mode {
+				out = append(out, check.DoorStep{Action: string(t.Action.Kind), From: string(s.Gate.Mode), To: string(t.Next.Gate.Mode), FleetC: fleetC})
+			}
+		}
+	}
+	return out
 }
 
 func verdictOf(d *traceDivergence) string {

@@ -34,7 +34,7 @@ var _ = Describe("presence-mget", func() {
 			},
 			harness.Scenario{
 				Name: "presence-mget/bulk-ops/" + string(b), Row: row, Column: report.ColumnErrors,
-				Spec: "the per-slot bulk read never crosses slots and rides out a slot migration (TRYAGAIN retried) without an error (000 §Conformance, Presence MGET; §System Model, Presence)",
+				Spec: "the per-slot bulk read never crosses slots and rides out a slot migration (TRYAGAIN retried, every retry counted) without an error, mode unset or per-slot, with counters or none (000 §Conformance, Presence MGET; §System Model, Presence)",
 				Run:  func(ctx SpecContext) report.Check { return bulkOps(ctx, b) },
 			},
 		)
@@ -68,6 +68,11 @@ const moveHoldMax = 20 * time.Second
 // presentTTL outlasts any run of the row, loaded or not (a full run takes
 // 2–4 minutes at load 35).
 const presentTTL = 15 * time.Minute
+
+// probeBudget is the retry probe's TRYAGAIN budget in bulk-ops: a hundred
+// first backoffs (5 ms), so a read that gives up has retried, and shorter
+// than the smoke profile's 1 s MIGRATING hold, so some reads do give up.
+const probeBudget = 500 * time.Millisecond
 
 // pinnedPerSlot keys are forced into the slot that moves: half present,
 // half never written, so the moving slot holds a mixed group — the case
@@ -130,6 +135,9 @@ func moveWhileReading(ctx context.Context, clock *traffic.Clock, rng *rand.Rand,
 	var wg sync.WaitGroup
 	for _, r := range readers {
 		wg.Go(func() {
+			// A read that panics fails the scenario instead of killing the
+			// suite process with no report.
+			defer GinkgoRecover()
 			for i := 0; ; i++ {
 				select {
 				case <-done:
@@ -235,13 +243,27 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 		reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 	}
 	noRetry := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadNoRetry}}), Clock: clock}
+	// The read paths other callers take through the move too: the zero
+	// ReadOptions (presence.MGet, a Store as production makes it: no
+	// counters) and ReadPerSlot named explicitly (the registry's record
+	// fetch) — the reader above sets counters, and a mode of "" and
+	// ReadPerSlot must both retry. The probe counts its own retries with a
+	// budget short enough that some of its reads of the moving slot give up,
+	// for check.PresenceRetriesCounted (three goroutines share its counters,
+	// which the check judges in total); its errors are by design and judged
+	// by nothing else.
+	plain := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{}), Clock: clock}
+	perSlot := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadPerSlot}}), Clock: clock}
+	var probeRetries, probeRedirects atomic.Int64
+	probe := &traffic.PresenceReader{Store: presence.New(pool, presence.Options{Read: presence.ReadOptions{Mode: presence.ReadPerSlot,
+		TryAgainBudget: probeBudget, Retries: &probeRetries, Redirects: &probeRedirects}}), Clock: clock}
 	// Held until both the per-slot reader retried a TRYAGAIN and the
 	// no-retry control met one: a run that never did proves nothing either
 	// way (the row's "tryagain-retry" check and the control's premise).
 	met := func() bool {
 		return retries.Load() > 0 && harness.ErrorsOf(check.PresenceOutcomes(noRetry.Reads()), client.KindTryAgain) > 0
 	}
-	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, met, reader, reader, reader, noRetry)
+	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, met, reader, reader, reader, noRetry, plain, perSlot, probe, probe, probe)
 	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
 
 	By("negative control: one MGET of keys in many slots")
@@ -251,11 +273,14 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	}
 	reads := reader.Reads()
 	outcomes := append(append([]history.OpOutcome(nil), p.Outcomes...), check.PresenceOutcomes(reads)...)
-	result := check.Judge(check.NoErrors, outcomes, s.Keys/2)
+	outcomes = append(append(outcomes, check.PresenceOutcomes(plain.Reads())...), check.PresenceOutcomes(perSlot.Reads())...)
+	result := check.All("bulk-ops", check.Judge(check.NoErrors, outcomes, s.Keys/2),
+		check.Judge(check.PresenceRetriesCounted, probe.Reads(), probeRetries.Load(), probeRedirects.Load()))
 	if seen := check.Judge(check.Happened, "tryagain-retry", int(retries.Load()), "no read met TRYAGAIN: the migration path was never exercised"); seen.Status != check.Pass {
 		result = check.All("bulk-ops", result, seen)
 	}
-	ev.Metrics = map[string]float64{"writes": float64(len(p.Outcomes)), "reads": float64(len(reads)), "reads_during_move": float64(during(reads, span)), "tryagain_retries": float64(retries.Load()), "redirects_handed_back": float64(redirects.Load())}
+	ev.Metrics = map[string]float64{"writes": float64(len(p.Outcomes)), "reads": float64(len(reads)), "reads_during_move": float64(during(reads, span)), "tryagain_retries": float64(retries.Load()), "redirects_handed_back": float64(redirects.Load()),
+		"plain_reads": float64(len(plain.Reads())), "per_slot_reads": float64(len(perSlot.Reads())), "probe_reads": float64(len(probe.Reads())), "probe_tryagain_retries": float64(probeRetries.Load())}
 	if n := redirects.Load(); n > 0 {
 		ev.Observed = append(ev.Observed, fmt.Sprintf("%s handed %d MOVED/ASK back to the caller during the migration instead of following it; the per-slot read re-sent the part", pool.Version(), n))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/registry"
@@ -27,7 +28,7 @@ var _ = Describe("registry", func() {
 		harness.Emit(
 			harness.Scenario{
 				Name: "registry/completeness/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
-				Spec: "every live runtime discoverable within one heartbeat; no dead runtime past expiry; no unattested record — against the known population, under churn, latency and a failover (000 §Mesh Registry Discovery)",
+				Spec: "every live runtime discoverable within one heartbeat; no dead runtime past expiry; no unattested record — against the known population, under churn, latency, a failover, a client cut of a record node and refused writes on it and on the index node (000 §Mesh Registry Discovery)",
 				Run:  func(ctx SpecContext) report.Check { return completeness(ctx, b) },
 			},
 			harness.Scenario{
@@ -91,12 +92,28 @@ func newMesh(r *registry.Registry, s meshScale, name string, discover traffic.Di
 	}
 }
 
+// forgePerKind is how many records of each traffic.ForgeKinds forge writes.
+const forgePerKind = 3
+
 // forge injects the forged records of every kind (traffic.ForgeKinds).
 func forge(ctx context.Context, pool client.Pool, r *registry.Registry, name string) int {
 	GinkgoHelper()
-	ids, err := traffic.Forge(ctx, pool, r, cfg.Rand("registry/forge/"+name), 3, 10*time.Minute)
+	ids, err := traffic.Forge(ctx, pool, r, cfg.Rand("registry/forge/"+name), forgePerKind, 10*time.Minute)
 	Expect(err).NotTo(HaveOccurred())
 	return len(ids)
+}
+
+// forgedByClass is how many forged records one discovery may skip as
+// unattested and as undecodable.
+func forgedByClass() (unattested, undecodable int) {
+	for _, k := range traffic.ForgeKinds {
+		if k.Unattested() {
+			unattested += forgePerKind
+		} else {
+			undecodable += forgePerKind
+		}
+	}
+	return unattested, undecodable
 }
 
 func pause(ctx context.Context, d time.Duration) {
@@ -142,10 +159,15 @@ type meshRun struct {
 	clock                   *traffic.Clock
 	h                       history.RegistryHistory
 	lat, fo                 check.Span
+	cuts                    []check.Span // cutIndexAndRecords' windows
 	faults                  []report.FaultWindow
 	churn, forged           int
 	unattested, undecodable int64
 }
+
+// faultSpans are the windows in which the run's faults excuse errors: the
+// failover and cutIndexAndRecords' faults (the latency window excuses none).
+func (r *meshRun) faultSpans() []check.Span { return append([]check.Span{r.fo}, r.cuts...) }
 
 // mainRuns runs each backend's main mesh once; both of b's scenarios
 // judge it.
@@ -175,10 +197,65 @@ func mainRun(ctx SpecContext, b client.Backend) *meshRun {
 	By(fmt.Sprintf("fault: graceful failover of shard %d (owns the index slot)", shard))
 	fo, _ := inject(ctx, clock, fault.Failover{Shard: shard, Mode: fault.FailoverGraceful})
 	pause(ctx, s.After)
+	cuts := cutIndexAndRecords(ctx, clock, s)
 	mesh.Stop(true)
-	r := &meshRun{clock: clock, h: mesh.History(), lat: lat, fo: fo, faults: harness.Faults(ctx), churn: mesh.ChurnEvents(), forged: forged,
+	r := &meshRun{clock: clock, h: mesh.History(), lat: lat, fo: fo, cuts: cuts, faults: harness.Faults(ctx), churn: mesh.ChurnEvents(), forged: forged,
 		unattested: mesh.Skipped.Unattested.Load(), undecodable: mesh.Skipped.Undecodable.Load()}
 	return r
+}
+
+// cutIndexAndRecords faults the registry's writes and record reads one at
+// a time, each for longer than a record's TTL, and returns the windows. The
+// graceful failover fails no command, so without these no heartbeat's SET
+// or ZADD and no discovery's record MGET ever fails, and the registry's
+// handling of those failures goes unjudged:
+//
+//   - the clients cut off (fault.ResetPeer, TCP reset; the cluster bus stays
+//     up, so no failover) a primary that owns records but not the index:
+//     every discovery's record MGET fails there, and one that swallowed the
+//     failure would answer "nobody" without an error;
+//   - that primary, then the index's, refusing writes (fault.RefuseWrites,
+//     OOM under noeviction) while they still serve reads: a heartbeat that
+//     reported success although its record (or its index score) was
+//     refused leaves a runtime the checker must find whose record (score)
+//     expires during the window, and every discovery in the rest of the
+//     window misses it. (A cut would hide this: discoveries fail during it,
+//     and after it the runtime's next heartbeat races the first discovery.)
+//
+// Every error these cause falls inside its window.
+func cutIndexAndRecords(ctx context.Context, clock *traffic.Clock, s meshScale) []check.Span {
+	GinkgoHelper()
+	idx, err := cluster.NodeForSlot(ctx, slot.Of(registry.DefaultIndex))
+	Expect(err).NotTo(HaveOccurred())
+	var rec *fixtures.Node
+	for sl := 0; sl < slot.Count && rec == nil; sl += slot.Count / 8 {
+		n, err := cluster.NodeForSlot(ctx, sl)
+		Expect(err).NotTo(HaveOccurred())
+		if n.Name() != idx.Name() {
+			rec = n
+		}
+	}
+	Expect(rec).NotTo(BeNil(), "no primary owns records but not the index")
+	d := 3*s.Interval*2 + s.Interval // two record TTLs and an interval: records and scores written before the fault expire inside it
+	steps := []struct {
+		what string
+		f    fault.Fault
+	}{
+		{"clients cut off " + rec.Name() + " (owns records, not the index)", fault.ResetPeer{Nodes: []string{rec.Name()}, Duration: d}},
+		{rec.Name() + " (owns records, not the index) refuses writes", fault.RefuseWrites{Node: rec.Name(), Duration: d}},
+		{idx.Name() + " (owns the index) refuses writes", fault.RefuseWrites{Node: idx.Name(), Duration: d}},
+	}
+	var spans []check.Span
+	for _, st := range steps {
+		By(fmt.Sprintf("fault: %s for %v", st.what, d))
+		span, _ := inject(ctx, clock, st.f)
+		spans = append(spans, span)
+		// Judged on its own: after a refused dial go-redis's pool re-dials
+		// about once a second, so the clients are back a second or so after
+		// a cut, and the next fault must not overlap that.
+		pause(ctx, s.After)
+	}
+	return spans
 }
 
 func completeness(ctx SpecContext, b client.Backend) report.Check {
@@ -191,9 +268,11 @@ func completeness(ctx SpecContext, b client.Backend) report.Check {
 	ev.Faults = r.faults
 
 	bounds := s.bounds(int(s.Steady/s.Interval) * s.Observers)
-	result := check.Judge(check.RegistryBounded, h, bounds)
 	cov := check.Coverage(h, bounds)
-	outside := check.Judge(check.RegistryErrorsOutside, h, []check.Span{fo}, 2*time.Second, 1)
+	fu, fd := forgedByClass()
+	result := check.All("registry-bounded", check.Judge(check.RegistryBounded, h, bounds),
+		check.Judge(check.RegistrySkipsClassified, cov.Discoveries, r.unattested, r.undecodable, fu, fd))
+	outside := check.Judge(check.RegistryErrorsOutside, h, r.faultSpans(), 2*time.Second, 1)
 	ev.Metrics = map[string]float64{
 		"population": float64(len(h.Population)), "churn_events": float64(r.churn), "discoveries": float64(cov.Discoveries),
 		"completeness_pct": cov.Percent(), "required_pairs": float64(cov.Required), "forged_records": float64(forged),
@@ -201,8 +280,8 @@ func completeness(ctx SpecContext, b client.Backend) report.Check {
 		"operations": float64(len(h.Ops)),
 	}
 	ev.Observed = append(ev.Observed,
-		fmt.Sprintf("latency window %v–%v, failover window %v–%v on the scenario clock", lat.Start.Round(time.Millisecond), lat.End.Round(time.Millisecond), fo.Start.Round(time.Millisecond), fo.End.Round(time.Millisecond)),
-		fmt.Sprintf("errors (scored in registry/ops): %v; outside the failover window: %s", check.RegistryErrKinds(h), outside.Message))
+		fmt.Sprintf("latency window %v–%v, failover window %v–%v, cuts and refused writes %v on the scenario clock", lat.Start.Round(time.Millisecond), lat.End.Round(time.Millisecond), fo.Start.Round(time.Millisecond), fo.End.Round(time.Millisecond), r.cuts),
+		fmt.Sprintf("errors (scored in registry/ops): %v; outside the fault windows: %s", check.RegistryErrKinds(h), outside.Message))
 
 	By("negative controls: legacy SCAN on the cluster and on a standalone node; trust-records; no-expiry")
 	controls := registryControls(ctx, b, s)
@@ -264,10 +343,10 @@ func ops(ctx SpecContext, b client.Backend) report.Check {
 	// The same run the completeness column judges.
 	r := mainRuns.Get(ctx, b)
 	harness.UseClock(ctx, r.clock) // the run's axis, whichever scenario ran it
-	h, fo := r.h, r.fo
+	h := r.h
 	ev.Faults = r.faults
 	const settle = 2 * time.Second
-	result := check.Judge(check.RegistryErrorsOutside, h, []check.Span{fo}, settle, 100)
+	result := check.Judge(check.RegistryErrorsOutside, h, r.faultSpans(), settle, 100)
 	ev.Metrics = map[string]float64{"operations": float64(len(h.Ops)), "population": float64(len(h.Population)), "churn_events": float64(r.churn)}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("error kinds over the whole run: %v (the run registry/completeness judges; latency %v–%v is no excuse for errors)", check.RegistryErrKinds(h), r.lat.Start.Round(time.Millisecond), r.lat.End.Round(time.Millisecond)))
 
