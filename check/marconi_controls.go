@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/slotgate/slotgate/history"
@@ -123,4 +124,29 @@ func MarconiDoubleWriteSeen(d AuditDoubleWrite) Result {
 	shadow := MarconiShadowEqual(d.Tables, d.Pairs)
 	return eachFails("marconi-double-write-seen", fmt.Sprintf("exactly-once: %s | shadow equality: %s", once.Message, shadow.Message),
 		All("control", ArchiverKilled(d.Pipeline, d.Kills, d.PlannedKills), once, shadow), once, shadow)
+}
+
+// MarconiMasterTermFailing judges the put-back-to-identity control of the
+// cache lifecycle (spec 002 §3.5 per-recipient pending index, §5
+// on_master_change): MarconiStaleRoutes (at least one send judged) on a
+// history where a master's session ended with master-alias signals
+// unwritten on its socket, the master flipped and the old master's
+// identity came back. It fails only when misdelivered's master-term rule
+// fired — a master-alias signal delivered to a session that was not master
+// of the project at the delivery — so the control is caught by that rule
+// and no other (a stale route it also saw does not count). Its line leads
+// with the first such delivery.
+func MarconiMasterTermFailing(h history.MeshHistory, expiryBound time.Duration) Result {
+	stale := MarconiStaleRoutes(h, expiryBound, 1)
+	var terms []string
+	for _, b := range misdelivered(h) {
+		if strings.Contains(b, "/@master; not master of ") {
+			terms = append(terms, b)
+		}
+	}
+	term := pass("master-term", "no master-alias signal reached a session that was not master at the delivery")
+	if len(terms) > 0 {
+		term = fail("master-term", strings.Join(meshFirst(terms, 12), "\n"), "%d master-alias signals delivered to a session not master of their project at the delivery (%s)", len(terms), terms[0])
+	}
+	return eachFails("marconi-master-term", fmt.Sprintf("%s | stale routes: %s", term.Message, stale.Message), stale, term)
 }

@@ -180,3 +180,39 @@ func TestMarconiCheckersReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestMarconiMasterTermFailing: the put-back-to-identity control is caught
+// only by the master-term rule — a master-alias signal left in m1's socket
+// reaching m2 (boss again, never master) fails; the same signal reaching
+// w1, made master, passes; a stale route alone does not catch it.
+func TestMarconiMasterTermFailing(t *testing.T) {
+	ms := time.Millisecond
+	hist := func(to string) history.MeshHistory {
+		return history.MeshHistory{
+			Sessions: []history.MeshSession{
+				{SessionID: "m1", Recipient: "acme/p/boss", Registered: 1 * ms, DeregisterStart: 20 * ms, Ended: 21 * ms},
+				{SessionID: "w1", Recipient: "acme/p/worker", Registered: 2 * ms},
+				{SessionID: "m2", Recipient: "acme/p/boss", Registered: 22 * ms},
+			},
+			MasterChanges: []history.MeshMasterChange{{Project: "acme/p", SessionID: "m1", Start: 3 * ms, Ack: 4 * ms}, {Project: "acme/p", SessionID: "w1", Start: 25 * ms, Ack: 26 * ms}},
+			Sends: []history.MeshSend{
+				{SignalID: "a", Recipient: "acme/p/@master", Start: 5 * ms, Done: 6 * ms, Status: 200, Outcome: "pushed", SessionID: "m1"},
+				{SignalID: "b", Recipient: "acme/p/boss", Start: 30 * ms, Done: 31 * ms, Status: 200, Outcome: "pushed", SessionID: "m2"},
+			},
+			Deliveries: []history.MeshDelivery{{SignalID: "a", SessionID: to, At: 27 * ms}, {SignalID: "b", SessionID: "m2", At: 32 * ms}},
+			End:        40 * ms,
+		}
+	}
+	if r := MarconiMasterTermFailing(hist("w1"), 0); r.Status != Pass {
+		t.Fatalf("put back to the next master: %s %s\n%s", r.Status, r.Message, r.Counterexample)
+	}
+	r := MarconiMasterTermFailing(hist("m2"), 0)
+	if r.Status != Fail || !strings.Contains(r.Message, "not master of acme/p") {
+		t.Fatalf("put back to the old master's identity: %s %s", r.Status, r.Message)
+	}
+	stale := hist("w1") // a stale route, no master-alias misdelivery
+	stale.Sends[1].SessionID, stale.Deliveries[1].SessionID = "m1", "m1"
+	if r := MarconiMasterTermFailing(stale, 0); r.Status != Pass {
+		t.Fatalf("a stale route alone: %s %s (want an exercised miss, pass)", r.Status, r.Message)
+	}
+}

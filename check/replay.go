@@ -29,6 +29,7 @@ var replayable = []any{
 	MarconiReadsOneAtATime, MarconiStreamResume, MarconiTrimKeepsUnconsumed, MarconiLagAlert, MarconiKillPremise,
 	ArchiverKilled, MarconiSendsAnswered, MarconiUnrunnable,
 	MarconiHookAndStaleRoutes, MarconiStaleRoutesFailing, MarconiCacheHealthFailing, MarconiDoubleWriteSeen,
+	MarconiMasterTermFailing,
 	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,
 	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround,
 	NoErrors, RefusedWith,

@@ -12,6 +12,9 @@ import (
 // the hot path never waits on a socket.
 type wsHandle struct {
 	sessionID string
+	// owner is the identity route of the session it attached to (set by
+	// OnWSConnect); only MutantPutBackToIdentity queues under it.
+	owner RouteKey
 
 	mu     sync.Mutex
 	q      chan *audit.Envelope

@@ -111,7 +111,7 @@ func (v *Invalidator) invalidateSession(h Hook, tenant, project, sid string, for
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil
-		v.putBack(h.close())
+		v.putBack(h, h.close())
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func (v *Invalidator) onEngagement(tenant, project, sid string, at time.Time) er
 	if reg.handle != nil {
 		h := reg.handle
 		reg.handle = nil
-		v.putBack(h.close())
+		v.putBack(h, h.close())
 	}
 	return nil
 }
@@ -189,11 +189,13 @@ func (v *Invalidator) OnWSConnect(sid string, h *wsHandle) error {
 		return v.fail(HookWSConnect, reasonUnknownSession, fmt.Errorf("%s: %w", sid, ErrUnknownSession))
 	}
 	var left []*audit.Envelope
-	if old := reg.handle; old != nil && old != h {
+	old := reg.handle
+	if old != nil && old != h {
 		left = old.close()
 	}
+	h.owner = reg.s.Route()
 	reg.handle = h
-	v.putBack(left)
+	v.putBack(old, left)
 	v.drainLocked(reg)
 	return nil
 }
@@ -212,7 +214,7 @@ func (v *Invalidator) OnWSDisconnect(sid string, h *wsHandle, unwritten ...*audi
 		reg.handle = nil
 	}
 	left := append(unwritten, h.close()...)
-	v.putBack(left)
+	v.putBack(h, left)
 	return nil
 }
 
@@ -222,9 +224,16 @@ func (v *Invalidator) OnWSDisconnect(sid string, h *wsHandle, unwritten ...*audi
 // whose master is another, attached session: left in the queue, its
 // signals would wait for that socket's next connect or the next flip and
 // could expire there, while later sends to the alias went straight to it.
-// The caller holds t.mu.
-func (v *Invalidator) putBack(left []*audit.Envelope) {
-	for _, k := range v.pending.putBack(left, v.now()) {
+// The caller holds t.mu. closed is the handle left came from; only
+// MutantPutBackToIdentity reads it.
+func (v *Invalidator) putBack(closed *wsHandle, left []*audit.Envelope) {
+	keys := v.pending.putBack
+	if v.mutant == MutantPutBackToIdentity && closed != nil {
+		keys = func(envs []*audit.Envelope, now time.Time) []RouteKey {
+			return v.pending.putBackAs(closed.owner, envs, now)
+		}
+	}
+	for _, k := range keys(left, v.now()) {
 		if r := v.t.route(k); r != nil && r.handle != nil {
 			v.drainLocked(r)
 		}

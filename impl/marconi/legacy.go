@@ -95,6 +95,14 @@ const (
 	// skips a member whose record is gone — so only a read of the index
 	// shows the dead member it keeps until its score lapses.
 	MutantReleaseKeepsIndex Mutant = "release-keeps-index"
+	// MutantPutBackToIdentity is the put-back before its fix (FINDINGS,
+	// stability under load, item 7): what a closed socket had not written
+	// goes back under the closing session's identity instead of the
+	// recipient each signal was addressed to (§3.5: the pending index is
+	// per recipient). A master-alias signal left in the old master's
+	// socket then waits for — and reaches — the next session of the old
+	// master's identity, which is not master.
+	MutantPutBackToIdentity Mutant = "put-back-to-identity"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -105,7 +113,7 @@ var ErrStaleRoute = errors.New("route names a session that is no longer register
 var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
 	MutantAcceptForbidden, MutantStaleFallback, MutantRollbackDrops,
 	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe, MutantEngagementInvalidates,
-	MutantReleaseKeepsIndex}
+	MutantReleaseKeepsIndex, MutantPutBackToIdentity}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

@@ -596,3 +596,30 @@ func stuckMaster(t *testing.T, e *env) {
 		}
 	}
 }
+
+// TestPutBackToIdentityMutant: MutantPutBackToIdentity is the pre-fix
+// put-back, and does what TestMasterSignalOutlivesItsMaster forbids: the
+// old master's unwritten master-alias signals go back under its identity
+// and reach m2, the identity's next session, which is not master.
+func TestPutBackToIdentityMutant(t *testing.T) {
+	e := newEnv(t, "t-master-putback-mutant", marconi.Options{Mutant: marconi.MutantPutBackToIdentity})
+	ctx := t.Context()
+	stuckMaster(t, e)
+	if err := e.api.Deregister(ctx, "acme", "p1", "m1"); err != nil {
+		t.Fatal(err)
+	}
+	boss := marconi.RouteKey{Tenant: "acme", Project: "p1", Identity: "boss"}
+	if e.mesh.PendingDepth(boss) == 0 {
+		t.Fatal("premise: m1's queue held nothing when it ended (its writer kept up with the sends)")
+	}
+	e.register(t, "m2", "boss")
+	e.dial(t, "m2")
+	select {
+	case d := <-e.deliver:
+		if d.SessionID != "m2" {
+			t.Fatalf("the mutant's put-back reached %s, want m2 (the old master's identity)", d.SessionID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no put-back signal reached m2 in 10 s")
+	}
+}

@@ -81,6 +81,18 @@ func (p *pendingIndex) putBack(envs []*audit.Envelope, now time.Time) []RouteKey
 	return keys
 }
 
+// putBackAs is the pre-fix put-back, kept as MutantPutBackToIdentity: all
+// of envs go in front of owner's queue — the closing session's identity —
+// whatever recipient each was addressed to, so a master-alias signal
+// waits for the old master's identity instead of the project's master.
+func (p *pendingIndex) putBackAs(owner RouteKey, envs []*audit.Envelope, now time.Time) []RouteKey {
+	if len(envs) == 0 {
+		return nil
+	}
+	p.requeue(owner, envs, now)
+	return []RouteKey{owner}
+}
+
 // addressedTo is the routing key a signal was sent to.
 func addressedTo(e *audit.Envelope) RouteKey {
 	return RouteKey{Tenant: e.TenantID, Project: e.ProjectID, Identity: e.Recipient}

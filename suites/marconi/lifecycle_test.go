@@ -81,6 +81,10 @@ type lifecycleRun struct {
 	// released with a 200; keepIndex, the same probe on the
 	// release-keeps-index mutant's few released sessions.
 	index, keepIndex []history.MeshIndexProbe
+
+	// The master-term workload (runMasterTerm) on a correct mesh, judged
+	// with the row, and on the put-back-to-identity mutant, its control.
+	masterTerm, putBackCtl masterTermRun
 }
 
 var lifecycleRuns = harness.NewOnce(runLifecycle)
@@ -232,6 +236,13 @@ func runLifecycle(ctx SpecContext, b client.Backend) *lifecycleRun {
 
 	By("negative control: the release that keeps the index member (release-keeps-index): sessions registered and deregistered, then the same probe")
 	r.keepIndex = runReleaseKeepsIndex(ctx, b, s)
+
+	// After the churns, not beside them: its large pushes would take CPU
+	// and loopback bandwidth from their control calls (a smoke run beside
+	// it saw a register's Valkey read time out).
+	By("the master-term workload on a correct mesh, then on the put-back-to-identity mutant: a master's session ends with master-alias signals unwritten, the flag flips, its identity comes back")
+	r.masterTerm = runMasterTerm(ctx, b, marconi.MutantNone, "master-term")
+	r.putBackCtl = runMasterTerm(ctx, b, marconi.MutantPutBackToIdentity, "put-back-to-identity")
 	return r
 }
 
@@ -360,7 +371,8 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 	ev.Observed = append([]string(nil), r.ev.Observed...)
 	minJudged := scaleOf().MinReads
 	result := check.All("marconi-cache-lifecycle", check.Judge(check.MarconiHookTransitions, r.steps), check.Judge(check.MarconiStaleRoutes, r.hist, expiryBound, minJudged),
-		check.Judge(check.MarconiReleasedUnindexed, r.index, 1))
+		check.Judge(check.MarconiReleasedUnindexed, r.index, 1),
+		check.Judge(check.MarconiStaleRoutes, r.masterTerm.hist, expiryBound, 1))
 	if r.tourErr != nil {
 		ev.Observed = append(ev.Observed, "hook tour stopped: "+r.tourErr.Error())
 	}
@@ -397,7 +409,15 @@ func (r *lifecycleRun) transitions(b client.Backend) report.Check {
 		}
 	}
 	ev.Observed = append(ev.Observed, fmt.Sprintf("B's session index after the churn: %d of %d sessions released with a 200 still members (ZSCORE)", members, len(r.index)))
-	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl, keepCtl)
+	// The master-term rule's own control: the pre-fix put-back (FINDINGS,
+	// stability under load, item 7) hands the old master's unwritten
+	// master-alias signals to the next session of its identity.
+	putBackCtl := harness.Variant(string(marconi.MutantPutBackToIdentity), "a closed socket's unwritten signals go back under the closing session's identity, not the recipient they were addressed to: the old master's master-alias signals reach the next session of its identity, which is not master",
+		check.Judge(check.MarconiMasterTermFailing, r.putBackCtl.hist, expiryBound))
+	putBackCtl = harness.Premise(putBackCtl, r.putBackCtl.left > 0, "the old master's socket had written every master-alias signal when its session ended: nothing was put back")
+	ev.Observed = append(ev.Observed, fmt.Sprintf("master-term workload: %d master-alias signals left unwritten by the old master, %d of them reached a later socket (put-back-to-identity: %d, %d)",
+		r.masterTerm.left, r.masterTerm.reached, r.putBackCtl.left, r.putBackCtl.reached))
+	return harness.Check(report.RowMarconiCacheLifecycle, report.ColumnSilentlyWrong, "", result, ev, ctl, staticCtl, staleCtl, keepCtl, putBackCtl)
 }
 
 func (r *lifecycleRun) health(b client.Backend) report.Check {
