@@ -29,7 +29,7 @@ var replayable = []any{
 	MarconiReadsOneAtATime, MarconiStreamResume, MarconiTrimKeepsUnconsumed, MarconiLagAlert, MarconiKillPremise,
 	ArchiverKilled, MarconiSendsAnswered, MarconiUnrunnable,
 	MarconiHookAndStaleRoutes, MarconiStaleRoutesFailing, MarconiCacheHealthFailing, MarconiDoubleWriteSeen,
-	MarconiMasterTermFailing,
+	MarconiMasterTermFailing, MarconiReleasedUnindexed, MarconiStaleWriterFenced, MarconiLostReplyOnce,
 	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,
 	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround,
 	NoErrors, RefusedWith,
