@@ -261,12 +261,12 @@ func (p *ReadProbe) Judged() map[Lane]int {
 }
 
 // ReadSince says whether every lane the probe reads (one with sessions)
-// judged a sample since the counts from (Judged).
-func (p *ReadProbe) ReadSince(from map[Lane]int) bool {
+// judged at least n samples since the counts from (Judged).
+func (p *ReadProbe) ReadSince(from map[Lane]int, n int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for lane, sessions := range p.opts.Lanes {
-		if len(sessions) > 0 && p.judged[lane] <= from[lane] {
+		if len(sessions) > 0 && p.judged[lane]-from[lane] < max(n, 1) {
 			return false
 		}
 	}

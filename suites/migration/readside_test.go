@@ -36,6 +36,16 @@ func startReadProbe(ctx context.Context, r *staged, fleet *traffic.Fleet, reliab
 	})
 }
 
+// readMinPerCell is how many reads of each kind the read side needs in
+// each phase (and under a mixed fleet) to judge a lane; each hold of the
+// staged deploy waits for as many samples (staged.hold).
+func readMinPerCell() int {
+	if cfg.Profile == harness.ProfileFull {
+		return 20
+	}
+	return 5
+}
+
 // readStages are the staged deploy's phase steps, numbered, from O at the
 // start: every one of them (the rollbacks included) must see reads.
 func readStages(r *staged) []check.Stage {
@@ -83,10 +93,7 @@ func readSide(ctx SpecContext) report.Check {
 	for i, op := range r.history {
 		issued[i] = op.FencingOp
 	}
-	minCell := 5
-	if cfg.Profile == harness.ProfileFull {
-		minCell = 20
-	}
+	minCell := readMinPerCell()
 	lanes := []traffic.Lane{traffic.LaneReliable, traffic.LaneHuddle}
 	var results []check.Result
 	for _, lane := range lanes {
