@@ -290,6 +290,16 @@ const (
 // the last two tenants were 11 and 1151 entries from done).
 func waitDrained(ctx context.Context, pool client.Pool, quiet, stall time.Duration, ps ...*pipeline) {
 	GinkgoHelper()
+	drainAtMost(ctx, pool, quiet, stall, 0, ps...)
+}
+
+// drainAtMost is waitDrained giving up (false, no failure) once bound
+// (> 0) passed while still progressing: a run whose premise already failed
+// (writers outpaced) drains only so its ledger can still catch a loss, and
+// a drain on a runner that overloaded must not run into the suite's
+// timeout instead.
+func drainAtMost(ctx context.Context, pool client.Pool, quiet, stall, bound time.Duration, ps ...*pipeline) bool {
+	GinkgoHelper()
 	type progress struct {
 		archived float64
 		since    time.Time
@@ -327,7 +337,10 @@ func waitDrained(ctx context.Context, pool client.Pool, quiet, stall time.Durati
 			drainedAt = time.Now()
 		}
 		if settled && (!lagging || time.Since(drainedAt) > lagSettle) {
-			return
+			return true
+		}
+		if bound > 0 && time.Since(began) > bound {
+			return false
 		}
 		// Settled pipelines waiting out lagSettle count as progressing.
 		if watch.observe(archivedAll, left) > stall && !settled {
