@@ -51,21 +51,23 @@ func heartbeatErrors(errs []string) []string {
 	return out
 }
 
-// A churn loop slowed past the TTL (every master flip takes 1.2 s against
-// a 1 s TTL) must not starve the heartbeats: each identity renews on its
-// own, so no session the churn keeps live lapses and none is late. With
-// the heartbeats in the churn loop's select (the old loop) every flip
-// held every heartbeat for 1.2 s and the sessions lapsed: heartbeats were
-// refused and Late named them.
+// A churn loop slowed past the TTL (every master claim and flip takes 4 s
+// against a 3 s TTL) must not starve the heartbeats: each identity renews
+// on its own, so no session the churn keeps live lapses and none is late.
+// With the heartbeats in the churn loop's select (the old loop) every flip
+// held every heartbeat for 4 s and the sessions lapsed: heartbeats were
+// refused (a 1.2 s flip against a 1 s TTL: 9 refused). The margins are
+// wide: a 1 s TTL flaked here at load 38, the runner itself stalling the
+// heartbeats for 1.1 s — which the run names late, as it should.
 func TestMeshChurnHeartbeatsBesideSlowChurn(t *testing.T) {
-	const ttl = time.Second
+	const ttl = 3 * time.Second
 	api, url := slowMeshEnv(t, "tt-churn-slow", ttl, func(r *http.Request) bool {
 		return r.URL.Path == marconi.PathClaim || r.URL.Path == marconi.PathHandoff
-	}, 1200*time.Millisecond)
+	}, 4*time.Second)
 	rec := NewMeshRecorder(NewClock(), api)
 	recv := NewMeshReceivers(rec, url)
 	defer recv.Close()
-	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 3*time.Second)
+	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
