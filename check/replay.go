@@ -27,7 +27,7 @@ var replayable = []any{
 	MarconiStageFlagsLedger, MarconiStageFlagsRefusals, MarconiMetricsAgree, MarconiMetricsExposed,
 	MarconiObligations, MarconiObligationCalls, AuditCapsExact,
 	MarconiReadsOneAtATime, MarconiStreamResume, MarconiTrimKeepsUnconsumed, MarconiLagAlert, MarconiKillPremise,
-	ArchiverKilled, MarconiSendsAnswered, MarconiUnrunnable,
+	ArchiverKilled, MarconiSendsAnswered, MarconiUnrunnable, AuditWritersOutpaced,
 	MarconiHookAndStaleRoutes, MarconiStaleRoutesFailing, MarconiCacheHealthFailing, MarconiDoubleWriteSeen,
 	MarconiMasterTermFailing, MarconiReleasedUnindexed, MarconiStaleWriterFenced, MarconiLostReplyOnce,
 	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,

@@ -16,10 +16,10 @@ import (
 // each with a live session and socket; one control loop deregisters a
 // session every ChurnEvery and registers a new one for the same identity
 // after Dark (every MasterEvery-th event flips the project's master
-// instead),
-// heartbeats every live session every HeartbeatEvery, and leaves Expire
-// sessions to lapse (no more heartbeats, socket closed); Senders senders
-// send every SendEvery to a random identity, or to the master alias.
+// instead), and leaves Expire sessions to lapse (no more heartbeats,
+// socket closed); each identity heartbeats its live session every
+// HeartbeatEvery on its own, as a shim does; Senders senders send every
+// SendEvery to a random identity, or to the master alias.
 type MeshChurn struct {
 	Tenant, Project string
 	Identities      int
@@ -30,43 +30,178 @@ type MeshChurn struct {
 	HeartbeatEvery time.Duration
 	MasterEvery    int
 	Expire         int
-	// TTL is the SessionStore's record TTL (to date a lapse).
+	// TTL is the SessionStore's record TTL (to date a lapse, and the bound
+	// every renewal of a session kept live must come within).
 	TTL       time.Duration
 	Senders   int
 	SendEvery time.Duration
 	Rand      *rand.Rand
+	// Tail, if set, runs once the churn and the senders stopped, before the
+	// heartbeats do: what the caller sends then (the end sweep) finds every
+	// session the churn left live still live.
+	Tail func(ctx context.Context)
 }
 
-// ChurnStats counts what the churn did.
+// ChurnStats counts what the churn did, and how well it kept its sessions
+// alive: a session the churn means live must be renewed (registered or
+// heartbeated) within TTL, or its record may lapse in the store though the
+// run counts it live — the harness's failure, not the mesh's.
 type ChurnStats struct {
 	Reregistrations, MasterFlips, Expired, Heartbeats int
+	// MaxRenewGap is the longest a session kept live may have gone without
+	// a renewal: from a renewal call's start to the next one's
+	// acknowledgement (or to the deregister's, or the run's end) — the
+	// widest the store's gap between two renewals can have been.
+	MaxRenewGap time.Duration
+	// Late names each session whose renewal gap reached TTL, with the gap.
+	Late []string
 }
 
-// Run churns for d and returns when the control loop and every sender
-// stopped. Sessions are named <identity>-<n>.
+// churnLives is the churn's sessions, shared by the control loop and the
+// heartbeat loops: live maps an identity to its session, renewed a session
+// to its last renewal's start (scenario clock). An identity's lock is held
+// across every call that renews or ends its session, so a heartbeat never
+// races its own session's deregistration or lapse — and a slow call on one
+// identity never delays another's heartbeat.
+type churnLives struct {
+	ttl     time.Duration
+	ids     map[string]*sync.Mutex
+	mu      sync.Mutex
+	live    map[string]marconi.Session
+	renewed map[string]time.Duration
+	acked   map[string]time.Duration // last renewal's acknowledgement
+	// refused are sessions a heartbeat was refused for: from then on the
+	// store has no record to keep, whatever the cadence (the refusal is a
+	// control error the checks judge).
+	refused map[string]bool
+	st      *ChurnStats
+}
+
+func (l *churnLives) get(id string) (marconi.Session, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.live[id]
+	return s, ok
+}
+
+// start records s as live, renewed by a call started at start and
+// acknowledged at ack.
+func (l *churnLives) start(id string, s marconi.Session, start, ack time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.live[id], l.renewed[s.SessionID], l.acked[s.SessionID] = s, start, ack
+}
+
+// gap records that s had to be live until at (a renewal's or an end's
+// acknowledgement) since its last renewal started; the caller holds l.mu.
+func (l *churnLives) gap(sid string, at time.Duration) {
+	if l.refused[sid] {
+		return
+	}
+	g := at - l.renewed[sid]
+	l.st.MaxRenewGap = max(l.st.MaxRenewGap, g)
+	if g >= l.ttl {
+		l.st.Late = append(l.st.Late, fmt.Sprintf("%s: %v without a renewal (TTL %v)", sid, g.Round(time.Millisecond), l.ttl))
+	}
+}
+
+// beat records a heartbeat of s started at start, acknowledged at ack.
+func (l *churnLives) beat(s marconi.Session, start, ack time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gap(s.SessionID, ack)
+	l.renewed[s.SessionID], l.acked[s.SessionID] = start, ack
+	l.st.Heartbeats++
+}
+
+// refuse records that a heartbeat of s, acknowledged (with its error) at
+// at, was refused: late if it came TTL or more after the last renewal
+// began (the record may have lapsed: the harness's doing), else the store
+// lost a session renewed in time — the mesh's failure, which no later gap
+// may turn into a late renewal.
+func (l *churnLives) refuse(s marconi.Session, at time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gap(s.SessionID, at)
+	l.refused[s.SessionID] = true
+}
+
+// end removes id's session, which had to be live until at.
+func (l *churnLives) end(id string, at time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gap(l.live[id].SessionID, at)
+	delete(l.live, id)
+}
+
+// Run churns for d and returns when the control loop, every sender and
+// every heartbeat loop stopped (after Tail). Sessions are named
+// <identity>-<n>.
 func (c MeshChurn) Run(ctx context.Context, rec *MeshRecorder, recv *MeshReceivers, d time.Duration) (ChurnStats, error) {
 	var st ChurnStats
+	clock := rec.Clock()
 	ids := make([]string, c.Identities)
-	live := map[string]marconi.Session{}
-	lastBeat := map[string]time.Duration{}
+	lives := &churnLives{ttl: c.TTL, ids: map[string]*sync.Mutex{}, live: map[string]marconi.Session{},
+		renewed: map[string]time.Duration{}, acked: map[string]time.Duration{}, refused: map[string]bool{}, st: &st}
 	gen := 0
 	session := func(id string) marconi.Session {
 		gen++
 		return marconi.Session{SessionID: fmt.Sprintf("%s-%d", id, gen), Tenant: c.Tenant, Project: c.Project, Identity: id, Surface: "churn"}
 	}
+	// register registers and attaches a new session for id; the caller
+	// holds id's lock.
+	register := func(id string) error {
+		start := clock.Now()
+		s, err := rec.Register(ctx, session(id))
+		if err != nil {
+			return fmt.Errorf("register %s: %w", id, err)
+		}
+		lives.start(id, s, start, clock.Now())
+		if err := recv.Connect(ctx, s.SessionID); err != nil {
+			return fmt.Errorf("attach %s: %w", s.SessionID, err)
+		}
+		return nil
+	}
+	// Each identity heartbeats on its own ticker from its first
+	// registration on, as its shim would: in one loop with the churn, a
+	// heartbeat round waited for every register, deregister and flip
+	// before it, and on a loaded runner (load 31) the sessions' renew/TTL
+	// ratio did not hold — they lapsed while the run counted them live.
+	// Calls keep the caller's context (below).
+	beatCtx, stopBeats := context.WithCancel(ctx)
+	var beats sync.WaitGroup
+	defer func() { stopBeats(); beats.Wait() }()
+	heartbeat := func(id string) {
+		tick := time.NewTicker(c.HeartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-beatCtx.Done():
+				return
+			case <-tick.C:
+			}
+			lives.ids[id].Lock()
+			if s, ok := lives.get(id); ok {
+				start := clock.Now()
+				if at, err := rec.Heartbeat(ctx, s); err == nil {
+					lives.beat(s, start, at)
+				} else {
+					lives.refuse(s, clock.Now())
+				}
+			}
+			lives.ids[id].Unlock()
+		}
+	}
 	for i := range ids {
 		ids[i] = fmt.Sprintf("rcv%02d", i)
-		s, err := rec.Register(ctx, session(ids[i]))
-		if err != nil {
-			return st, fmt.Errorf("churn: register %s: %w", ids[i], err)
+		lives.ids[ids[i]] = &sync.Mutex{}
+		if err := register(ids[i]); err != nil {
+			return st, fmt.Errorf("churn: %w", err)
 		}
-		if err := recv.Connect(ctx, s.SessionID); err != nil {
-			return st, fmt.Errorf("churn: attach %s: %w", s.SessionID, err)
-		}
-		live[ids[i]] = s
-		lastBeat[s.SessionID] = rec.Clock().Now()
+		beats.Go(func() { heartbeat(ids[i]) })
 	}
-	master := live[ids[0]].SessionID
+	first, _ := lives.get(ids[0])
+	master := first.SessionID
 	if err := rec.Master(ctx, c.Tenant, c.Project, "", master); err != nil {
 		return st, fmt.Errorf("churn: claim master: %w", err)
 	}
@@ -100,12 +235,9 @@ func (c MeshChurn) Run(ctx context.Context, rec *MeshRecorder, recv *MeshReceive
 		})
 	}
 
-	// The control loop owns every session's life, so a heartbeat never
-	// races its own session's deregistration.
+	// The control loop owns every session's start and end.
 	churn := time.NewTicker(c.ChurnEvery)
-	beat := time.NewTicker(c.HeartbeatEvery)
 	defer churn.Stop()
-	defer beat.Stop()
 	dark := map[string]time.Time{}
 	expireAt := map[int]bool{}
 	for i := 1; i <= c.Expire; i++ { // spread the lapses over the run's first half
@@ -117,78 +249,86 @@ loop:
 		select {
 		case <-runCtx.Done():
 			break loop
-		case <-beat.C:
-			for _, id := range ids {
-				s, ok := live[id]
-				if !ok {
-					continue
-				}
-				if at, err := rec.Heartbeat(ctx, s); err == nil {
-					lastBeat[s.SessionID] = at
-					st.Heartbeats++
-				}
-			}
 		case <-churn.C:
-			for _, id := range ids { // identities whose dark time is over come back
-				until, ok := dark[id]
-				if !ok || time.Now().Before(until) {
-					continue
-				}
-				delete(dark, id)
-				next, err := rec.Register(ctx, session(id))
-				if err != nil {
-					continue
-				}
-				live[id] = next
-				lastBeat[next.SessionID] = rec.Clock().Now()
-				_ = recv.Connect(ctx, next.SessionID)
-				st.Reregistrations++
-			}
-			events++
-			candidates := make([]string, 0, len(live))
-			for _, id := range ids {
-				if _, ok := live[id]; ok {
-					candidates = append(candidates, id)
-				}
-			}
-			if len(candidates) < 2 {
+		}
+		for _, id := range ids { // identities whose dark time is over come back
+			until, ok := dark[id]
+			if !ok || time.Now().Before(until) {
 				continue
 			}
-			id := candidates[c.Rand.IntN(len(candidates))]
-			if expireAt[events] && live[id].SessionID == master { // the master is never left to lapse
-				for _, other := range candidates {
-					if live[other].SessionID != master {
-						id = other
-						break
-					}
+			delete(dark, id)
+			lives.ids[id].Lock()
+			err := register(id)
+			lives.ids[id].Unlock()
+			if err == nil {
+				st.Reregistrations++
+			}
+		}
+		events++
+		candidates := make([]string, 0, len(ids))
+		for _, id := range ids {
+			if _, ok := lives.get(id); ok {
+				candidates = append(candidates, id)
+			}
+		}
+		if len(candidates) < 2 {
+			continue
+		}
+		id := candidates[c.Rand.IntN(len(candidates))]
+		if s, _ := lives.get(id); expireAt[events] && s.SessionID == master { // the master is never left to lapse
+			for _, other := range candidates {
+				if o, _ := lives.get(other); o.SessionID != master {
+					id = other
+					break
 				}
 			}
-			s := live[id]
-			switch {
-			case expireAt[events] && s.SessionID != master:
-				delete(live, id)
+		}
+		s, _ := lives.get(id)
+		switch {
+		case expireAt[events] && s.SessionID != master:
+			lives.ids[id].Lock()
+			lives.mu.Lock()
+			lastBeat := lives.acked[s.SessionID]
+			lives.mu.Unlock()
+			lives.end(id, clock.Now())
+			recv.Disconnect(s.SessionID)
+			rec.Expired(s.SessionID, clock.Now(), lastBeat+c.TTL)
+			lives.ids[id].Unlock()
+			st.Expired++
+		case c.MasterEvery > 0 && events%c.MasterEvery == 0:
+			if s.SessionID == master {
+				continue
+			}
+			if rec.Master(ctx, c.Tenant, c.Project, master, s.SessionID) == nil {
+				master = s.SessionID
+				st.MasterFlips++
+			}
+		default:
+			lives.ids[id].Lock()
+			if rec.Deregister(ctx, s) == nil {
+				lives.end(id, clock.Now())
 				recv.Disconnect(s.SessionID)
-				rec.Expired(s.SessionID, rec.Clock().Now(), lastBeat[s.SessionID]+c.TTL)
-				st.Expired++
-			case c.MasterEvery > 0 && events%c.MasterEvery == 0:
-				if s.SessionID == master {
-					continue
-				}
-				if rec.Master(ctx, c.Tenant, c.Project, master, s.SessionID) == nil {
-					master = s.SessionID
-					st.MasterFlips++
-				}
-			default:
-				if rec.Deregister(ctx, s) != nil {
-					continue
-				}
-				recv.Disconnect(s.SessionID)
-				delete(live, id)
 				dark[id] = time.Now().Add(c.Dark)
 			}
+			lives.ids[id].Unlock()
 		}
 	}
 	wg.Wait()
+	if c.Tail != nil {
+		c.Tail(ctx)
+	}
+	// The sessions left live had to be live until now.
+	for _, id := range ids {
+		lives.ids[id].Lock()
+		if _, ok := lives.get(id); ok {
+			lives.end(id, clock.Now())
+		}
+	}
+	stopBeats()
+	for _, id := range ids {
+		lives.ids[id].Unlock()
+	}
+	beats.Wait()
 	return st, nil
 }
 

@@ -168,3 +168,51 @@ func TrueArchiverLag(ctx context.Context, pool client.Pool, tenant, group string
 	}
 	return max(0, time.Since(time.UnixMilli(n)).Seconds()), nil
 }
+
+// CallTimes counts the commands sent through the pools it wraps and the
+// time spent inside them, per first key: how busy a writer's own calls
+// kept it (spec 002 §4.1: the writer's appends to marconi:signals:{t}),
+// seen at the client seam below the writer's own code.
+type CallTimes struct {
+	mu sync.Mutex
+	by map[string]CallTime
+}
+
+// CallTime is one key's count of calls and time inside them.
+type CallTime struct {
+	Calls  int
+	Inside time.Duration
+}
+
+// Wrap returns p counting into t.
+func (t *CallTimes) Wrap(p client.Pool) client.Pool { return &timingPool{Pool: p, t: t} }
+
+// Of returns what was counted for key so far.
+func (t *CallTimes) Of(key string) CallTime {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.by[key]
+}
+
+type timingPool struct {
+	client.Pool
+	t *CallTimes
+}
+
+func (p *timingPool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
+	start := time.Now()
+	reply, err := p.Pool.Do(ctx, cmd)
+	if len(cmd.Keys) > 0 {
+		took := time.Since(start)
+		p.t.mu.Lock()
+		if p.t.by == nil {
+			p.t.by = map[string]CallTime{}
+		}
+		c := p.t.by[cmd.Keys[0]]
+		c.Calls++
+		c.Inside += took
+		p.t.by[cmd.Keys[0]] = c
+		p.t.mu.Unlock()
+	}
+	return reply, err
+}

@@ -90,7 +90,9 @@ type pipeline struct {
 	queue   *audit.Queue
 	errs    *traffic.AuditErrors
 	load    *traffic.AuditLoad
-	sup     *traffic.ArchiverSupervisor
+	// calls times the writer's commands per key (its appends: the stream's).
+	calls *traffic.CallTimes
+	sup   *traffic.ArchiverSupervisor
 
 	stopWriter context.CancelFunc
 	writerDone chan struct{}
@@ -131,13 +133,13 @@ func dialArchiver(b client.Backend, wrap func(client.Pool) client.Pool) func(ctx
 func startPipeline(ctx context.Context, b client.Backend, pool client.Pool, clock *traffic.Clock, s pipelineSpec) *pipeline {
 	GinkgoHelper()
 	Expect(audit.Migrate(ctx, pg.DSN(), audit.MigrateOptions{Schema: s.Schema, Mutant: mutantFor(s.Mutant, "archiver"), Primary: s.Targets.Primary && !s.Direct})).To(Succeed())
-	p := &pipeline{spec: s, backend: b, metrics: audit.NewMetrics(nil), errs: &traffic.AuditErrors{Clock: clock}}
+	p := &pipeline{spec: s, backend: b, metrics: audit.NewMetrics(nil), errs: &traffic.AuditErrors{Clock: clock}, calls: &traffic.CallTimes{}}
 	qo := s.Queue
 	qo.Metrics, qo.Mutant = p.metrics, mutantFor(s.Mutant, "queue")
 	var err error
 	p.queue, err = audit.NewQueue(qo)
 	Expect(err).NotTo(HaveOccurred())
-	wo := audit.WriterOptions{Pool: pool, Queue: p.queue, OnError: p.errs.Record, Mutant: mutantFor(s.Mutant, "writer"), RetryMax: archiverRetryMax,
+	wo := audit.WriterOptions{Pool: p.calls.Wrap(pool), Queue: p.queue, OnError: p.errs.Record, Mutant: mutantFor(s.Mutant, "writer"), RetryMax: archiverRetryMax,
 		Retention: s.Retention, MaxLen: s.MaxLen}
 	if s.WriterCrash != nil {
 		wo.Crash = func(tenant string, appended int) bool {
@@ -288,6 +290,16 @@ const (
 // the last two tenants were 11 and 1151 entries from done).
 func waitDrained(ctx context.Context, pool client.Pool, quiet, stall time.Duration, ps ...*pipeline) {
 	GinkgoHelper()
+	drainAtMost(ctx, pool, quiet, stall, 0, ps...)
+}
+
+// drainAtMost is waitDrained giving up (false, no failure) once bound
+// (> 0) passed while still progressing: a run whose premise already failed
+// (writers outpaced) drains only so its ledger can still catch a loss, and
+// a drain on a runner that overloaded must not run into the suite's
+// timeout instead.
+func drainAtMost(ctx context.Context, pool client.Pool, quiet, stall, bound time.Duration, ps ...*pipeline) bool {
+	GinkgoHelper()
 	type progress struct {
 		archived float64
 		since    time.Time
@@ -325,7 +337,10 @@ func waitDrained(ctx context.Context, pool client.Pool, quiet, stall time.Durati
 			drainedAt = time.Now()
 		}
 		if settled && (!lagging || time.Since(drainedAt) > lagSettle) {
-			return
+			return true
+		}
+		if bound > 0 && time.Since(began) > bound {
+			return false
 		}
 		// Settled pipelines waiting out lagSettle count as progressing.
 		if watch.observe(archivedAll, left) > stall && !settled {
@@ -366,23 +381,32 @@ func (w *progressWatch) observe(done, left float64) time.Duration {
 	return time.Since(w.since)
 }
 
-// waitProgress polls left every 20 ms until it reaches 0, failing the spec
-// with what (and left's account of what is left) once left made no new low
-// for stall. For a wait whose length
-// follows the machine's load (a backlog worked off at whatever rate the
-// runner allows): the bound is on the absence of progress, not on the
-// total.
-func waitProgress(ctx context.Context, what string, stall time.Duration, left func() (float64, string)) time.Duration {
+// waitProgress polls left every 20 ms until it reaches 0. Once left made
+// no new low for stall it asks stalled (when set) whose the stall is: a
+// result Inconclusive (a premise of the run not met) ends the wait early,
+// returned; anything else fails the spec with what, left's account of
+// what is left and the result's. For a wait whose length follows the
+// machine's load (a backlog worked off at whatever rate the runner
+// allows): the bound is on the absence of progress, not on the total.
+func waitProgress(ctx context.Context, what string, stall time.Duration, left func() (float64, string), stalled func() check.Result) (time.Duration, *check.Result) {
 	GinkgoHelper()
 	began := time.Now()
 	watch := newProgressWatch()
 	for {
 		n, why := left()
 		if n <= 0 {
-			return time.Since(began)
+			return time.Since(began), nil
 		}
 		if watch.observe(0, n) > stall {
-			Fail(fmt.Sprintf("no progress for %v waiting until %s (%.0f left, waiting for %v): %s", stall, what, n, time.Since(began).Round(time.Second), why))
+			msg := fmt.Sprintf("no progress for %v waiting until %s (%.0f left, waiting for %v): %s", stall, what, n, time.Since(began).Round(time.Second), why)
+			if stalled != nil {
+				r := stalled()
+				if r.Status == check.Inconclusive {
+					return time.Since(began), &r
+				}
+				msg += fmt.Sprintf("\n%s: %s\n%s", r.Status, r.Message, r.Counterexample)
+			}
+			Fail(msg)
 		}
 		if waited := time.Since(began); waited > progressCeiling {
 			Fail(fmt.Sprintf("still not done after %v waiting until %s, though progressing (%.0f left): %s", waited.Round(time.Second), what, n, why))

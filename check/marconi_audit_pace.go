@@ -1,0 +1,76 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// AuditWriterPace is what one tenant's Redis Stream writer did over a wait
+// in which its queue stayed above what the wait allows: the entries it
+// appended, the append calls it made and the time it spent inside them
+// (measured at its pool), over Window.
+type AuditWriterPace struct {
+	Name     string
+	Depth    int
+	Appended float64
+	Calls    int
+	InCalls  time.Duration
+	Window   time.Duration
+}
+
+// busy is the share of the window the writer spent inside append calls.
+func (p AuditWriterPace) busy() float64 {
+	if p.Window <= 0 {
+		return 0
+	}
+	return float64(p.InCalls) / float64(p.Window)
+}
+
+// WritersKeepPace is the premise AuditWritersOutpaced names.
+const WritersKeepPace = "writers-keep-pace"
+
+// AuditWritersOutpaced decides a wait for the audit queues to empty that
+// made no progress with Redis healthy (spec 002 §3.6: the queue grows only
+// while the writer is unreachable; §4.1: a writer that falls behind shows
+// as lag). Each writer still behind either was busy appending — inside an
+// append for at least minBusy of the window — and was outpaced by the
+// offered rate all the same: the round trips the runner allowed were too
+// slow (a machine too loaded for the row's premise, which the sizing
+// formula states: max_entries ≥ burst_rate × writer lag × 2),
+// Inconclusive naming the premise; or it appended nothing (a writer that
+// stopped) or idled between appends (a backoff, a sleep) — the writer's
+// own doing, Fail. Unknown with no writer behind. How full its batches
+// were (batch, for the account) decides nothing: a queue that was shallow
+// for most of the window is appended in short batches by a sound writer
+// (at load 60 the fault-free tenant: 8.9 entries a call, then behind).
+func AuditWritersOutpaced(paces []AuditWriterPace, batch int, minBusy float64) Result {
+	const name = "audit-writers-outpaced"
+	if len(paces) == 0 {
+		return unknown(name, "no writer behind: nothing to decide")
+	}
+	var own, outpaced []string
+	for _, p := range paces {
+		perCall := 0.0
+		if p.Calls > 0 {
+			perCall = p.Appended / float64(p.Calls)
+		}
+		line := fmt.Sprintf("%s depth %d: appended %.0f/s in %d calls (%.1f entries a call of %d), inside them %.0f%% of %v",
+			p.Name, p.Depth, p.Appended/max(p.Window.Seconds(), 1e-9), p.Calls, perCall, batch, 100*p.busy(), p.Window.Round(time.Second))
+		switch {
+		case p.Appended <= 0:
+			own = append(own, line+": stopped")
+		case p.busy() < minBusy:
+			own = append(own, line+": idle between appends")
+		default:
+			outpaced = append(outpaced, line)
+		}
+	}
+	if len(own) > 0 {
+		return fail(name, strings.Join(append(own, outpaced...), "\n"), "%d of %d writers behind held back by themselves: %s", len(own), len(paces), own[0])
+	}
+	r := FaultNotConfirmed(name, WritersKeepPace, fmt.Errorf("every writer behind was busy appending and still outpaced by the offered rate — the runner's round trips, not the writer: %s",
+		strings.Join(outpaced, "; ")))
+	r.Observed = outpaced
+	return r
+}

@@ -1,0 +1,127 @@
+package traffic
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/impl/marconi"
+)
+
+// slowMeshEnv starts a real mesh with a short SessionStore TTL whose HTTP
+// handler holds every request slow picks for delay before serving it: a
+// control call the runner made slow.
+func slowMeshEnv(t *testing.T, prefix string, ttl time.Duration, slow func(*http.Request) bool, delay time.Duration) (*marconi.Client, string) {
+	t.Helper()
+	o := marconi.Options{Pool: standalonePool(t), Sink: marconi.NewMemorySink(), Flags: marconi.ShippedFlags()}
+	o.Store.Prefix, o.Store.TTL = prefix, ttl
+	mesh, err := marconi.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mesh.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h := mesh.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow(r) {
+			time.Sleep(delay)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { _ = mesh.Close(); srv.Close() })
+	return &marconi.Client{BaseURL: srv.URL}, srv.URL
+}
+
+func churnOf(ttl time.Duration) MeshChurn {
+	return MeshChurn{Tenant: "acme", Project: "churn", Identities: 4, ChurnEvery: 40 * time.Millisecond, Dark: 120 * time.Millisecond,
+		HeartbeatEvery: 100 * time.Millisecond, MasterEvery: 2, TTL: ttl, Rand: rand.New(rand.NewPCG(3, 4))}
+}
+
+func heartbeatErrors(errs []string) []string {
+	var out []string
+	for _, e := range errs {
+		if strings.Contains(e, "heartbeat") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A churn loop slowed past the TTL (every master claim and flip takes 4 s
+// against a 3 s TTL) must not starve the heartbeats: each identity renews
+// on its own, so no session the churn keeps live lapses and none is late.
+// With the heartbeats in the churn loop's select (the old loop) every flip
+// held every heartbeat for 4 s and the sessions lapsed: heartbeats were
+// refused (a 1.2 s flip against a 1 s TTL: 9 refused). The margins are
+// wide: a 1 s TTL flaked here at load 38, the runner itself stalling the
+// heartbeats for 1.1 s — which the run names late, as it should.
+func TestMeshChurnHeartbeatsBesideSlowChurn(t *testing.T) {
+	const ttl = 3 * time.Second
+	api, url := slowMeshEnv(t, "tt-churn-slow", ttl, func(r *http.Request) bool {
+		return r.URL.Path == marconi.PathClaim || r.URL.Path == marconi.PathHandoff
+	}, 4*time.Second)
+	rec := NewMeshRecorder(NewClock(), api)
+	recv := NewMeshReceivers(rec, url)
+	defer recv.Close()
+	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.MasterFlips == 0 || st.Heartbeats == 0 {
+		t.Fatalf("the churn did not run: %+v", st)
+	}
+	if len(st.Late) > 0 || st.MaxRenewGap >= ttl {
+		t.Errorf("heartbeats starved by a slow churn loop: max renewal gap %v (TTL %v), late %v", st.MaxRenewGap, ttl, st.Late)
+	}
+	if errs := heartbeatErrors(rec.History().ControlErrors); len(errs) > 0 {
+		t.Errorf("%d heartbeats refused: %v", len(errs), errs[:min(3, len(errs))])
+	}
+}
+
+// The cadence premise itself: heartbeats that take longer than the TTL
+// (the runner too loaded for the renew/TTL ratio) are named late, so the
+// suite scores the run inconclusive rather than judging lapses it caused.
+func TestMeshChurnNamesLateRenewals(t *testing.T) {
+	const ttl = 500 * time.Millisecond
+	api, url := slowMeshEnv(t, "tt-churn-late", ttl, func(r *http.Request) bool {
+		return strings.HasSuffix(r.URL.Path, "/heartbeat")
+	}, 700*time.Millisecond)
+	rec := NewMeshRecorder(NewClock(), api)
+	recv := NewMeshReceivers(rec, url)
+	defer recv.Close()
+	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Late) == 0 || st.MaxRenewGap < ttl {
+		t.Errorf("heartbeats slower than the TTL not named late: max gap %v, %+v", st.MaxRenewGap, st)
+	}
+}
+
+// A heartbeat refused though it came within the TTL is the mesh's
+// failure: no later gap of that session may make it late (which would
+// turn the refusal into an inconclusive run); one refused past the TTL is
+// late.
+func TestChurnLivesRefusal(t *testing.T) {
+	s := marconi.Session{SessionID: "rcv00-1"}
+	for _, c := range []struct {
+		name     string
+		refuseAt time.Duration
+		late     bool
+	}{{"in time", 300 * time.Millisecond, false}, {"past the TTL", 1200 * time.Millisecond, true}} {
+		var st ChurnStats
+		l := &churnLives{ttl: time.Second, live: map[string]marconi.Session{}, renewed: map[string]time.Duration{},
+			acked: map[string]time.Duration{}, refused: map[string]bool{}, st: &st}
+		l.start("rcv00", s, 0, 10*time.Millisecond)
+		l.beat(s, 100*time.Millisecond, 150*time.Millisecond)
+		l.refuse(s, 100*time.Millisecond+c.refuseAt)
+		l.end("rcv00", time.Minute) // the run's end, long after
+		if got := len(st.Late) > 0; got != c.late {
+			t.Errorf("%s: late %v, want %v (%v)", c.name, got, c.late, st.Late)
+		}
+	}
+}
