@@ -58,7 +58,11 @@ suite, its site switched by SLOTGATE_MUTANT=<id> (mutate/schema), and the
 baseline runs that build with no mutant active: if a spec fails there and
 passes with the original code, the schemata changed behaviour and the run
 stops (exit 2). A mutant with no schema, or every mutant with
---schemata=false, is compiled on its own in a copy of the module.
+--schemata=false, is compiled on its own in a copy of the module. The
+baseline specs and then the mutants run --jobs at a time (default 2), each
+in its own suite process with its own topology, the mutants whose reaching
+specs took longest in the baseline first; a mutant's verdict does not
+depend on what runs beside it.
 
 Marconi Lua mutants (--kind marconi-lua) are the same luamut mutants of
 the scripts embedded in Go packages rather than a script set:
