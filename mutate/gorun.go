@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slotgate/slotgate/mutate/gomut"
@@ -89,6 +90,10 @@ type GoRunner struct {
 	// (embedded-Lua mutants: the locality row's static validator, as the
 	// fencing Lua mutants get it, LuaRunner.Static).
 	Static func(Mutant) (Kill, bool)
+	// Jobs is how many suite processes run at once: the baseline's units
+	// (Cover) and, in the caller's pool, mutants (Run is safe to call
+	// concurrently). < 1 means 1.
+	Jobs int
 
 	modPath string
 	units   []goUnit
@@ -169,7 +174,7 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 	r.bins = bins
 	r.BuildSeconds = time.Since(began).Seconds()
 	progress(fmt.Sprintf("built %s with coverage of %s%s in %s", strings.Join(suites, ", "), strings.Join(pkgs, ", "), what, time.Since(began).Round(time.Second)))
-	var orig *Suites // the original code's build, made only to judge a schemata baseline that fails
+	var all []goUnit
 	for _, s := range suites {
 		units, err := r.list(ctx, bins, s, bySuite[s])
 		if err != nil {
@@ -178,28 +183,50 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 		if len(units) == 0 {
 			return fmt.Errorf("coverage map: %s selects no spec of %v", s, bySuite[s])
 		}
-		for i := range units {
-			if err := r.coverUnit(ctx, bins, &units[i], len(r.units)+i); err != nil {
-				if r.Schemata == nil || !errors.Is(err, ErrBaseline) {
-					return fmt.Errorf("coverage map: %w", err)
-				}
-				schemaErr := err
-				// Whose failure: the schemata's, or the code's own?
-				if orig == nil {
-					if orig, err = buildSuites(ctx, r.Root, filepath.Join(r.Work, "orig-bin"), suites, coverFlags, r.Log); err != nil {
-						return fmt.Errorf("coverage map: %w", err)
-					}
-				}
-				u := units[i]
-				if err2 := r.coverUnit(ctx, orig, &u, len(r.units)+i); err2 != nil {
-					return fmt.Errorf("coverage map: %w", err2)
-				}
-				return fmt.Errorf("coverage map: %w: %s fails with every mutant off and passes with the original code; with the schemata: %v", ErrSchemata, u.name, schemaErr)
-			}
-			progress(fmt.Sprintf("baseline %s %q passed in %.0fs", s, units[i].name, units[i].secs))
-		}
-		r.units = append(r.units, units...)
+		all = append(all, units...)
 	}
+	// Every unit alone, up to Jobs at once (each its own process, topology
+	// and scratch directory); the first failure stops handing out more.
+	errs := make([]error, len(all))
+	var mu sync.Mutex
+	failed := false
+	Pool(LongestFirst(len(all), func(int) float64 { return 0 }) /* index order */, r.Jobs, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return failed || ctx.Err() != nil
+	}, func(i int) {
+		err := r.coverUnit(ctx, bins, &all[i], i)
+		mu.Lock()
+		defer mu.Unlock()
+		if errs[i] = err; err != nil {
+			failed = true
+			return
+		}
+		progress(fmt.Sprintf("baseline %s %q passed in %.0fs", all[i].pkg, all[i].name, all[i].secs))
+	})
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if r.Schemata == nil || !errors.Is(err, ErrBaseline) {
+			return fmt.Errorf("coverage map: %w", err)
+		}
+		schemaErr := err
+		// Whose failure: the schemata's, or the code's own?
+		orig, err := buildSuites(ctx, r.Root, filepath.Join(r.Work, "orig-bin"), suites, coverFlags, r.Log)
+		if err != nil {
+			return fmt.Errorf("coverage map: %w", err)
+		}
+		u := all[i]
+		if err2 := r.coverUnit(ctx, orig, &u, i); err2 != nil {
+			return fmt.Errorf("coverage map: %w", err2)
+		}
+		return fmt.Errorf("coverage map: %w: %s fails with every mutant off and passes with the original code; with the schemata: %v", ErrSchemata, u.name, schemaErr)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("coverage map: %w", ctx.Err())
+	}
+	r.units = all
 	return nil
 }
 
@@ -297,7 +324,7 @@ func (r *GoRunner) coverUnit(ctx context.Context, bins *Suites, u *goUnit, i int
 		began := time.Now()
 		// No mutant active, whatever the caller's environment says.
 		card, err := bins.Run(ctx, st, RunArgs{Env: append(slices.Clone(r.Env), "GOCOVERDIR="+dir, schema.EnvMutant+"="),
-			JSON: filepath.Join(r.Work, "cover.json"), Log: r.Log, Timeout: r.Timeout, Args: []string{"-test.gocoverdir=" + dir}, Order: r.Order})
+			JSON: filepath.Join(dir, "cover.json"), Log: r.Log, Timeout: r.Timeout, Args: []string{"-test.gocoverdir=" + dir}, Order: r.Order})
 		if err != nil {
 			return fmt.Errorf("baseline %s: %w", u.name, err)
 		}
@@ -345,8 +372,23 @@ func (r *GoRunner) reaching(m Mutant, g gomut.Mutant) []goUnit {
 	return out
 }
 
-// Run runs one Go mutant through the specs whose coverage reaches it. The
-// scoring is the Go mutants' as before: a failing check kills; a suite
+// Cost is what m's runs are expected to take: the baseline seconds of the
+// specs that reach it (0 for a mutant no spec runs). A pool hands out the
+// costliest first (LongestFirst); a killed mutant stops sooner.
+func (r *GoRunner) Cost(m Mutant, g gomut.Mutant) float64 {
+	if _, ok := Equivalents[m.ID]; ok || g.Equivalent != "" {
+		return 0
+	}
+	t := 0.0
+	for _, u := range r.reaching(m, g) {
+		t += u.secs
+	}
+	return t
+}
+
+// Run runs one Go mutant through the specs whose coverage reaches it. It
+// is safe to call for several mutants at once (GoRunner.Jobs): each call
+// has its own scratch directory and suite processes. The scoring is the Go mutants' as before: a failing check kills; a suite
 // crash (a failed node with no row's check) kills only if a second run
 // repeats it; a run that scored no cell is an error; a suite that does not
 // compile in the copy is an error, never a kill.
@@ -409,6 +451,13 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 	}
 	suites, env, args := r.bins, slices.Clone(r.Env), []string(nil)
 	servedLog := ""
+	// Its own scratch directory: another mutant may be running beside it.
+	scratch, err := os.MkdirTemp(r.Work, "mutant-")
+	if err != nil {
+		res.Status, res.Reason = Error, err.Error()
+		return res
+	}
+	defer os.RemoveAll(scratch)
 	if g.Served != "" && (r.Schemata == nil || !r.Schemata.In[g.ID] || r.bins == nil) {
 		// An embedded script's mutant exists only in the schemata build.
 		res.Status, res.Reason = Error, "embedded-Lua mutant not in the schemata build"
@@ -417,21 +466,18 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 	if r.Schemata != nil && r.Schemata.In[g.ID] && r.bins != nil {
 		// The schemata build holds it: switch it on. The binaries have
 		// coverage on; its data goes to a scratch directory, dropped.
-		cov := filepath.Join(r.Work, "mutant-cover")
-		_ = os.RemoveAll(cov)
+		cov := filepath.Join(scratch, "cover")
 		if err := os.MkdirAll(cov, 0o755); err != nil {
 			res.Status, res.Reason = Error, err.Error()
 			return res
 		}
-		defer os.RemoveAll(cov)
 		env = append(env, schema.EnvMutant+"="+g.ID, "GOCOVERDIR="+cov)
 		args = []string{"-test.gocoverdir=" + cov}
 		res.Schema = true
 		if g.Served != "" {
 			// An embedded-Lua mutant: the build reports each time it
 			// serves the mutated script, checked below.
-			servedLog = filepath.Join(r.Work, "mutant-served")
-			_ = os.Remove(servedLog)
+			servedLog = filepath.Join(scratch, "served")
 			env = append(env, script.EnvServed+"="+servedLog)
 		}
 	} else {
@@ -446,7 +492,7 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 			pkgs[i] = st.Pkg
 		}
 		b := time.Now()
-		suites, err = buildSuites(ctx, dir, filepath.Join(r.Work, "mutant-bin"), pkgs, goBuildFlags, r.Log)
+		suites, err = buildSuites(ctx, dir, filepath.Join(scratch, "bin"), pkgs, goBuildFlags, r.Log)
 		res.BuildSeconds = time.Since(b).Seconds()
 		if err != nil {
 			// Generate type-checked the mutant, so a suite that does not
@@ -462,7 +508,7 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 			// later stage's verdict must not stand on an earlier one's log.
 			_ = os.Remove(servedLog)
 		}
-		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(r.Work, "mutant.json"), Log: r.Log, Timeout: r.Timeout, Order: r.Order})
+		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(scratch, "report.json"), Log: r.Log, Timeout: r.Timeout, Order: r.Order})
 		if err != nil {
 			return Kill{}, false, nil, err
 		}

@@ -27,9 +27,13 @@ type Meta struct {
 	CommandLine string         `json:"command_line"`
 	// BuildSeconds and BaselineSeconds are the one-off costs before the
 	// first mutant: compiling the suites and the unmutated baseline run.
-	BuildSeconds    float64  `json:"build_seconds"`
-	BaselineSeconds float64  `json:"baseline_seconds"`
-	Notes           []string `json:"notes,omitempty"`
+	BuildSeconds    float64 `json:"build_seconds"`
+	BaselineSeconds float64 `json:"baseline_seconds"`
+	// MutantsSeconds is the wall-clock time of the Go mutants' pool (with
+	// --jobs > 1 less than the sum of their Seconds).
+	MutantsSeconds float64  `json:"mutants_seconds,omitempty"`
+	Jobs           int      `json:"jobs,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
 }
 
 // Report is mutation.json.

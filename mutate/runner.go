@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -64,9 +65,29 @@ func BuildSuites(ctx context.Context, root, dir string, pkgs []string, stderr io
 	return buildSuites(ctx, root, dir, pkgs, nil, stderr)
 }
 
-// buildSuites is BuildSuites with extra `go test` flags (-cover …).
+// buildSuites is BuildSuites with extra `go test` flags (-cover …). The
+// packages compile in one `go test -c -o <dir>/` (as `slotgate run`'s
+// build, cmd/slotgate/build.go): the go command builds their shared
+// dependencies once and links the binaries in parallel, where one command
+// per suite linked them one after another. Two suites with the same last
+// path element would land on one <name>.test, so those build one by one.
 func buildSuites(ctx context.Context, root, dir string, pkgs, flags []string, stderr io.Writer) (*Suites, error) {
 	s := &Suites{Root: root, Dir: dir, bins: map[string]string{}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("build suites: %w", err)
+	}
+	if together(pkgs) {
+		args := append(append([]string{"test", "-c", "-o", dir + string(filepath.Separator)}, flags...), pkgs...)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, stderr, stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("build suites %s: %w", strings.Join(pkgs, " "), err)
+		}
+		for _, pkg := range pkgs {
+			s.bins[pkg] = filepath.Join(dir, path.Base(pkg)+".test")
+		}
+		return s, nil
+	}
 	for _, pkg := range pkgs {
 		bin := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "_")+".test")
 		args := append(append([]string{"test", "-c", "-o", bin}, flags...), pkg)
@@ -78,6 +99,19 @@ func buildSuites(ctx context.Context, root, dir string, pkgs, flags []string, st
 		s.bins[pkg] = bin
 	}
 	return s, nil
+}
+
+// together reports whether pkgs can share one `go test -c -o <dir>/`: more
+// than one, and no two with the same last path element (the binary's name).
+func together(pkgs []string) bool {
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if seen[path.Base(p)] {
+			return false
+		}
+		seen[path.Base(p)] = true
+	}
+	return len(pkgs) > 1
 }
 
 // RunArgs configures one stage run.

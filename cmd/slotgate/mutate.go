@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
@@ -57,7 +58,11 @@ suite, its site switched by SLOTGATE_MUTANT=<id> (mutate/schema), and the
 baseline runs that build with no mutant active: if a spec fails there and
 passes with the original code, the schemata changed behaviour and the run
 stops (exit 2). A mutant with no schema, or every mutant with
---schemata=false, is compiled on its own in a copy of the module.
+--schemata=false, is compiled on its own in a copy of the module. The
+baseline specs and then the mutants run --jobs at a time (default 2), each
+in its own suite process with its own topology, the mutants whose reaching
+specs took longest in the baseline first; a mutant's verdict does not
+depend on what runs beside it.
 
 Marconi Lua mutants (--kind marconi-lua) are the same luamut mutants of
 the scripts embedded in Go packages rather than a script set:
@@ -95,6 +100,7 @@ type mutateFlags struct {
 	list                                       bool
 	ids                                        string
 	schemata                                   bool
+	jobs                                       int
 }
 
 // luaRows are the rows that can judge a Lua mutant.
@@ -117,6 +123,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&f.every, "every-row", false, "run every covering row on every mutant, also in smoke")
 	fs.StringVar(&f.ids, "id", "", "run only the mutants with these comma-separated `ids` (from --list or mutation.json; e.g. to re-run survivors after strengthening a row)")
 	fs.BoolVar(&f.schemata, "schemata", true, "Go mutants: compile every mutant of the targets into one build of each suite (mutant schemata, switched by SLOTGATE_MUTANT); false builds each mutant on its own")
+	fs.IntVar(&f.jobs, "jobs", 2, "Go and marconi-lua mutants: run up to `N` suite processes at once (baseline specs, mutants); each has its own topology")
 	fs.BoolVar(&f.list, "list", false, "list the mutants (id, operator, what changed) and exit without running them")
 	fs.Usage = func() { fmt.Fprint(stderr, mutateHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -136,8 +143,8 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	if f.max == 0 && !full {
 		f.max = 40
 	}
-	if f.max < 0 || f.minKill < 0 || f.minKill > 1 {
-		return 0, fmt.Errorf("%w: --max must be ≥ 0 and --min-kill within [0, 1]", errUsage)
+	if f.max < 0 || f.minKill < 0 || f.minKill > 1 || f.jobs < 1 {
+		return 0, fmt.Errorf("%w: --max must be ≥ 0, --jobs ≥ 1 and --min-kill within [0, 1]", errUsage)
 	}
 	var kinds []mutate.Kind
 	for _, k := range strings.Split(f.kinds, ",") {
@@ -270,7 +277,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			}
 		}
 	}
-	meta := mutate.Meta{StartedAt: started, Profile: string(profile), Seed: f.seed, Rows: covered, Kinds: kinds,
+	meta := mutate.Meta{StartedAt: started, Profile: string(profile), Seed: f.seed, Rows: covered, Kinds: kinds, Jobs: f.jobs,
 		Scripts: set.Name, Generated: generated, Max: f.max, MinKill: f.minKill, CommandLine: strings.Join(os.Args, " ")}
 	if set.Dir != "" {
 		meta.Scripts += " (" + set.Dir + ")"
@@ -385,7 +392,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 				return lr.Static(m, string(orig))
 			}
 		}
-		rs, code, err := runGoRunner(ctx, root, filepath.Join(work, b.name), f.timeout, f.seed, logf, env, b.list, b.sch, static, &meta, stdout, done, len(mutants))
+		rs, code, err := runGoRunner(ctx, root, filepath.Join(work, b.name), f.timeout, f.seed, logf, env, b.list, b.sch, static, &meta, stdout, done, len(mutants), f.jobs)
 		results = append(results, rs...)
 		done += len(rs)
 		if err != nil {
@@ -410,7 +417,7 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stdout, "  survived %s: %s (ran by %s)\n", r.ID, r.Desc, joinRows(r.Ran))
 		}
 	}
-	fmt.Fprintf(stdout, "total %s, %.1fs per mutant (build %.0fs, baseline %.0fs)\nreport: %s\n       %s\n", time.Since(started).Round(time.Second), perMutant(results), meta.BuildSeconds, meta.BaselineSeconds, htmlPath, jsonPath)
+	fmt.Fprintf(stdout, "total %s, %.1fs per mutant (build %.0fs, baseline %.0fs, Go mutants %.0fs wall with --jobs %d)\nreport: %s\n       %s\n", time.Since(started).Round(time.Second), perMutant(results), meta.BuildSeconds, meta.BaselineSeconds, meta.MutantsSeconds, f.jobs, htmlPath, jsonPath)
 	if ctx.Err() != nil {
 		return exitSignal, nil
 	}
@@ -427,8 +434,8 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 // their schemata) through a mutate.GoRunner: one build with coverage, the
 // baseline, then each mutant through the specs that reached it.
 func runGoRunner(ctx context.Context, root, work string, timeout time.Duration, seed int64, logf io.Writer, env []string,
-	list []mutate.Mutant, sch *gomut.Schemata, static func(mutate.Mutant) (mutate.Kill, bool), meta *mutate.Meta, stdout io.Writer, done, total int) ([]mutate.Result, int, error) {
-	runner := &mutate.GoRunner{Root: root, Work: work, Timeout: timeout, Log: logf, Env: env, Schemata: sch, Order: seed, Static: static}
+	list []mutate.Mutant, sch *gomut.Schemata, static func(mutate.Mutant) (mutate.Kill, bool), meta *mutate.Meta, stdout io.Writer, done, total, jobs int) ([]mutate.Result, int, error) {
+	runner := &mutate.GoRunner{Root: root, Work: work, Timeout: timeout, Log: logf, Env: env, Schemata: sch, Order: seed, Static: static, Jobs: jobs}
 	defer runner.Close()
 	if sch != nil {
 		in := 0
@@ -449,16 +456,29 @@ func runGoRunner(ctx context.Context, root, work string, timeout time.Duration, 
 	}
 	meta.BuildSeconds += runner.BuildSeconds
 	meta.BaselineSeconds += time.Since(b).Seconds() - runner.BuildSeconds
-	var results []mutate.Result
-	for i, m := range list {
-		if ctx.Err() != nil {
-			break
+	// Up to jobs mutants at once, the costliest first; results keep list's
+	// order, so the report does not depend on which finished first.
+	results := make([]mutate.Result, len(list))
+	ran := make([]bool, len(list))
+	var mu sync.Mutex
+	order := mutate.LongestFirst(len(list), func(i int) float64 { return runner.Cost(list[i], goMutantsByID[list[i].ID]) })
+	b = time.Now()
+	mutate.Pool(order, jobs, func() bool { return ctx.Err() != nil }, func(i int) {
+		r := runner.Run(ctx, list[i], goMutantsByID[list[i].ID])
+		mu.Lock()
+		defer mu.Unlock()
+		results[i], ran[i] = r, true
+		done++
+		progress(stdout, done, total, r)
+	})
+	meta.MutantsSeconds += time.Since(b).Seconds()
+	var out []mutate.Result
+	for i, r := range results {
+		if ran[i] {
+			out = append(out, r)
 		}
-		r := runner.Run(ctx, m, goMutantsByID[m.ID])
-		results = append(results, r)
-		progress(stdout, done+i+1, total, r)
 	}
-	return results, 0, nil
+	return out, 0, nil
 }
 
 func perMutant(rs []mutate.Result) float64 {
