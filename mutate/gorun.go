@@ -509,6 +509,15 @@ func (r *GoRunner) Run(ctx context.Context, m Mutant, g gomut.Mutant) (res Resul
 			_ = os.Remove(servedLog)
 		}
 		card, err := suites.Run(ctx, st, RunArgs{Env: env, Args: args, JSON: filepath.Join(scratch, "report.json"), Log: r.Log, Timeout: r.Timeout, Order: r.Order})
+		var crash *SuiteCrash
+		if errors.As(err, &crash) && crash.In(path.Dir(g.File)) && ctx.Err() == nil {
+			// The mutated code panicked in a goroutine of its own and took
+			// the process down before any report: loud, so a kill — once a
+			// second run repeats it (below, as for any suite-level failure).
+			// The no-mutant baseline passed this stage, and the stack runs
+			// through the mutated package.
+			return Kill{Row: st.Rows[0], Check: "suite", Status: report.StatusFail, Message: crash.Error()}, true, nil, nil
+		}
 		if err != nil {
 			return Kill{}, false, nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -161,7 +162,12 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	cmd := exec.CommandContext(cctx, bin, args...)
 	cmd.Dir = filepath.Join(s.Root, filepath.FromSlash(strings.TrimPrefix(st.Pkg, "./")))
 	cmd.Env = append(os.Environ(), a.Env...)
-	cmd.Stdout, cmd.Stderr = a.Log, a.Log
+	tail := &tailBuffer{max: 64 << 10}
+	var out io.Writer = tail
+	if a.Log != nil {
+		out = io.MultiWriter(a.Log, tail)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	// The suite's servers die with it; it dies with us.
 	// Its own process group: a terminal Ctrl-C reaches slotgate only, which
 	// interrupts the suite once (cmd.Cancel); a second interrupt would make
@@ -176,6 +182,11 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 	}
 	reports, err := report.LoadGinkgoJSON(a.JSON)
 	if err != nil {
+		if exit != nil {
+			if p := panicOf(tail.String()); p != "" {
+				return nil, &SuiteCrash{Pkg: st.Pkg, Panic: p}
+			}
+		}
 		return nil, fmt.Errorf("suite %s wrote no report (exit: %v): %w", st.Pkg, runErr, err)
 	}
 	card, err := report.FromGinkgo(reports, report.Meta{Rows: st.Rows})
@@ -183,4 +194,66 @@ func (s *Suites) Run(ctx context.Context, st Stage, a RunArgs) (*report.Scorecar
 		return nil, fmt.Errorf("score suite %s: %w", st.Pkg, err)
 	}
 	return card, nil
+}
+
+// SuiteCrash is a suite process that died of a panic before Ginkgo wrote its
+// report: a panic in a goroutine the code under test started (no spec can
+// recover it) takes the whole process down with exit status 2.
+type SuiteCrash struct {
+	Pkg   string
+	Panic string // "panic: …" and the goroutine's stack, as printed
+}
+
+func (e *SuiteCrash) Error() string {
+	first, _, _ := strings.Cut(e.Panic, "\n")
+	return fmt.Sprintf("suite %s crashed before writing its report: %s", e.Pkg, first)
+}
+
+// In reports whether the crashing goroutine's stack runs through the
+// module-relative package dir (e.g. "impl/presence"): a frame's function
+// is printed as <module>/<dir>.<func>.
+func (e *SuiteCrash) In(dir string) bool {
+	return strings.Contains(e.Panic, "/"+strings.Trim(dir, "/")+".")
+}
+
+// panicOf returns the runtime's panic report in out ("panic: " up to the
+// end of the first goroutine's stack), or "".
+func panicOf(out string) string {
+	i := strings.Index(out, "\npanic: ")
+	if i < 0 {
+		if !strings.HasPrefix(out, "panic: ") {
+			return ""
+		}
+		i = -1
+	}
+	p := out[i+1:]
+	if j := strings.Index(p, "\n\n"); j >= 0 {
+		if k := strings.Index(p[j+2:], "\n\n"); k >= 0 { // "panic: …\n\ngoroutine N […]:\n<frames>\n\n"
+			p = p[:j+2+k]
+		}
+	}
+	return p
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }

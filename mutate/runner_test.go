@@ -2,12 +2,16 @@ package mutate
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/slotgate/slotgate/report"
 )
 
 // TestBuildSuites: suites build in one go command into <dir>/<name>.test,
@@ -52,5 +56,46 @@ func TestBuildSuites(t *testing.T) {
 	}
 	if together([]string{"./s/a"}) || together([]string{"./s/a", "./s/c/a"}) || !together([]string{"./s/a", "./s/b"}) {
 		t.Error("together: one package, or two named a, must build one by one")
+	}
+}
+
+// A suite process that dies of a panic before writing its report is a
+// SuiteCrash carrying the panic and its stack, so the Go runner can score
+// a crash in the mutated package (confirmed by a second run) as a kill; a
+// process that dies without a panic stays a plain error.
+func TestSuiteCrash(t *testing.T) {
+	dir := t.TempDir()
+	crash := filepath.Join(dir, "crash.sh")
+	script := "#!/bin/sh\necho 'Running Suite: presence'\necho 'panic: runtime error: invalid memory address or nil pointer dereference' >&2\n" +
+		"echo '[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x6a1b2c]' >&2\necho >&2\n" +
+		"echo 'goroutine 812 [running]:' >&2\necho 'github.com/slotgate/slotgate/impl/presence.(*Store).readPart(0xc000, {0x0, 0x0})' >&2\n" +
+		"echo '\t/tmp/copy/impl/presence/presence.go:201 +0x1c' >&2\nexit 2\n"
+	silent := filepath.Join(dir, "silent.sh")
+	for p, body := range map[string]string{crash: script, silent: "#!/bin/sh\necho 'killed'\nexit 2\n"} {
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Suites{Root: dir, bins: map[string]string{"./crash": crash, "./silent": silent}}
+	for _, pkg := range []string{"./crash", "./silent"} {
+		if err := os.MkdirAll(filepath.Join(dir, pkg), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := RunArgs{JSON: filepath.Join(dir, "report.json"), Timeout: time.Minute}
+	_, err := s.Run(context.Background(), Stage{Pkg: "./crash", Rows: []report.RowID{report.RowPresenceMGet}}, args)
+	var c *SuiteCrash
+	if !errors.As(err, &c) {
+		t.Fatalf("a panicking suite: %v, want a SuiteCrash", err)
+	}
+	if !c.In("impl/presence") || c.In("impl/registry") || c.In("impl/pres") {
+		t.Errorf("SuiteCrash.In: presence %v, registry %v, pres %v; want true, false, false\n%s", c.In("impl/presence"), c.In("impl/registry"), c.In("impl/pres"), c.Panic)
+	}
+	if !strings.Contains(c.Error(), "invalid memory address") {
+		t.Errorf("error %q does not name the panic", c.Error())
+	}
+	_, err = s.Run(context.Background(), Stage{Pkg: "./silent", Rows: []report.RowID{report.RowPresenceMGet}}, args)
+	if err == nil || errors.As(err, &c) {
+		t.Fatalf("a suite that died without a panic: %v, want a plain error", err)
 	}
 }
