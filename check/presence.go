@@ -34,12 +34,12 @@ func PresencePositional(want map[string]history.PresenceWant, reads []history.Pr
 			if !ok || w.Unknown {
 				continue
 			}
-			if w.Present && w.ExpiresAt != 0 && r.Return >= w.ExpiresAt {
-				lapsed++ // its TTL may have elapsed: nil and the value are both right
+			g := r.Got[p]
+			if w.Present && w.ExpiresAt != 0 && r.Return >= w.ExpiresAt && !g.Present {
+				lapsed++ // its TTL may have elapsed: nil is right too (the value is judged below)
 				continue
 			}
 			judged++
-			g := r.Got[p]
 			if g.Present == w.Present && (!w.Present || g.Value == w.Value) {
 				continue
 			}

@@ -123,6 +123,10 @@ func TestPresencePositional(t *testing.T) {
 	if r := PresencePositional(expiring, []history.PresenceRead{nilA(100 * ms)}, 1); r.Status != Pass || !strings.Contains(r.Message, "1 positions not judged") {
 		t.Fatalf("nil for a present key after its TTL: %s %q, want pass naming the unjudged position", r.Status, r.Message)
 	}
+	wrongAfter := history.PresenceRead{Keys: []string{"a", "b"}, Got: []history.PresenceGot{{Present: true, Value: "another key's"}, {}}, Call: 190 * ms, Return: 200 * ms}
+	if r := PresencePositional(expiring, []history.PresenceRead{wrongAfter}, 1); r.Status != Fail {
+		t.Fatalf("a wrong value for a present key after its TTL: %s, want fail (only nil or its value are right)", r.Status)
+	}
 	if r := PresencePositional(expiring, []history.PresenceRead{nilA(200 * ms)}, 2); r.Status != Unknown || !strings.Contains(r.Message, "outlasted") {
 		t.Fatalf("too few positions before the TTL: %s %q, want unknown naming the TTL", r.Status, r.Message)
 	}

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,7 +32,7 @@ func (f RefuseWrites) Available(t *fixtures.Topology) error {
 }
 
 // Inject implements Fault.
-func (f RefuseWrites) Inject(ctx context.Context, t *fixtures.Topology) (Window, error) {
+func (f RefuseWrites) Inject(ctx context.Context, t *fixtures.Topology) (window Window, err error) {
 	nodes, err := pick(t, []string{f.Node})
 	if err != nil {
 		return Window{}, err
@@ -52,6 +53,19 @@ func (f RefuseWrites) Inject(ctx context.Context, t *fixtures.Topology) (Window,
 		}
 	}
 	w := Window{Fault: f.Name(), Target: n.Name(), Start: time.Now()}
+	// Restored whatever happens once the SET was sent (a SET that timed
+	// out may still have been applied), with a fresh, bounded context: a
+	// cancelled scenario must not leave the node refusing writes for the
+	// next one, nor wait forever on a node that stopped answering.
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, rerr := n.Do(rctx, "CONFIG", "SET", "maxmemory", was[0], "maxmemory-policy", was[1]); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restore memory limit of %s: %w", n.Name(), rerr))
+		}
+		w.End = time.Now()
+		window = w
+	}()
 	if _, err := n.Do(ctx, "CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory", "1"); err != nil {
 		return w, err
 	}
@@ -59,11 +73,5 @@ func (f RefuseWrites) Inject(ctx context.Context, t *fixtures.Topology) (Window,
 	case <-time.After(f.Duration):
 	case <-ctx.Done():
 	}
-	// Restored with a fresh context: a cancelled scenario must not leave
-	// the node refusing writes for the next one.
-	if _, err := n.Do(context.WithoutCancel(ctx), "CONFIG", "SET", "maxmemory", was[0], "maxmemory-policy", was[1]); err != nil {
-		return w, fmt.Errorf("restore memory limit of %s: %w", n.Name(), err)
-	}
-	w.End = time.Now()
 	return w, ctx.Err()
 }

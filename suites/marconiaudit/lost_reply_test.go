@@ -161,6 +161,15 @@ func runLostReply(ctx context.Context, b client.Backend) report.Check {
 		return true
 	})
 	Expect(node.RemoveToxics(ctx)).To(Succeed())
+	// Every client connection that lived through the cut is closed at the
+	// heal: the toxic dropped replies on connections it kept open, and a
+	// pipelining client (valkey-go) that abandoned a timed-out call keeps
+	// its slot in the reply queue, so later calls on that connection would
+	// be handed replies that were not theirs. (A toxic that closes the
+	// connection itself also drops the next connection's handshake reply:
+	// no retry reached the server.)
+	_, err := node.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+	Expect(err).NotTo(HaveOccurred())
 	w := held.End()
 	waitUntil(ctx, "each writer's cut batch settled once the link healed", 30*time.Second, func() bool {
 		for _, r := range runs {

@@ -62,8 +62,11 @@ func scaleOf() presenceScale {
 }
 
 // moveHoldMax bounds how long the moving slot stays MIGRATING past its
-// hold while no reader has met TRYAGAIN yet.
-const moveHoldMax = 20 * time.Second
+// hold while no reader has met TRYAGAIN yet: hold, this and the keys' move
+// stay well inside a read's 10 s TRYAGAIN budget
+// (presence.DefaultTryAgainBudget), so no read the row judges gives up
+// because the harness held the slot.
+const moveHoldMax = 5 * time.Second
 
 // presentTTL outlasts any run of the row, loaded or not (a full run takes
 // 2–4 minutes at load 35).
