@@ -109,6 +109,11 @@ func PresenceRetriesCounted(reads []history.PresenceRead, retries, redirects int
 			retried++
 		}
 	}
+	if retried == 0 {
+		// No read gave up after retrying: a reader that never counts its
+		// retries would pass too, so nothing was judged.
+		return unknown(name, "no read failed after retrying (%d TRYAGAIN retries and %d redirects counted): the counting was never put to the test", retries, redirects)
+	}
 	if retries+redirects < int64(retried) {
 		return fail(name, "", "%d reads failed with TRYAGAIN/MOVED/ASK after retrying, but the reader counted %d TRYAGAIN retries and %d redirects", retried, retries, redirects)
 	}

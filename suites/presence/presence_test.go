@@ -264,7 +264,8 @@ func bulkOps(ctx SpecContext, b client.Backend) report.Check {
 	// no-retry control met one: a run that never did proves nothing either
 	// way (the row's "tryagain-retry" check and the control's premise).
 	met := func() bool {
-		return retries.Load() > 0 && harness.ErrorsOf(check.PresenceOutcomes(noRetry.Reads()), client.KindTryAgain) > 0
+		return retries.Load() > 0 && harness.ErrorsOf(check.PresenceOutcomes(noRetry.Reads()), client.KindTryAgain) > 0 &&
+			harness.ErrorsOf(check.PresenceOutcomes(probe.Reads()), client.KindTryAgain) > 0 // a probe read gave up: PresenceRetriesCounted has something to judge
 	}
 	span := moveWhileReading(ctx, clock, rng, p.Keys, pinned, s.SampleSize, s.Hold, met, reader, reader, reader, noRetry, plain, perSlot, probe, probe, probe)
 	reader.Read(ctx, traffic.Shuffled(rng, p.Keys, s.Keys/20))
