@@ -421,6 +421,14 @@ func cmdMutate(args []string, stdout, stderr io.Writer) (int, error) {
 	if ctx.Err() != nil {
 		return exitSignal, nil
 	}
+	if crashes := suiteCrashes(results); crashes > 0 {
+		// A suite process a mutant's panic took down ran no cleanup: its
+		// servers and directory are left for its parent to remove (their
+		// owner is dead, so the sweep takes them; nothing of a live owner).
+		if swept, err := fixtures.SweepStale(); len(swept) > 0 || err != nil {
+			fmt.Fprintf(stderr, "slotgate: removed %d resources left by %d crashed suite processes (%v)\n", len(swept), crashes, err)
+		}
+	}
 	if left, err := fixtures.LeftoversOf(fixtures.OwnerStamp()); err == nil && len(left) > 0 {
 		fmt.Fprintf(stderr, "slotgate: LEAK: %d resources outlived the run:\n  %s\n", len(left), strings.Join(left, "\n  "))
 	}
@@ -514,4 +522,18 @@ func progress(w io.Writer, i, n int, r mutate.Result) {
 		return
 	}
 	fmt.Fprintf(w, "%s (%.1fs)\n", line, r.Seconds)
+}
+
+// suiteCrashes counts the suite runs a mutant's panic took down (each kill
+// confirmed by a second run: two processes per such mutant).
+func suiteCrashes(results []mutate.Result) int {
+	n := 0
+	for _, r := range results {
+		for _, k := range r.Kills {
+			if k.Check == "suite" && strings.Contains(k.Message, "crashed before writing its report") {
+				n += 2
+			}
+		}
+	}
+	return n
 }
