@@ -97,12 +97,12 @@ func (s ChurnStats) LateSessions() []string {
 // races its own session's deregistration or lapse — and a slow call on one
 // identity never delays another's heartbeat.
 type churnLives struct {
-	ttl     time.Duration
-	ids     map[string]*sync.Mutex
-	mu      sync.Mutex
-	live    map[string]marconi.Session
-	free    map[string]time.Duration
-	acked   map[string]time.Duration // last renewal's acknowledgement (dates a lapse)
+	ttl   time.Duration
+	ids   map[string]*sync.Mutex
+	mu    sync.Mutex
+	live  map[string]marconi.Session
+	free  map[string]time.Duration
+	acked map[string]time.Duration // last renewal's acknowledgement (dates a lapse)
 	// refused are sessions a heartbeat was refused for: from then on the
 	// store has no record to keep, whatever the cadence (the refusal is a
 	// control error the checks judge).
