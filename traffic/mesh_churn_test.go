@@ -82,26 +82,26 @@ func TestMeshChurnHeartbeatsBesideSlowChurn(t *testing.T) {
 	}
 }
 
-// A mesh slow to answer heartbeats (each takes 700 ms against a 500 ms
-// TTL) while the runner issues them on time is the mesh's failure, never a
-// late runner: no session is named late (review: the gap counted the
-// product's latency, so such a mesh would have voided the run and hidden
-// its own failure). Its sessions lapse and the heartbeats are refused —
-// control errors the checks judge.
+// A mesh slow to answer heartbeats (each held 700 ms against a 1 s TTL,
+// one renewal's start to the next one's answer 1.4 s) while the runner
+// issues them on time names no session late: the product's latency is not
+// the runner's (review: the old gap counted it, so a mesh made slow by a
+// lock held across a Valkey round trip would have voided the run and hidden
+// its own failure).
 func TestMeshChurnSlowHeartbeatsNotLate(t *testing.T) {
-	const ttl = 500 * time.Millisecond
+	const ttl = time.Second
 	api, url := slowMeshEnv(t, "tt-churn-late", ttl, func(r *http.Request) bool {
 		return strings.HasSuffix(r.URL.Path, "/heartbeat")
 	}, 700*time.Millisecond)
 	rec := NewMeshRecorder(NewClock(), api)
 	recv := NewMeshReceivers(rec, url)
 	defer recv.Close()
-	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 1500*time.Millisecond)
+	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 2500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Heartbeats == 0 && len(heartbeatErrors(rec.History().ControlErrors)) == 0 {
-		t.Fatalf("no heartbeat answered: %+v", st)
+	if st.Heartbeats == 0 {
+		t.Fatalf("no heartbeat answered: %+v, control errors %v", st, rec.History().ControlErrors)
 	}
 	if len(st.Late) > 0 {
 		t.Errorf("heartbeats the mesh was slow to answer named the runner's: max runner gap %v, late %v", st.MaxRenewGap, st.Late)
