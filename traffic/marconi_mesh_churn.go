@@ -48,28 +48,61 @@ type MeshChurn struct {
 // run counts it live — the harness's failure, not the mesh's.
 type ChurnStats struct {
 	Reregistrations, MasterFlips, Expired, Heartbeats int
-	// MaxRenewGap is the longest a session kept live may have gone without
-	// a renewal: from a renewal call's start to the next one's
-	// acknowledgement (or to the deregister's, or the run's end) — the
-	// widest the store's gap between two renewals can have been.
+	// MaxRenewGap is the longest the runner held a live session's next
+	// renewal back: from when it was free to issue it (the previous
+	// renewal's acknowledgement, or the attach's after a register) to when
+	// it issued it (the next renewal's start, the deregister's start, the
+	// lapse's or the run's end). Start to start, less the time the shim
+	// waited on the product's answer (a shim's heartbeats go one at a
+	// time): a mesh slow to answer a heartbeat (a lock held across a Valkey
+	// round trip) must stay the mesh's failure, never the runner's. It is
+	// the part of the store's gap between two renewals the runner alone is
+	// answerable for.
 	MaxRenewGap time.Duration
-	// Late names each session whose renewal gap reached TTL, with the gap.
-	Late []string
+	// Late names each session the runner renewed late: its MaxRenewGap
+	// share reached TTL, so its record may have lapsed through no fault
+	// of the mesh (the checks excuse it: check.MeshExcused).
+	Late []LateRenewal
+}
+
+// LateRenewal is one session the runner renewed TTL or more after it was
+// free to (ChurnStats.Late).
+type LateRenewal struct {
+	SessionID string
+	Gap, TTL  time.Duration
+}
+
+func (l LateRenewal) String() string {
+	return fmt.Sprintf("%s: renewal issued %v after the runner was free to (TTL %v)", l.SessionID, l.Gap.Round(time.Millisecond), l.TTL)
+}
+
+// LateSessions lists the late sessions' ids, each once.
+func (s ChurnStats) LateSessions() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range s.Late {
+		if !seen[l.SessionID] {
+			seen[l.SessionID] = true
+			out = append(out, l.SessionID)
+		}
+	}
+	return out
 }
 
 // churnLives is the churn's sessions, shared by the control loop and the
-// heartbeat loops: live maps an identity to its session, renewed a session
-// to its last renewal's start (scenario clock). An identity's lock is held
+// heartbeat loops: live maps an identity to its session, free a session to
+// when the runner was last free to renew it (its last renewal's
+// acknowledgement; scenario clock). An identity's lock is held
 // across every call that renews or ends its session, so a heartbeat never
 // races its own session's deregistration or lapse — and a slow call on one
 // identity never delays another's heartbeat.
 type churnLives struct {
-	ttl     time.Duration
-	ids     map[string]*sync.Mutex
-	mu      sync.Mutex
-	live    map[string]marconi.Session
-	renewed map[string]time.Duration
-	acked   map[string]time.Duration // last renewal's acknowledgement
+	ttl   time.Duration
+	ids   map[string]*sync.Mutex
+	mu    sync.Mutex
+	live  map[string]marconi.Session
+	free  map[string]time.Duration
+	acked map[string]time.Duration // last renewal's acknowledgement (dates a lapse)
 	// refused are sessions a heartbeat was refused for: from then on the
 	// store has no record to keep, whatever the cadence (the refusal is a
 	// control error the checks judge).
@@ -84,49 +117,54 @@ func (l *churnLives) get(id string) (marconi.Session, bool) {
 	return s, ok
 }
 
-// start records s as live, renewed by a call started at start and
-// acknowledged at ack.
-func (l *churnLives) start(id string, s marconi.Session, start, ack time.Duration) {
+// start records s as live, registered by a call acknowledged at ack; the
+// runner was free to renew it from free on (the attach's end: the shim
+// waited on the product until then).
+func (l *churnLives) start(id string, s marconi.Session, ack, free time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.live[id], l.renewed[s.SessionID], l.acked[s.SessionID] = s, start, ack
+	l.live[id], l.free[s.SessionID], l.acked[s.SessionID] = s, free, ack
 }
 
-// gap records that s had to be live until at (a renewal's or an end's
-// acknowledgement) since its last renewal started; the caller holds l.mu.
-func (l *churnLives) gap(sid string, at time.Duration) {
+// gap records that the runner issued sid's next renewal (or ended it) at
+// issued, having been free to since l.free[sid]; the caller holds l.mu.
+// Only the runner's own delay counts: the time the shim waited on the
+// product's answer is the product's (review: a slow heartbeat blamed on
+// the runner voided the run).
+func (l *churnLives) gap(sid string, issued time.Duration) {
 	if l.refused[sid] {
 		return
 	}
-	g := at - l.renewed[sid]
+	g := max(issued-l.free[sid], 0)
 	l.st.MaxRenewGap = max(l.st.MaxRenewGap, g)
 	if g >= l.ttl {
-		l.st.Late = append(l.st.Late, fmt.Sprintf("%s: %v without a renewal (TTL %v)", sid, g.Round(time.Millisecond), l.ttl))
+		l.st.Late = append(l.st.Late, LateRenewal{SessionID: sid, Gap: g, TTL: l.ttl})
 	}
 }
 
-// beat records a heartbeat of s started at start, acknowledged at ack.
+// beat records a heartbeat of s issued at start, acknowledged at ack.
 func (l *churnLives) beat(s marconi.Session, start, ack time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.gap(s.SessionID, ack)
-	l.renewed[s.SessionID], l.acked[s.SessionID] = start, ack
+	l.gap(s.SessionID, start)
+	l.free[s.SessionID], l.acked[s.SessionID] = ack, ack
 	l.st.Heartbeats++
 }
 
-// refuse records that a heartbeat of s, acknowledged (with its error) at
-// at, was refused: late if it came TTL or more after the last renewal
-// began (the record may have lapsed: the harness's doing), else the store
-// lost a session renewed in time — the mesh's failure, which no later gap
-// may turn into a late renewal.
-func (l *churnLives) refuse(s marconi.Session, at time.Duration) {
+// refuse records that a heartbeat of s issued at start was refused: late
+// if the runner issued it TTL or more after it was free to (the record
+// may have lapsed: the harness's doing), else the store lost a session
+// renewed in time — the mesh's failure, which no later gap may turn into
+// a late renewal.
+func (l *churnLives) refuse(s marconi.Session, start time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.gap(s.SessionID, at)
+	l.gap(s.SessionID, start)
 	l.refused[s.SessionID] = true
 }
 
-// end removes id's session, which had to be live until at.
+// end removes id's session, which the runner ended (issued its
+// deregister, or let it go) at at.
 func (l *churnLives) end(id string, at time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,7 +180,7 @@ func (c MeshChurn) Run(ctx context.Context, rec *MeshRecorder, recv *MeshReceive
 	clock := rec.Clock()
 	ids := make([]string, c.Identities)
 	lives := &churnLives{ttl: c.TTL, ids: map[string]*sync.Mutex{}, live: map[string]marconi.Session{},
-		renewed: map[string]time.Duration{}, acked: map[string]time.Duration{}, refused: map[string]bool{}, st: &st}
+		free: map[string]time.Duration{}, acked: map[string]time.Duration{}, refused: map[string]bool{}, st: &st}
 	gen := 0
 	session := func(id string) marconi.Session {
 		gen++
@@ -151,15 +189,15 @@ func (c MeshChurn) Run(ctx context.Context, rec *MeshRecorder, recv *MeshReceive
 	// register registers and attaches a new session for id; the caller
 	// holds id's lock.
 	register := func(id string) error {
-		start := clock.Now()
 		s, err := rec.Register(ctx, session(id))
 		if err != nil {
 			return fmt.Errorf("register %s: %w", id, err)
 		}
-		lives.start(id, s, start, clock.Now())
+		ack := clock.Now()
 		if err := recv.Connect(ctx, s.SessionID); err != nil {
 			return fmt.Errorf("attach %s: %w", s.SessionID, err)
 		}
+		lives.start(id, s, ack, clock.Now())
 		return nil
 	}
 	// Each identity heartbeats on its own ticker from its first
@@ -186,7 +224,7 @@ func (c MeshChurn) Run(ctx context.Context, rec *MeshRecorder, recv *MeshReceive
 				if at, err := rec.Heartbeat(ctx, s); err == nil {
 					lives.beat(s, start, at)
 				} else {
-					lives.refuse(s, clock.Now())
+					lives.refuse(s, start)
 				}
 			}
 			lives.ids[id].Unlock()
@@ -305,8 +343,8 @@ loop:
 			}
 		default:
 			lives.ids[id].Lock()
-			if rec.Deregister(ctx, s) == nil {
-				lives.end(id, clock.Now())
+			if issued := clock.Now(); rec.Deregister(ctx, s) == nil {
+				lives.end(id, issued)
 				recv.Disconnect(s.SessionID)
 				dark[id] = time.Now().Add(c.Dark)
 			}
