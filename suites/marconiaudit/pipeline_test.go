@@ -400,9 +400,9 @@ func waitProgress(ctx context.Context, what string, stall time.Duration, left fu
 		if n <= 0 {
 			return time.Since(began), nil
 		}
-		last := watch.since
+		low := watch.low
 		quiet := watch.observe(0, n)
-		if progressed != nil && watch.since != last {
+		if progressed != nil && n < low {
 			progressed()
 		}
 		if quiet > stall {
