@@ -2,14 +2,16 @@ package check
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
 
-// AuditWriterPace is what one tenant's Redis Stream writer did over a wait
-// in which its queue stayed above what the wait allows: the entries it
-// appended, the append calls it made and the time it spent inside them
-// (measured at its pool), over Window.
+// AuditWriterPace is what one tenant's Redis Stream writer did over the
+// stall of a wait in which its queue stayed above what the wait allows —
+// from the wait's last progress to the stall (AuditPaceMarks), never from
+// the wait's start: the entries it appended, the append calls it made and
+// the time it spent inside them (measured at its pool), over Window.
 type AuditWriterPace struct {
 	Name     string
 	Depth    int
@@ -73,4 +75,54 @@ func AuditWritersOutpaced(paces []AuditWriterPace, batch int, minBusy float64) R
 		strings.Join(outpaced, "; ")))
 	r.Observed = outpaced
 	return r
+}
+
+// AuditWriterCount is one writer's running totals read at At: entries
+// appended, append calls and time inside them.
+type AuditWriterCount struct {
+	At       time.Time
+	Appended float64
+	Calls    int
+	InCalls  time.Duration
+}
+
+// AuditPaceMarks keeps each writer's totals as they were at a wait's last
+// progress, so a stall is judged over the stall alone: a writer that
+// worked for 40 s after the heal and then hung has appended plenty and
+// been busy over the whole wait, and only its last Stall shows it stopped
+// (AuditWritersOutpaced must fail it, not name the runner).
+type AuditPaceMarks struct {
+	marks map[string]AuditWriterCount
+}
+
+// Progress records counts as the totals at the wait's latest progress
+// (a new low of what is left), replacing the previous marks.
+func (m *AuditPaceMarks) Progress(counts map[string]AuditWriterCount) {
+	m.marks = make(map[string]AuditWriterCount, len(counts))
+	for k, c := range counts {
+		m.marks[k] = c
+	}
+}
+
+// Paces returns, for each writer behind (depths: its queue depth as the
+// stall was seen), what it did from the last progress to now (counts, read
+// at the stall), sorted by name. A writer with no mark is counted from
+// zero over no window (busy 0: idle), which fails it rather than excuse it.
+func (m *AuditPaceMarks) Paces(depths map[string]int, counts map[string]AuditWriterCount) []AuditWriterPace {
+	names := make([]string, 0, len(depths))
+	for k := range depths {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var paces []AuditWriterPace
+	for _, k := range names {
+		mark, now := m.marks[k], counts[k]
+		var window time.Duration
+		if !mark.At.IsZero() {
+			window = now.At.Sub(mark.At)
+		}
+		paces = append(paces, AuditWriterPace{Name: k, Depth: depths[k], Window: window,
+			Appended: now.Appended - mark.Appended, Calls: now.Calls - mark.Calls, InCalls: now.InCalls - mark.InCalls})
+	}
+	return paces
 }

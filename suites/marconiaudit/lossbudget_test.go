@@ -236,37 +236,43 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		// The failure names each queue still over, with its depth and how
 		// many entries its writer appended during the wait: a writer that
 		// appends at about the offered rate is outpaced, one at 0 is stuck.
-		healedAt, appendedAt, callsAt := time.Now(), map[string]float64{}, map[string]traffic.CallTime{}
-		for _, p := range all {
-			for _, t := range p.spec.Tenants {
-				appendedAt[p.spec.Name+"/"+t] = p.sum(audit.MetricWriterAppended, map[string]string{"tenant": t})
-				callsAt[p.spec.Name+"/"+t] = p.calls.Of(streamOf(t))
-			}
-		}
-		// A stall with Redis healthy is the writers' own (stopped, idle,
-		// short batches: Fail) or the runner's: every writer behind busy
-		// with full batches and still outpaced by the offered rate — the
-		// row's premise (§3.6 sizing: the writer keeps up outside outages)
-		// not met, and the run ends here (below).
-		outpaced := func() check.Result {
-			var paces []check.AuditWriterPace
+		// A stall is judged over the stall alone (check.AuditPaceMarks):
+		// each writer's totals are marked at every new low and the paces run
+		// from the last mark to the stall — a writer that worked after the
+		// heal and then hung shows as stopped, not as outpaced.
+		healedAt, appendedAt := time.Now(), map[string]float64{}
+		counts := func() map[string]check.AuditWriterCount {
+			out := map[string]check.AuditWriterCount{}
 			for _, p := range all {
 				for _, t := range p.spec.Tenants {
-					d := p.queue.Stats(t).Depth
-					if d <= s.MaxEntries/4 {
-						continue
-					}
-					k, c := p.spec.Name+"/"+t, p.calls.Of(streamOf(t))
-					paces = append(paces, check.AuditWriterPace{Name: k, Depth: d, Window: time.Since(healedAt),
-						Appended: p.sum(audit.MetricWriterAppended, map[string]string{"tenant": t}) - appendedAt[k],
-						Calls:    c.Calls - callsAt[k].Calls, InCalls: c.Inside - callsAt[k].Inside})
+					c := p.calls.Of(streamOf(t))
+					out[p.spec.Name+"/"+t] = check.AuditWriterCount{At: time.Now(), Calls: c.Calls, InCalls: c.Inside,
+						Appended: p.sum(audit.MetricWriterAppended, map[string]string{"tenant": t})}
 				}
 			}
-			return check.Judge(check.AuditWritersOutpaced, paces, audit.DefaultWriterBatch, writerBusy)
+			return out
+		}
+		for k, c := range counts() {
+			appendedAt[k] = c.Appended
+		}
+		var marks check.AuditPaceMarks
+		// behind is each queue over the threshold as the last reading saw
+		// it: the stall is judged on those depths, not on a second read
+		// that may find them dropped since (and no writer to judge).
+		var behind map[string]int
+		// A stall with Redis healthy is the writers' own (stopped or idle
+		// between appends over the stall: Fail) or the runner's: every
+		// writer behind busy appending through the stall and still outpaced
+		// by the offered rate — the row's premise (§3.6 sizing: the writer
+		// keeps up outside outages) not met, and the run ends here (below).
+		// How full its batches were decides nothing (AuditWritersOutpaced).
+		outpaced := func() check.Result {
+			return check.Judge(check.AuditWritersOutpaced, marks.Paces(behind, counts()), audit.DefaultWriterBatch, writerBusy)
 		}
 		waited, unmet := waitProgress(ctx, "every queue emptied after the Redis outage", s.Stall, func() (float64, string) {
 			over := 0
 			var why []string
+			behind = map[string]int{}
 			for _, p := range all {
 				for _, t := range p.spec.Tenants {
 					d := p.queue.Stats(t).Depth
@@ -274,12 +280,13 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 						continue
 					}
 					over += d - s.MaxEntries/4
+					behind[p.spec.Name+"/"+t] = d
 					n := p.sum(audit.MetricWriterAppended, map[string]string{"tenant": t}) - appendedAt[p.spec.Name+"/"+t]
-					why = append(why, fmt.Sprintf("%s/%s depth %d, appended %.0f/s", p.spec.Name, t, d, n/time.Since(healedAt).Seconds()))
+					why = append(why, fmt.Sprintf("%s/%s depth %d, appended %.0f/s since the heal", p.spec.Name, t, d, n/time.Since(healedAt).Seconds()))
 				}
 			}
 			return float64(over), strings.Join(why, "; ")
-		}, outpaced)
+		}, func() { marks.Progress(counts()) }, outpaced)
 		emptied[fmt.Sprintf("queues-emptied-redis-%d", cycle)] = report.Duration(waited)
 		if unmet != nil {
 			premise = unmet
@@ -367,19 +374,30 @@ func runLossBudget(ctx context.Context, b client.Backend) lossResult {
 		bounds[t] = offerBound
 	}
 	bounds[tenants["backpressure"]] = configs[tenants["backpressure"]].BackPressureWait + offerBound
-	loud := check.Judge(check.MarconiPipelineErrors, main.history(ctx, pool, outages, mainSampler.Samples(), bounds))
+	errs := main.history(ctx, pool, outages, mainSampler.Samples(), bounds)
+	if premise != nil {
+		// The drain after the cut is bounded and may end undrained (noted
+		// above): that end state is the runner's, not judged.
+		errs.End = nil
+	}
+	loud := check.Judge(check.MarconiPipelineErrors, errs)
 	if premise != nil {
 		// Outpaced writers lose nothing uncounted and archive nothing
 		// twice: a ledger that does not balance is the product's and
 		// stands; otherwise the run, cut short, says nothing of the budget.
-		// The errors column is void: with the writers behind, lag that
-		// never settles and errors outside the outages can be the runner's.
-		if ledger.Status == check.Fail {
-			ledger.Observed = append(ledger.Observed, "the run was cut short — "+premise.Message+" — but an unbalanced ledger is no runner's doing")
-		} else {
-			ledger = check.All(ledger.Checker, ledger, *premise)
+		// So with the errors column: every outage it judges ended before
+		// the cut (the cut comes after its heal), so its failure stands as
+		// check.BeforeUnconfirmed has it (All would rank the premise above
+		// it); only a pass is voided. A failure stays exactly as judged —
+		// the cut is told in the evidence, not in its Observed — so it keeps
+		// its persisted call (`slotgate check --from`).
+		for _, r := range []*check.Result{&ledger, &loud} {
+			if r.Status == check.Fail {
+				ev.Observed = append(ev.Observed, fmt.Sprintf("%s: the run was cut short — %s — but its failure stands, as judged (the outages it judged ended before the cut)", r.Checker, premise.Message))
+			} else {
+				*r = check.All(r.Checker, *r, *premise)
+			}
 		}
-		loud = check.All(loud.Checker, loud, *premise)
 	}
 
 	accepted, lost := 0, 0.0

@@ -381,14 +381,17 @@ func (w *progressWatch) observe(done, left float64) time.Duration {
 	return time.Since(w.since)
 }
 
-// waitProgress polls left every 20 ms until it reaches 0. Once left made
-// no new low for stall it asks stalled (when set) whose the stall is: a
+// waitProgress polls left every 20 ms until it reaches 0, calling
+// progressed (when set) on each new low — the first reading is one — so
+// the caller can mark where the stall it may have to judge begins. Once
+// left made no new low for stall it asks stalled (when set) whose the
+// stall is: a
 // result Inconclusive (a premise of the run not met) ends the wait early,
 // returned; anything else fails the spec with what, left's account of
 // what is left and the result's. For a wait whose length follows the
 // machine's load (a backlog worked off at whatever rate the runner
 // allows): the bound is on the absence of progress, not on the total.
-func waitProgress(ctx context.Context, what string, stall time.Duration, left func() (float64, string), stalled func() check.Result) (time.Duration, *check.Result) {
+func waitProgress(ctx context.Context, what string, stall time.Duration, left func() (float64, string), progressed func(), stalled func() check.Result) (time.Duration, *check.Result) {
 	GinkgoHelper()
 	began := time.Now()
 	watch := newProgressWatch()
@@ -397,7 +400,12 @@ func waitProgress(ctx context.Context, what string, stall time.Duration, left fu
 		if n <= 0 {
 			return time.Since(began), nil
 		}
-		if watch.observe(0, n) > stall {
+		low := watch.low
+		quiet := watch.observe(0, n)
+		if progressed != nil && n < low {
+			progressed()
+		}
+		if quiet > stall {
 			msg := fmt.Sprintf("no progress for %v waiting until %s (%.0f left, waiting for %v): %s", stall, what, n, time.Since(began).Round(time.Second), why)
 			if stalled != nil {
 				r := stalled()
