@@ -148,7 +148,12 @@ func runLostReply(ctx context.Context, b client.Backend) report.Check {
 	// Evidence of a lost reply of an applied append: the server's stream
 	// (read on the node) holds the batch in flight while the writer has
 	// seen only failures since the cut — then at least one retry more.
-	waitUntil(ctx, "each writer's cut batch applied on the server with its replies lost, and retried", 20*time.Second, func() bool {
+	// Bounded by what a retry costs on the shared pool, not by a guess of
+	// the scenario's pace: go-redis bounds a blocked read by its 3 s
+	// ReadTimeout (not the append's context) and re-dials under it, the
+	// cut dropping the handshake's reply too, so one failed append can
+	// take ~10 s and a loaded CI run missed a 20 s bound for two of them.
+	waitUntil(ctx, "each writer's cut batch applied on the server with its replies lost, and retried", 90*time.Second, func() bool {
 		for _, r := range runs {
 			failed, settled := r.counts()
 			if settled == lostReplyBatch && failed >= 1 && xlen(ctx, node, r.tenant) >= 2*lostReplyBatch {
