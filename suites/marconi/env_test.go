@@ -62,16 +62,19 @@ func scaleOf() meshScale {
 
 // newPool opens a cluster command pool of backend, counted at the seam,
 // with short timeouts: a legacy send path stuck on an unreachable node
-// fails in a fraction of a second instead of the clients' 5 s default.
-// The dial timeout is 1 s, not less: valkey-go bounds a new connection's
-// whole handshake (HELLO, CLIENT SETNAME, SETINFO) by it, and on a
-// loaded 2-core machine 300 ms failed a warm-up's first command with
-// "context deadline exceeded" (an unreachable node refuses at once: the
-// proxies are disabled, not blackholed).
+// fails in seconds instead of the clients' 5 s default. The dial timeout
+// is 1 s, not less: valkey-go bounds a new connection's whole handshake
+// (HELLO, CLIENT SETNAME, SETINFO) by it, and on a loaded 2-core machine
+// 300 ms failed a warm-up's first command with "context deadline
+// exceeded" (an unreachable node refuses at once: the proxies are
+// disabled, not blackholed). The read timeout is 2 s, not 500 ms: at load
+// 16–38 the mesh's own heartbeat and register reads took longer and
+// answered "500 internal … i/o timeout" inside the session TTL — a
+// deadline that ignored load, failing cache-lifecycle's errors cell.
 func newPool(ctx context.Context, b client.Backend, name string) *marconi.CountingPool {
 	GinkgoHelper()
 	p, err := client.NewPool(ctx, harness.Secure(cluster, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name,
-		DialTimeout: time.Second, ReadTimeout: 500 * time.Millisecond}))
+		DialTimeout: time.Second, ReadTimeout: 2 * time.Second}))
 	Expect(err).NotTo(HaveOccurred(), "open %s pool", b)
 	DeferCleanup(p.Close)
 	return marconi.Count(p)
