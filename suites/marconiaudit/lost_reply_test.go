@@ -63,16 +63,10 @@ func startLostReply(ctx context.Context, pool client.Pool, tenant string, m audi
 			r.settled += len(es)
 		}})
 	Expect(err).NotTo(HaveOccurred())
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	var once sync.Once
+	run := runWriter(ctx, w)
 	r.stop = func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			q.Close()
-		})
+		_ = run()
+		q.Close() // a second Close finds nothing left
 	}
 	DeferCleanup(r.stop)
 	return r
@@ -80,13 +74,7 @@ func startLostReply(ctx context.Context, pool client.Pool, tenant string, m audi
 
 func (r *lostReplyRun) offer(phase string) {
 	GinkgoHelper()
-	for i := range lostReplyBatch {
-		id := fmt.Sprintf("%s-%s-%d", r.tenant, phase, i)
-		now := time.Now()
-		Expect(r.queue.Offer(audit.Entry{Envelope: audit.Envelope{SignalID: id, TenantID: r.tenant, ProjectID: "p", Sender: "s", Recipient: "r",
-			Kind: "lost-reply", CreatedAt: now}, ArrivedAt: now, Outcome: audit.OutcomePushed})).To(BeTrue())
-		r.h.Offered = append(r.h.Offered, id)
-	}
+	r.h.Offered = append(r.h.Offered, offerBatch(r.queue, r.tenant, phase, "lost-reply", lostReplyBatch)...)
 }
 
 func (r *lostReplyRun) counts() (failed, settled int) {

@@ -74,29 +74,13 @@ func staleWriterRun(ctx context.Context, pool client.Pool, tenant string, m audi
 				}
 			}})
 		Expect(err).NotTo(HaveOccurred())
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- w.Run(wctx) }()
-		stop := func() {
-			cancel()
-			Expect(<-done).To(Or(Succeed(), MatchError(context.Canceled)))
-		}
-		DeferCleanup(func() {
-			if wctx.Err() == nil {
-				stop()
-			}
-		})
+		run := runWriter(ctx, w)
+		stop := func() { Expect(run()).To(Or(Succeed(), MatchError(context.Canceled))) }
+		DeferCleanup(stop)
 		return stop
 	}
 	offer := func(q *audit.Queue, phase string) []string {
-		ids := make([]string, staleBatch)
-		for i := range ids {
-			ids[i] = fmt.Sprintf("%s-%s-%d", tenant, phase, i)
-			now := time.Now()
-			Expect(q.Offer(audit.Entry{Envelope: audit.Envelope{SignalID: ids[i], TenantID: tenant, ProjectID: "p", Sender: "s", Recipient: "r",
-				Kind: "stale-writer", CreatedAt: now}, ArrivedAt: now, Outcome: audit.OutcomePushed})).To(BeTrue())
-		}
-		return ids
+		return offerBatch(q, tenant, phase, "stale-writer", staleBatch)
 	}
 	streamHolds := func(n int) func() bool {
 		return func() bool {

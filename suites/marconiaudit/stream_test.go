@@ -584,3 +584,35 @@ func sleepFor(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// offerBatch offers n pushed entries of kind to q for tenant, their signal
+// ids "<tenant>-<phase>-<i>", and returns the ids (the stream scenarios
+// that drive a writer by hand: lost-reply-once, stale-writer-fenced).
+func offerBatch(q *audit.Queue, tenant, phase, kind string, n int) []string {
+	GinkgoHelper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%s-%d", tenant, phase, i)
+		now := time.Now()
+		Expect(q.Offer(audit.Entry{Envelope: audit.Envelope{SignalID: ids[i], TenantID: tenant, ProjectID: "p", Sender: "s", Recipient: "r",
+			Kind: kind, CreatedAt: now}, ArrivedAt: now, Outcome: audit.OutcomePushed})).To(BeTrue())
+	}
+	return ids
+}
+
+// runWriter runs w until the returned stop is called; stop cancels the run
+// once, waits for it and returns Run's error (the same on every call).
+func runWriter(ctx context.Context, w *audit.Writer) (stop func() error) {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+}
