@@ -33,19 +33,7 @@ type LostReplyHistory struct {
 // an applied append (AppliedUnacked) and a retry (FailedAppends ≥ 1).
 func MarconiLostReplyOnce(h LostReplyHistory) Result {
 	const name = "marconi-lost-reply-once"
-	seen := map[string]int{}
-	for _, e := range h.Stream {
-		seen[e.SignalID]++
-	}
-	var gaps, dups []string
-	for _, id := range h.Offered {
-		switch n := seen[id]; {
-		case n == 0:
-			gaps = append(gaps, id)
-		case n > 1:
-			dups = append(dups, fmt.Sprintf("%s ×%d", id, n))
-		}
-	}
+	gaps, dups := onceEach(h.Offered, h.Stream)
 	var why []string
 	if len(dups) > 0 {
 		why = append(why, fmt.Sprintf("%d signals appended more than once after a lost reply: %s", len(dups), auditSample(dups, 5)))
@@ -60,4 +48,23 @@ func MarconiLostReplyOnce(h LostReplyHistory) Result {
 		return unknown(name, "no append ran on the server with its reply lost (applied-unacked %v, %d failed appends): the retry path was not exercised", h.AppliedUnacked, h.FailedAppends)
 	}
 	return pass(name, "%d failed appends (replies lost after the server ran them) retried; each of the %d offered signals is in the stream once", h.FailedAppends, len(h.Offered))
+}
+
+// onceEach compares the signals offered to the writers with the stream:
+// gaps are the offered ids the stream lacks, dups those it holds more than
+// once ("id ×n"), each in offered order.
+func onceEach(offered []string, stream []history.StreamEntry) (gaps, dups []string) {
+	seen := map[string]int{}
+	for _, e := range stream {
+		seen[e.SignalID]++
+	}
+	for _, id := range offered {
+		switch n := seen[id]; {
+		case n == 0:
+			gaps = append(gaps, id)
+		case n > 1:
+			dups = append(dups, fmt.Sprintf("%s ×%d", id, n))
+		}
+	}
+	return gaps, dups
 }

@@ -45,11 +45,7 @@ func MarconiStaleWriterFenced(h StaleWriterHistory) Result {
 	if h.OldGen == "" || h.NewGen == "" || len(h.OldGen) != len(h.NewGen) || h.OldGen >= h.NewGen {
 		return unknown(name, "generations %q and %q: the old writer's is not older", h.OldGen, h.NewGen)
 	}
-	seen := map[string]int{}
 	var landed []string
-	for _, e := range h.Stream {
-		seen[e.SignalID]++
-	}
 	stale := map[string]bool{}
 	for _, id := range h.Stale {
 		stale[id] = true
@@ -66,15 +62,7 @@ func MarconiStaleWriterFenced(h StaleWriterHistory) Result {
 			landed = append(landed, fmt.Sprintf("%s (%s, offset %s)", e.ID, e.SignalID, e.Offset))
 		}
 	}
-	var gaps, dups []string
-	for _, id := range h.Current {
-		switch n := seen[id]; {
-		case n == 0:
-			gaps = append(gaps, id)
-		case n > 1:
-			dups = append(dups, id)
-		}
-	}
+	gaps, dups := onceEach(h.Current, h.Stream)
 	var why []string
 	if len(landed) > 0 {
 		why = append(why, fmt.Sprintf("%d entries of the old generation landed after the takeover: %s", len(landed), strings.Join(first(landed, 5), ", ")))
