@@ -139,9 +139,9 @@ func MarconiDoubleWriteSeen(d AuditDoubleWrite) Result {
 func MarconiMasterTermFailing(h history.MeshHistory, expiryBound time.Duration) Result {
 	stale := MarconiStaleRoutes(h, expiryBound, 1)
 	var terms []string
-	for _, b := range misdelivered(h) {
-		if strings.Contains(b, "/@master; not master of ") {
-			terms = append(terms, b)
+	for _, m := range misdelivered(h) {
+		if _, ok := m.masterAlias(); ok {
+			terms = append(terms, m.String())
 		}
 	}
 	term := pass("master-term", "no master-alias signal reached a session that was not master at the delivery")

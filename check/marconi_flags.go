@@ -149,7 +149,7 @@ func MarconiStageFlagsLedger(l StageFlagsLedger) Result {
 			bad = append(bad, fmt.Sprintf("%s to %s delivered %d times", id, s.Recipient, got[id]))
 		}
 	}
-	bad = append(bad, misdelivered(l.Mesh)...)
+	bad = append(bad, texts(misdelivered(l.Mesh))...)
 
 	// Audit and archive.
 	kept, archivedJudged := 0, 0

@@ -145,7 +145,7 @@ func MarconiSendsDelivered(h history.MeshHistory, minSends int, requireQueued bo
 			dup = append(dup, fmt.Sprintf("%s ×%d", s.SignalID, len(ds)))
 		}
 	}
-	misrouted = misdelivered(h)
+	misrouted = texts(misdelivered(h))
 	if n := len(failed) + len(lost) + len(dup) + len(misrouted); n > 0 {
 		cex := strings.Join(meshFirst(append(append(append(failed, lost...), dup...), misrouted...), 12), "\n")
 		return fail(name, cex, "%d sends not answered 200, %d accepted signals not delivered, %d delivered more than once, %d delivered to another session (of %d sends, %d expected deliveries)",
@@ -217,7 +217,7 @@ func MarconiStaleRoutes(h history.MeshHistory, expiryBound time.Duration, minJud
 	}
 	masterBad, masterJudged := staleMasters(h)
 	bad = append(bad, masterBad...)
-	bad = append(bad, misdelivered(h)...)
+	bad = append(bad, texts(misdelivered(h))...)
 	ended, uncovered := MeshEndsUncovered(h, expiryBound)
 	if len(bad) > 0 {
 		return fail(name, strings.Join(meshFirst(bad, 12), "\n"), "%d stale routes (worst %v after the session ended) among %d judged sends, %d failed sends, %d ended sessions",
@@ -244,7 +244,7 @@ func MarconiStaleRoutes(h history.MeshHistory, expiryBound time.Duration, minJud
 // drains the alias's queue into the new master, inside the flip's call):
 // a signal to the master must never reach a session that was not master,
 // such as the next session of the old master's identity.
-func misdelivered(h history.MeshHistory) []string {
+func misdelivered(h history.MeshHistory) []misdelivery {
 	recipientOf := map[string]string{}
 	// endOf is when a session began to end: from then on the mesh may hand
 	// its undelivered signals to the identity's next session — during the
@@ -297,7 +297,7 @@ func misdelivered(h history.MeshHistory) []string {
 			sends[s.SignalID] = s
 		}
 	}
-	var bad []string
+	var bad []misdelivery
 	for _, d := range h.Deliveries {
 		s, ok := sends[d.SignalID]
 		switch {
@@ -307,24 +307,45 @@ func misdelivered(h history.MeshHistory) []string {
 			// (the session ended, or only its socket dropped) goes back to
 			// the alias and on to whoever is master then.
 			if !answers(d.SessionID, s.Recipient, d.At) {
-				bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID)+notMaster(s.Recipient))
+				bad = append(bad, misdelivery{fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID), s.Recipient})
 			}
 		case s.Outcome == "pushed" && d.SessionID != s.SessionID &&
 			(endOf[s.SessionID] == 0 || endOf[s.SessionID] > d.At || !answers(d.SessionID, s.Recipient, d.At)):
-			bad = append(bad, fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID)+notMaster(s.Recipient))
+			bad = append(bad, misdelivery{fmt.Sprintf("signal %s pushed to %s was delivered to %s", d.SignalID, s.SessionID, d.SessionID), s.Recipient})
 		case s.Outcome != "pushed" && !answers(d.SessionID, s.Recipient, d.At):
-			bad = append(bad, fmt.Sprintf("signal %s for %s was delivered to %s (of %q)", d.SignalID, s.Recipient, d.SessionID, recipientOf[d.SessionID])+notMaster(s.Recipient))
+			bad = append(bad, misdelivery{fmt.Sprintf("signal %s for %s was delivered to %s (of %q)", d.SignalID, s.Recipient, d.SessionID, recipientOf[d.SessionID]), s.Recipient})
 		}
 	}
 	return bad
 }
 
-// notMaster says why a delivery of a master-alias signal was wrong.
-func notMaster(recipient string) string {
-	if project, ok := strings.CutSuffix(recipient, "/@master"); ok {
-		return fmt.Sprintf(" (sent to %s/@master; not master of %s at the delivery)", project, project)
+// misdelivery is one delivery to a session the signal was not for: what
+// happened, and the recipient the signal was sent to.
+type misdelivery struct {
+	what, recipient string
+}
+
+// masterAlias says whether the signal was sent to a project's master
+// alias ("tenant/project/@master"), and names the project.
+func (m misdelivery) masterAlias() (project string, ok bool) {
+	return strings.CutSuffix(m.recipient, "/@master")
+}
+
+// String says what happened and, for a master-alias signal, why it was
+// wrong.
+func (m misdelivery) String() string {
+	if project, ok := m.masterAlias(); ok {
+		return fmt.Sprintf("%s (sent to %s/@master; not master of %s at the delivery)", m.what, project, project)
 	}
-	return ""
+	return m.what
+}
+
+func texts(ms []misdelivery) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.String()
+	}
+	return out
 }
 
 // staleMasters judges sends to the master alias between acknowledged flips.
