@@ -83,13 +83,20 @@ func FaultNotConfirmed(name, fault string, reason error) Result {
 // unconfirmed fault began (notConfirmed, from FaultNotConfirmed) with that
 // fault: a failure seen before it stands — the drills it judged did happen —
 // otherwise the run is inconclusive, since it never reached what it was
-// meant to test.
+// meant to test. A failure is returned exactly as judged, so it keeps its
+// persisted call (slotgate check --from replays it); the caller tells the
+// unconfirmed fault in the evidence (UnconfirmedAfter).
 func BeforeUnconfirmed(judged, notConfirmed Result) Result {
 	if judged.Status == Fail {
-		judged.Observed = append(judged.Observed, "then "+notConfirmed.Message+": the history judged ends where that fault began")
 		return judged
 	}
 	return All(judged.Checker, judged, notConfirmed)
+}
+
+// UnconfirmedAfter is the evidence line for a failure BeforeUnconfirmed let
+// stand: where its history ends, and why.
+func UnconfirmedAfter(judged, notConfirmed Result) string {
+	return fmt.Sprintf("%s: then %s — the history judged ends where that fault began; the failure before it stands", judged.Checker, notConfirmed.Message)
 }
 
 // rank orders statuses for All: an inconclusive result voids the others

@@ -2,10 +2,12 @@ package check_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 func TestAllInconclusiveVoidsTheRest(t *testing.T) {
@@ -44,6 +46,15 @@ func TestBeforeUnconfirmed(t *testing.T) {
 		if got.Status != c.want {
 			t.Errorf("judged %s: got %s, want %s", c.judged, got.Status, c.want)
 		}
+	}
+	// A failure that stands is the judged result itself: it keeps its call
+	// for slotgate check --from.
+	judged := check.Judge(check.NoErrors, []history.OpOutcome{{Op: "set", Err: "boom", ErrKind: "other"}}, 1)
+	if judged.Status != check.Fail || !judged.Replayable() {
+		t.Fatalf("setup: %+v", judged)
+	}
+	if got := check.BeforeUnconfirmed(judged, inc); !got.Replayable() || !reflect.DeepEqual(got, judged) {
+		t.Errorf("a standing failure was edited: %+v", got)
 	}
 }
 

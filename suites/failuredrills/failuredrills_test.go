@@ -415,6 +415,9 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 		check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription))
 	if inc, ok := harness.FaultResult("drill-dispatch", r.faultErr); ok {
 		result = check.BeforeUnconfirmed(result, inc)
+		if result.Status == check.Fail {
+			ev.Observed = append(ev.Observed, check.UnconfirmedAfter(result, inc))
+		}
 	}
 	ev.Metrics = map[string]float64{"writes": float64(len(r.ops)), "failovers": float64(len(r.drills))}
 	haltMetrics(&ev, pool.Version(), halts)
