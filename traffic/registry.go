@@ -105,6 +105,9 @@ func (m *Mesh) Crash(n int) {
 	for range n {
 		if rt := m.pick(); rt != nil {
 			m.end(rt, false)
+			m.mu.Lock()
+			m.churn++
+			m.mu.Unlock()
 		}
 	}
 }
@@ -250,23 +253,28 @@ func (m *Mesh) churnLoop(ctx context.Context) {
 		m.mu.Lock()
 		action := m.Rand.IntN(3)
 		m.mu.Unlock()
+		happened := true
 		switch {
 		case n < m.Min || (n < m.Max && action == 0):
 			m.join(ctx, nil)
 		case action == 1 || n >= m.Max:
-			if rt := m.pick(); rt != nil {
+			rt := m.pick()
+			if happened = rt != nil; happened {
 				m.wg.Add(1)
 				go func() { defer m.wg.Done(); m.end(rt, true) }()
 			}
 		default:
-			if rt := m.pick(); rt != nil {
+			rt := m.pick()
+			if happened = rt != nil; happened {
 				m.wg.Add(1)
 				go func() { defer m.wg.Done(); m.end(rt, false) }()
 			}
 		}
-		m.mu.Lock()
-		m.churn++
-		m.mu.Unlock()
+		if happened { // a tick with no one to stop is no churn
+			m.mu.Lock()
+			m.churn++
+			m.mu.Unlock()
+		}
 	}
 }
 
