@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -89,6 +90,28 @@ type staged struct {
 	// reads are the read-side probe's judged calls (when run.reads).
 	reads     []history.ReadOp
 	readStats traffic.ReadProbeStats
+	// killsPaused stops the seeded pod kills from the plan step that sets
+	// it (pauseKills) to the end of the run.
+	killsPaused atomic.Bool
+}
+
+// coexisted is the longest stretch over which the observer saw pods of
+// both phases a and b live at once, from the first sample of the stretch
+// to the last.
+func (r *staged) coexisted(a, b fencing.Phase) time.Duration {
+	var longest time.Duration
+	from := time.Duration(-1)
+	for _, s := range r.samples {
+		if s.Pods[string(a)] > 0 && s.Pods[string(b)] > 0 {
+			if from < 0 {
+				from = s.At
+			}
+			longest = max(longest, s.At-from)
+			continue
+		}
+		from = -1
+	}
+	return longest
 }
 
 func (r *staged) hold(ctx context.Context, d time.Duration) {
@@ -261,6 +284,9 @@ func stage(ctx context.Context, in run) *staged {
 			case <-killCtx.Done():
 				return
 			case <-time.After(sz.killEvery/2 + time.Duration(krng.Int64N(int64(sz.killEvery)))):
+			}
+			if r.killsPaused.Load() {
+				continue
 			}
 			if err := fleet.Kill(krng.IntN(fleet.Size())); err != nil && killCtx.Err() == nil {
 				fmt.Fprintf(GinkgoWriter, "%s: kill: %v\n", in.name, err)
