@@ -81,8 +81,8 @@ func MeshIndexExcused(probes []history.MeshIndexProbe, late []string) []history.
 // runner's lateness cannot explain, judged on the rest); only a failure
 // that vanishes with them — the checks found at fault exactly the
 // sessions the runner renewed late — makes the check inconclusive on the
-// premise, the failure kept in Observed (as BeforeUnconfirmed keeps a
-// judged failure beside an unconfirmed fault).
+// premise, the failure kept in Observed (as All keeps a failure an
+// unconfirmed fault voided).
 func LatePremise(premise string, full, excused Result, late []string) Result {
 	if len(late) == 0 || full.Status != Fail {
 		return full

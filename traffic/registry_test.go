@@ -57,9 +57,13 @@ func TestRegistryMeshRecords(t *testing.T) {
 		}
 		return enough
 	})
+	churned := m.ChurnEvents()
 	m.Crash(1)
 	if m.Live() != 2 {
 		t.Fatalf("Live = %d after a crash, want 2", m.Live())
+	}
+	if got := m.ChurnEvents(); got != churned+1 {
+		t.Fatalf("ChurnEvents = %d after a crash, want %d", got, churned+1)
 	}
 	_, before := heartbeatsAndDiscoveries()
 	waitFor(t, "a discovery after the crash", func() bool { _, found := heartbeatsAndDiscoveries(); return found > before })

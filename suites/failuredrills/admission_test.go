@@ -123,6 +123,17 @@ func (r *drillRun) judgedRaw(name string, res check.Result, n int) check.Result 
 	return res
 }
 
+// cutShort is what the admission evidence says of the drills when a fault
+// of theirs was not confirmed: the history the raw verdicts judge ends
+// there (judgedRaw), and a verdict must not read as the whole run's.
+func (r *drillRun) cutShort() string {
+	inc, ok := harness.FaultResult("drills", r.faultErr)
+	if !ok {
+		return ""
+	}
+	return " The drills were cut short (" + inc.Message + "): a failure before that fault stands, a pass is inconclusive."
+}
+
 // admitReplica records the admission entry of replica repair.
 func admitReplica(b client.Backend, version string, scored check.Result, naive *naiveRun, raw *rawReplicaRun, d check.ReplicaDrill, shard int, budget time.Duration) {
 	GinkgoHelper()

@@ -448,7 +448,7 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ctl := check.Judge(check.DrillDispatch, check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
 	naivePool := check.Judge(check.HaltsWithin, check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
 	naiveSub := check.Judge(check.HaltsWithin, r.naiveSubHalts, budget.Subscription)
-	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", naivePool, r.naiveDrills), r.judgedRaw("resubscribe-failover", naiveSub, r.naiveDrills))
+	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", naivePool, r.naiveDrills), r.judgedRaw("resubscribe-failover", naiveSub, r.naiveDrills), r.cutShort())
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Variant("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
 		harness.Variant("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
@@ -613,7 +613,7 @@ func healthyFailures(ops []history.DrillOp, d check.Drill, end time.Duration) st
 // nothing to a command pool or subscriber without replica reads (impl/client
 // topology.go: the library refreshes its slot map on a connection error
 // itself), so the scored pool and subscriber are the raw library.
-func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naivePool, naiveSub check.Result) {
+func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naivePool, naiveSub check.Result, cut string) {
 	GinkgoHelper()
 	rawPool, rawSub := poolHalts, subHalts
 	how := "impl adds no topology code to valkey-go's command pool or subscriber, so the scored clients are the raw library"
@@ -623,8 +623,8 @@ func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naiveP
 	}
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementDispatchHalt, Client: version, Raw: rawPool, Wrapped: poolHalts,
 		Wrapper:  "impl/client reloadOnNodeFailure (slot-map reload when a node fails without a reply)",
-		Evidence: "Graceful and killed primary failovers under load, the command pool's halt of the drilled shard against the pool budget: " + how + "."})
+		Evidence: "Graceful and killed primary failovers under load, the command pool's halt of the drilled shard against the pool budget: " + how + "." + cut})
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubFailover, Client: version, Raw: rawSub, Wrapped: subHalts,
 		Wrapper:  "impl/client go-redis subscriber (slot-map reload on a broken subscription connection)",
-		Evidence: "The same failovers, the subscription client's halt (first delivery on the drilled shard) against the subscription budget: " + how + "."})
+		Evidence: "The same failovers, the subscription client's halt (first delivery on the drilled shard) against the subscription budget: " + how + "." + cut})
 }

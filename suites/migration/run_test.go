@@ -93,25 +93,59 @@ type staged struct {
 	// killsPaused stops the seeded pod kills from the plan step that sets
 	// it (pauseKills) to the end of the run.
 	killsPaused atomic.Bool
+	// planEnd is when the plan returned, on the run's clock.
+	planEnd time.Duration
 }
 
-// coexisted is the longest stretch over which the observer saw pods of
-// both phases a and b live at once, from the first sample of the stretch
-// to the last.
-func (r *staged) coexisted(a, b fencing.Phase) time.Duration {
-	var longest time.Duration
-	from := time.Duration(-1)
+// coexistence is every stretch over which the observer saw pods of both
+// phases a and b live at once (from the first sample of the stretch to the
+// last), up to the end of the plan: the stopped fleet's pods stay in its
+// gauges while the run shuts down.
+func (r *staged) coexistence(a, b fencing.Phase) [][2]time.Duration {
+	var out [][2]time.Duration
+	open := false
 	for _, s := range r.samples {
+		if r.planEnd > 0 && s.At > r.planEnd {
+			break
+		}
 		if s.Pods[string(a)] > 0 && s.Pods[string(b)] > 0 {
-			if from < 0 {
-				from = s.At
+			if !open {
+				out = append(out, [2]time.Duration{s.At, s.At})
+				open = true
 			}
-			longest = max(longest, s.At-from)
+			out[len(out)-1][1] = s.At
 			continue
 		}
-		from = -1
+		open = false
+	}
+	return out
+}
+
+// coexisted is the longest stretch of coexistence(a, b).
+func (r *staged) coexisted(a, b fencing.Phase) time.Duration {
+	var longest time.Duration
+	for _, st := range r.coexistence(a, b) {
+		longest = max(longest, st[1]-st[0])
 	}
 	return longest
+}
+
+// acquiredWhile counts the successful acquires of pods in phase p whose
+// call began inside one of the stretches.
+func (r *staged) acquiredWhile(p fencing.Phase, stretches [][2]time.Duration) int {
+	n := 0
+	for _, op := range r.history {
+		if op.Kind != history.OpAcquire || !op.OK || op.Phase != string(p) {
+			continue
+		}
+		for _, st := range stretches {
+			if op.Call >= st[0] && op.Call <= st[1] {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 func (r *staged) hold(ctx context.Context, d time.Duration) {
@@ -295,6 +329,7 @@ func stage(ctx context.Context, in run) *staged {
 	}()
 	began := time.Now()
 	planErr := in.plan(runCtx, r)
+	r.planEnd = r.clock.Now()
 	stopKills()
 	<-killsDone
 	if probe != nil {
