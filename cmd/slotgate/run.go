@@ -93,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.topology, "topology", "cluster:3x1", "multi-shard topology for the cluster rows: cluster:NxR (N primaries, R replicas each)")
 	fs.StringVar(&f.backends, "backend", "go-redis,valkey-go", "client backends to test, comma list")
 	fs.StringVar(&f.out, "out", "slotgate-report", "directory for results.json, junit.xml, summary.md, report.html")
-	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long (default 15m smoke, 60m full)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long, a guard against a hung run (default 30m smoke, 60m full)")
 	fs.BoolVar(&f.requireAll, "require-all", false, "fail the gate when any catalogue cell is not run in full: not run, or partial (scenarios this topology cannot host) — a CI gate before entering cluster mode should set this")
 	fs.BoolVar(&f.quiet, "quiet", false, "less progress output")
 	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+runenv.EnvValkeyImage+" and $"+runenv.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
@@ -274,9 +274,13 @@ func validate(f runFlags) (plan, error) {
 		p.scriptSet = set
 	}
 	if p.timeout == 0 {
+		// A guard against a hung run, not a speed bar: a quiet 2-core
+		// runner takes ~5 min for smoke and ~19 for full; at load 16–18
+		// beside other real-server runs smoke ran out of 15 min in the
+		// subscriptions suite (stop 15) and full took 38 min at load 25–40.
 		p.timeout = 60 * time.Minute
 		if p.profile == runenv.ProfileSmoke {
-			p.timeout = 15 * time.Minute
+			p.timeout = 30 * time.Minute
 		}
 	}
 	return p, nil
