@@ -253,28 +253,20 @@ func (m *Mesh) churnLoop(ctx context.Context) {
 		m.mu.Lock()
 		action := m.Rand.IntN(3)
 		m.mu.Unlock()
-		happened := true
-		switch {
-		case n < m.Min || (n < m.Max && action == 0):
+		if n < m.Min || (n < m.Max && action == 0) {
 			m.join(ctx, nil)
-		case action == 1 || n >= m.Max:
+		} else {
 			rt := m.pick()
-			if happened = rt != nil; happened {
-				m.wg.Add(1)
-				go func() { defer m.wg.Done(); m.end(rt, true) }()
+			if rt == nil {
+				continue // a tick with no one to stop is no churn
 			}
-		default:
-			rt := m.pick()
-			if happened = rt != nil; happened {
-				m.wg.Add(1)
-				go func() { defer m.wg.Done(); m.end(rt, false) }()
-			}
+			leave := action == 1 || n >= m.Max // a clean leave (deregister); a crash otherwise
+			m.wg.Add(1)
+			go func() { defer m.wg.Done(); m.end(rt, leave) }()
 		}
-		if happened { // a tick with no one to stop is no churn
-			m.mu.Lock()
-			m.churn++
-			m.mu.Unlock()
-		}
+		m.mu.Lock()
+		m.churn++
+		m.mu.Unlock()
 	}
 }
 
