@@ -270,8 +270,8 @@ func stagedDeploy(ctx SpecContext) report.Check {
 		ctl = m8Premise(m, mr, ctl)
 		controls = append(controls, ctl)
 		if m == fencing.M8 {
-			ev.Observed = append(ev.Observed, fmt.Sprintf("M8: A and C pods coexisted for %v (TTL %v); %d acquires by A pods meanwhile",
-				mr.coexisted(fencing.A, fencing.C).Round(time.Millisecond), leaseTTL, mr.acquiredWhile(fencing.A, mr.coexistence(fencing.A, fencing.C))))
+			both, acquires := mr.m8Window()
+			ev.Observed = append(ev.Observed, fmt.Sprintf("M8: A and C pods coexisted for %v (TTL %v); %d acquires by A pods meanwhile", both.Round(time.Millisecond), leaseTTL, acquires))
 		}
 		predicted := t1
 		if m.Trips() == "Inv_Monotonic" {
@@ -310,8 +310,8 @@ func m8Premise(m fencing.MigrationMutant, mr *staged, ctl report.Control) report
 	if m != fencing.M8 || ctl.Caught {
 		return ctl
 	}
-	both := mr.coexistence(fencing.A, fencing.C)
-	return harness.Premise(ctl, mr.acquiredWhile(fencing.A, both) > 0, fmt.Sprintf("no A pod acquired while C pods were live (A and C pods coexisted for %v at most)", mr.coexisted(fencing.A, fencing.C).Round(time.Millisecond)))
+	both, acquires := mr.m8Window()
+	return harness.Premise(ctl, acquires > 0, fmt.Sprintf("no A pod acquired while C pods were live (A and C pods coexisted for %v at most)", both.Round(time.Millisecond)))
 }
 
 // mutantCap: M7 needs sessions B issued that A never re-acquires before O

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -121,31 +122,23 @@ func (r *staged) coexistence(a, b fencing.Phase) [][2]time.Duration {
 	return out
 }
 
-// coexisted is the longest stretch of coexistence(a, b).
-func (r *staged) coexisted(a, b fencing.Phase) time.Duration {
-	var longest time.Duration
-	for _, st := range r.coexistence(a, b) {
+// m8Window is M8's hazard window as the run saw it: the longest stretch
+// over which A and C pods were live at once (coexistence), and how many
+// successful acquires A pods began inside any such stretch.
+func (r *staged) m8Window() (longest time.Duration, acquires int) {
+	stretches := r.coexistence(fencing.A, fencing.C)
+	for _, st := range stretches {
 		longest = max(longest, st[1]-st[0])
 	}
-	return longest
-}
-
-// acquiredWhile counts the successful acquires of pods in phase p whose
-// call began inside one of the stretches.
-func (r *staged) acquiredWhile(p fencing.Phase, stretches [][2]time.Duration) int {
-	n := 0
 	for _, op := range r.history {
-		if op.Kind != history.OpAcquire || !op.OK || op.Phase != string(p) {
+		if op.Kind != history.OpAcquire || !op.OK || op.Phase != string(fencing.A) {
 			continue
 		}
-		for _, st := range stretches {
-			if op.Call >= st[0] && op.Call <= st[1] {
-				n++
-				break
-			}
+		if slices.ContainsFunc(stretches, func(st [2]time.Duration) bool { return op.Call >= st[0] && op.Call <= st[1] }) {
+			acquires++
 		}
 	}
-	return n
+	return longest, acquires
 }
 
 func (r *staged) hold(ctx context.Context, d time.Duration) {
