@@ -190,7 +190,7 @@ func (r *GoRunner) Cover(ctx context.Context, rows []report.RowID, pkgs []string
 	errs := make([]error, len(all))
 	var mu sync.Mutex
 	failed := false
-	Pool(LongestFirst(len(all), func(int) float64 { return 0 }) /* index order */, r.Jobs, func() bool {
+	Pool(inOrder(len(all)), r.Jobs, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return failed || ctx.Err() != nil

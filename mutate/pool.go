@@ -62,3 +62,12 @@ func LongestFirst(n int, cost func(i int) float64) []int {
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
 	return order
 }
+
+// inOrder is the order 0, 1, …, n-1.
+func inOrder(n int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	return order
+}

@@ -206,7 +206,18 @@ type SuiteCrash struct {
 
 func (e *SuiteCrash) Error() string {
 	first, _, _ := strings.Cut(e.Panic, "\n")
-	return fmt.Sprintf("suite %s crashed before writing its report: %s", e.Pkg, first)
+	return fmt.Sprintf("suite %s %s: %s", e.Pkg, crashedNote, first)
+}
+
+// crashedNote is what a SuiteCrash says of its suite; Kill.Crashed finds
+// it in the kill a crash decided.
+const crashedNote = "crashed before writing its report"
+
+// Crashed reports whether k was decided by a suite process that crashed
+// (SuiteCrash) rather than by a check: the process ran no cleanup, so its
+// servers and directory are left for its parent to remove.
+func (k Kill) Crashed() bool {
+	return k.Check == "suite" && strings.Contains(k.Message, crashedNote)
 }
 
 // In reports whether the crashing goroutine's stack runs through the

@@ -94,6 +94,12 @@ func TestSuiteCrash(t *testing.T) {
 	if !strings.Contains(c.Error(), "invalid memory address") {
 		t.Errorf("error %q does not name the panic", c.Error())
 	}
+	if k := (Kill{Check: "suite", Message: c.Error()}); !k.Crashed() {
+		t.Errorf("the kill a crash decides (%q) does not read as a crash", c.Error())
+	}
+	if k := (Kill{Check: "suite", Message: "suite ./crash: a spec failed"}); k.Crashed() {
+		t.Error("a suite-level failure reads as a crash")
+	}
 	_, err = s.Run(context.Background(), Stage{Pkg: "./silent", Rows: []report.RowID{report.RowPresenceMGet}}, args)
 	if err == nil || errors.As(err, &c) {
 		t.Fatalf("a suite that died without a panic: %v, want a plain error", err)

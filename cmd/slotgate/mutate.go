@@ -530,7 +530,7 @@ func suiteCrashes(results []mutate.Result) int {
 	n := 0
 	for _, r := range results {
 		for _, k := range r.Kills {
-			if k.Check == "suite" && strings.Contains(k.Message, "crashed before writing its report") {
+			if k.Crashed() {
 				n += 2
 			}
 		}
