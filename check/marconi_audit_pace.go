@@ -2,7 +2,8 @@ package check
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -98,10 +99,7 @@ type AuditPaceMarks struct {
 // Progress records counts as the totals at the wait's latest progress
 // (a new low of what is left), replacing the previous marks.
 func (m *AuditPaceMarks) Progress(counts map[string]AuditWriterCount) {
-	m.marks = make(map[string]AuditWriterCount, len(counts))
-	for k, c := range counts {
-		m.marks[k] = c
-	}
+	m.marks = maps.Clone(counts)
 }
 
 // Paces returns, for each writer behind (depths: its queue depth as the
@@ -109,13 +107,8 @@ func (m *AuditPaceMarks) Progress(counts map[string]AuditWriterCount) {
 // at the stall), sorted by name. A writer with no mark is counted from
 // zero over no window (busy 0: idle), which fails it rather than excuse it.
 func (m *AuditPaceMarks) Paces(depths map[string]int, counts map[string]AuditWriterCount) []AuditWriterPace {
-	names := make([]string, 0, len(depths))
-	for k := range depths {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	var paces []AuditWriterPace
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(depths)) {
 		mark, now := m.marks[k], counts[k]
 		var window time.Duration
 		if !mark.At.IsZero() {
