@@ -11,6 +11,21 @@ import (
 	"github.com/slotgate/slotgate/impl/marconi"
 )
 
+// slowChurn runs churnOf(ttl) for d against slowMeshEnv, and returns its
+// stats and its recorder.
+func slowChurn(t *testing.T, prefix string, ttl time.Duration, slow func(*http.Request) bool, delay, d time.Duration) (ChurnStats, *MeshRecorder) {
+	t.Helper()
+	api, url := slowMeshEnv(t, prefix, ttl, slow, delay)
+	rec := NewMeshRecorder(NewClock(), api)
+	recv := NewMeshReceivers(rec, url)
+	defer recv.Close()
+	st, err := churnOf(ttl).Run(t.Context(), rec, recv, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, rec
+}
+
 // slowMeshEnv starts a real mesh with a short SessionStore TTL whose HTTP
 // handler holds every request slow picks for delay before serving it: a
 // control call the runner made slow.
@@ -61,16 +76,9 @@ func heartbeatErrors(errs []string) []string {
 // heartbeats for 1.1 s — which the run names late, as it should.
 func TestMeshChurnHeartbeatsBesideSlowChurn(t *testing.T) {
 	const ttl = 3 * time.Second
-	api, url := slowMeshEnv(t, "tt-churn-slow", ttl, func(r *http.Request) bool {
+	st, rec := slowChurn(t, "tt-churn-slow", ttl, func(r *http.Request) bool {
 		return r.URL.Path == marconi.PathClaim || r.URL.Path == marconi.PathHandoff
-	}, 4*time.Second)
-	rec := NewMeshRecorder(NewClock(), api)
-	recv := NewMeshReceivers(rec, url)
-	defer recv.Close()
-	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, 4*time.Second, 5*time.Second)
 	if st.MasterFlips == 0 || st.Heartbeats == 0 {
 		t.Fatalf("the churn did not run: %+v", st)
 	}
@@ -90,16 +98,9 @@ func TestMeshChurnHeartbeatsBesideSlowChurn(t *testing.T) {
 // its own failure).
 func TestMeshChurnSlowHeartbeatsNotLate(t *testing.T) {
 	const ttl = time.Second
-	api, url := slowMeshEnv(t, "tt-churn-late", ttl, func(r *http.Request) bool {
+	st, rec := slowChurn(t, "tt-churn-late", ttl, func(r *http.Request) bool {
 		return strings.HasSuffix(r.URL.Path, "/heartbeat")
-	}, 700*time.Millisecond)
-	rec := NewMeshRecorder(NewClock(), api)
-	recv := NewMeshReceivers(rec, url)
-	defer recv.Close()
-	st, err := churnOf(ttl).Run(t.Context(), rec, recv, 2500*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, 700*time.Millisecond, 2500*time.Millisecond)
 	if st.Heartbeats == 0 {
 		t.Fatalf("no heartbeat answered: %+v, control errors %v", st, rec.History().ControlErrors)
 	}
