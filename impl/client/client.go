@@ -43,6 +43,13 @@ const (
 	// ModeSingle talks to one node, as the relay does today (cluster mode
 	// disabled, spec 000 §System Model).
 	ModeSingle Mode = "single"
+	// ModeSentinel talks to the primary of a replicated set (cluster mode
+	// disabled, one primary + replicas, automatic failover) that Valkey
+	// Sentinel names: Addrs are the sentinels and MasterName the monitored
+	// set, as production's primary + replica with auto-failover (spec 000
+	// §Problem Statement). go-redis NewFailoverClient, valkey-go
+	// ClientOption.Sentinel. Only a Pool takes it.
+	ModeSentinel Mode = "sentinel"
 )
 
 // Options configures a Pool or a Subscriber. Zero values are the clients'
@@ -90,6 +97,19 @@ type Options struct {
 	// negative controls (spec 000 §Client Architecture, "a dead primary
 	// halts dispatch").
 	NaiveTopology bool
+	// MasterName is the Sentinel master set a ModeSentinel client follows.
+	MasterName string
+	// AddrMap, when set, rewrites every address the client dials (a node a
+	// sentinel or the slot map names) just before dialing: the endpoint
+	// mapping of a network where servers announce addresses clients do not
+	// reach directly (fixtures Topology.ClientAddr). Nil dials as announced.
+	AddrMap func(addr string) string
+	// NaiveSentinel leaves valkey-go's Sentinel client purely event-driven
+	// (SentinelOption.TopologyRefreshInterval zero, its default), so one
+	// missed +switch-master binds it to a demoted primary; impl otherwise
+	// reconciles every sentinelRefresh. A negative control; go-redis has no
+	// such setting.
+	NaiveSentinel bool
 }
 
 // Cmd is one command with its keys declared, so both clients can route it by

@@ -45,6 +45,10 @@ func (o Options) normalised() (Options, error) {
 	}
 	switch o.Mode {
 	case ModeCluster, ModeSingle:
+	case ModeSentinel:
+		if o.MasterName == "" {
+			return o, fmt.Errorf("mode sentinel without a MasterName: %w", ErrBadOptions)
+		}
 	default:
 		return o, fmt.Errorf("mode %q: %w", o.Mode, ErrBadOptions)
 	}

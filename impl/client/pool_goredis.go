@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,6 +62,8 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 		c = cc
 	case ModeSingle:
 		c = redis.NewClient(goRedisOptions(o))
+	case ModeSentinel:
+		c = redis.NewFailoverClient(goRedisFailoverOptions(o))
 	}
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
@@ -82,6 +86,43 @@ func goRedisOptions(o Options) *redis.Options {
 	}
 }
 
+// goRedisFailoverOptions maps Options onto a Sentinel-following client's
+// options: Addrs are the sentinels. The sentinels have no credentials here
+// (SentinelUsername/Password stay empty); the primary's are o's.
+func goRedisFailoverOptions(o Options) *redis.FailoverOptions {
+	return &redis.FailoverOptions{
+		MasterName:    o.MasterName,
+		SentinelAddrs: o.Addrs,
+		Protocol:      int(o.Protocol),
+		ClientName:    o.ClientName,
+		Username:      o.Username,
+		Password:      o.Password,
+		TLSConfig:     o.TLS,
+		DialTimeout:   o.DialTimeout,
+		ReadTimeout:   o.ReadTimeout,
+		Dialer:        goRedisDialer(o),
+	}
+}
+
+// goRedisDialer is nil (go-redis's own dialer) unless o maps addresses; a
+// custom Dialer replaces go-redis's TLS handshake too, so it does that.
+func goRedisDialer(o Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if o.AddrMap == nil {
+		return nil
+	}
+	timeout := o.DialTimeout
+	if timeout == 0 {
+		timeout = 5 * time.Second // go-redis's DialTimeout default
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
+		if o.TLS != nil {
+			return (&tls.Dialer{NetDialer: d, Config: o.TLS}).DialContext(ctx, network, o.AddrMap(addr))
+		}
+		return d.DialContext(ctx, network, o.AddrMap(addr))
+	}
+}
+
 // goRedisClusterOptions maps Options onto a cluster client's options.
 func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 	return &redis.ClusterOptions{
@@ -93,6 +134,7 @@ func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 		TLSConfig:   o.TLS,
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
+		Dialer:      goRedisDialer(o),
 	}
 }
 

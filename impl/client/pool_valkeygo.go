@@ -2,10 +2,12 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 )
@@ -80,6 +82,10 @@ func newValkeyGoClient(o Options, replicas *replicaRouter) (valkey.Client, error
 		}
 		return nil, fmt.Errorf("connect %v: %w", o.Addrs, valkeyGoErr(err))
 	}
+	if o.Mode == ModeSentinel && c.Mode() != valkey.ClientModeSentinel {
+		c.Close()
+		return nil, fmt.Errorf("connect %v: not a Sentinel client (client mode %q): %w", o.Addrs, c.Mode(), ErrBadOptions)
+	}
 	if o.Mode == ModeCluster && c.Mode() != valkey.ClientModeCluster {
 		c.Close()
 		return nil, fmt.Errorf("connect %v: server is not in cluster mode (client mode %q): %w",
@@ -107,6 +113,19 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 		DisableCache:     true,
 		SendToReplicas:   sendToReplicas(o),
 	}
+	if o.Mode == ModeSentinel {
+		co.ForceSingleClient = false
+		co.Sentinel = valkey.SentinelOption{MasterSet: o.MasterName, Dialer: co.Dialer, ClientName: o.ClientName}
+		if !o.NaiveSentinel {
+			// valkey-go's Sentinel client is otherwise event-driven only:
+			// one missed +switch-master keeps it on a demoted primary
+			// (SentinelOption.TopologyRefreshInterval's own doc).
+			co.Sentinel.TopologyRefreshInterval = sentinelRefresh
+		}
+	}
+	if o.AddrMap != nil {
+		co.DialCtxFn = mappedDial(o.AddrMap)
+	}
 	if co.SendToReplicas != nil {
 		co.DialCtxFn = readOnlyDial(o)
 		if !o.NaiveTopology {
@@ -120,6 +139,22 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 		co.RetryDelay = replicas.retryDelay
 	}
 	return co
+}
+
+// sentinelRefresh is how often impl's valkey-go Sentinel client reconciles
+// its primary with the sentinels besides +switch-master (valkey-go's doc
+// suggests a few seconds; the fixtures' failovers take about as long).
+const sentinelRefresh = 2 * time.Second
+
+// mappedDial is valkey-go's own dial (valkey.go dial) to the address m maps
+// dst to.
+func mappedDial(m func(string) string) func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
+	return func(ctx context.Context, dst string, d *net.Dialer, tlsCfg *tls.Config) (net.Conn, error) {
+		if tlsCfg != nil {
+			return (&tls.Dialer{NetDialer: d, Config: tlsCfg}).DialContext(ctx, "tcp", m(dst))
+		}
+		return d.DialContext(ctx, "tcp", m(dst))
+	}
 }
 
 // sendToReplicas routes commands built read-only to replicas when o asks

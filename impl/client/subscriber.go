@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -15,6 +16,9 @@ func NewSubscriber(ctx context.Context, o Options) (Subscriber, error) {
 	o, err := o.normalised()
 	if err != nil {
 		return nil, err
+	}
+	if o.Mode == ModeSentinel {
+		return nil, fmt.Errorf("subscriber in mode sentinel: the relay's subscriptions run on the cluster (spec 000 §Sharded pub/sub): %w", ErrBadOptions)
 	}
 	// Subscriptions are the primaries' (a sharded channel's owner).
 	o.ReplicaReads = false
