@@ -96,3 +96,64 @@ func BenchmarkRenewVsRawEvalSHA(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDurabilityCost measures what the durability mode costs: an
+// acquire and a release through fencing.Directory with Durability{Replicas:
+// 1} (script, barrier write and WAIT on one connection) against the same
+// calls with the mode off, on one primary with one replica, interleaved in
+// rounds in the same process. It reports plain/durable as "ratio" (1.0 = the
+// mode is free; 0.5 = each call takes twice as long). Not an assertion:
+//
+//	go test -run '^$' -bench DurabilityCost -benchtime 2000x ./impl/fencing
+func BenchmarkDurabilityCost(b *testing.B) {
+	ctx := context.Background()
+	topo, err := fixtures.Run(ctx, fixtures.ClusterSpec(1, 1))
+	if err != nil {
+		if topo != nil {
+			_ = topo.Close()
+		}
+		b.Fatalf("start cluster:1x1: %v", err)
+	}
+	defer topo.Close()
+	runs := 0
+	for _, backend := range client.Backends {
+		b.Run(string(backend), func(b *testing.B) {
+			pool, err := client.NewPool(ctx, client.Options{Backend: backend, Mode: client.ModeCluster, Addrs: topo.Addrs()})
+			if err != nil {
+				b.Fatalf("pool: %v", err)
+			}
+			defer pool.Close()
+			plain := fencing.New(pool, fencing.Options{LeaseTTL: time.Minute})
+			durable := fencing.New(pool, fencing.Options{LeaseTTL: time.Minute, Durability: fencing.Durability{Replicas: 1}})
+			runs++
+			cycle := func(dir *fencing.Directory, s fencing.Session) {
+				got, err := dir.Acquire(ctx, s, "pod-0")
+				if err != nil || !got.OK {
+					b.Fatalf("acquire: %v %+v", err, got)
+				}
+				if ok, err := dir.Release(ctx, s, "pod-0", got.Generation); err != nil || !ok {
+					b.Fatalf("release: %v %v", ok, err)
+				}
+			}
+			const rounds = 4
+			var plainTotal, durableTotal time.Duration
+			b.ResetTimer()
+			for r := 0; r < rounds; r++ {
+				n := b.N/rounds + 1
+				s := fencing.Session{Community: "bench", ID: fmt.Sprintf("%s-%d-%d", backend, runs, r)}
+				start := time.Now()
+				for i := 0; i < n; i++ {
+					cycle(plain, s)
+				}
+				plainTotal += time.Since(start)
+				start = time.Now()
+				for i := 0; i < n; i++ {
+					cycle(durable, s)
+				}
+				durableTotal += time.Since(start)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(plainTotal)/float64(durableTotal), "ratio")
+		})
+	}
+}

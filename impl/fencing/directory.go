@@ -31,7 +31,29 @@ type Options struct {
 	// back to EVAL on NOSCRIPT (a negative control for the per-node script
 	// cache, spec 000 §Conformance, Fencing scripts).
 	EvalSHAOnly bool
+	// Durability, when Replicas > 0, follows every script with a barrier
+	// write and WAIT on the same connection (client.RunScriptWait): a call
+	// whose effects (or what it read) fewer replicas acknowledged within
+	// Timeout returns an error wrapping client.ErrNotReplicated, an unknown
+	// outcome to the caller, never "held". The spec's scripts as written run
+	// with it off: replication is asynchronous, and a failover loses what
+	// the replica had not received (T1/T2 assume a linearizable store, spec
+	// 000 §Safety theorems).
+	Durability Durability
 }
+
+// Durability asks for a write to reach Replicas replicas within Timeout
+// before the directory reports it.
+type Durability struct {
+	Replicas int
+	Timeout  time.Duration
+}
+
+// On reports whether the durability mode is on.
+func (d Durability) On() bool { return d.Replicas > 0 }
+
+// DefaultDurabilityTimeout bounds a WAIT when Durability.Timeout is zero.
+const DefaultDurabilityTimeout = time.Second
 
 // Directory is one pod's view of the fenced session directory.
 type Directory struct {
@@ -48,7 +70,16 @@ type Stats struct {
 	// Migrations counts B renews that moved the caller's lease from the old
 	// key to the new one (§The protocol, B's renewer migrates).
 	Migrations atomic.Int64
+	// NotReplicated counts durability-mode calls whose WAIT came back short
+	// (client.ErrNotReplicated): outcomes reported unknown.
+	NotReplicated atomic.Int64
 }
+
+// BarrierKey is the durability barrier written after a script whose first
+// key is key: the same key with a suffix, so a tagged key keeps its hash tag
+// and slot (phases A-C); an un-tagged key (phase O) runs on a disabled-mode
+// node, where slots do not matter.
+func BarrierKey(key string) string { return key + ":durability-barrier" }
 
 // New returns a Directory over pool.
 func New(pool client.Pool, opts Options) *Directory {
@@ -119,6 +150,21 @@ func (d *Directory) run(ctx context.Context, s *client.Script, session Session, 
 		//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
 		cmd := client.Cmd{Prefix: []string{"EVALSHA", s.SHA1, strconv.Itoa(len(keys))}, Keys: keys, Args: args}
 		return d.pool.Do(ctx, cmd)
+	}
+	if d.opts.Durability.On() {
+		timeout := d.opts.Durability.Timeout
+		if timeout == 0 {
+			timeout = DefaultDurabilityTimeout
+		}
+		//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
+		reply, fellBack, err := client.RunScriptWait(ctx, d.pool, s, keys, BarrierKey(keys[0]), d.opts.Durability.Replicas, timeout, args...)
+		if fellBack {
+			d.stats.NoScriptFallbacks.Add(1)
+		}
+		if errors.Is(err, client.ErrNotReplicated) {
+			d.stats.NotReplicated.Add(1)
+		}
+		return reply, err
 	}
 	//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
 	reply, fellBack, err := client.RunScript(ctx, d.pool, s, keys, args...)
