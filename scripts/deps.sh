@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what slotgate's local-process provider needs, when it is missing:
-# valkey-server 8 (Debian bookworm-backports) and PostgreSQL server binaries.
+# valkey-server 8 (Debian bookworm-backports), valkey-sentinel (the replicated
+# topology's Sentinels; optional, the fixtures fall back to
+# valkey-server --sentinel) and PostgreSQL server binaries.
 # As root on Debian it installs; elsewhere it prints how.
 set -euo pipefail
 
@@ -9,29 +11,36 @@ if command -v valkey-server >/dev/null 2>&1; then
   v=$(valkey-server --version | sed -n 's/.*v=\([0-9]*\)\..*/\1/p')
   [ "${v:-0}" -ge 8 ] && need_valkey=0
 fi
+need_sentinel=1
+command -v valkey-sentinel >/dev/null 2>&1 && need_sentinel=0
 need_pg=1
 if command -v postgres >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   need_pg=0
 fi
 
-if [ $need_valkey -eq 0 ] && [ $need_pg -eq 0 ]; then
-  echo "deps: valkey-server $(valkey-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') and PostgreSQL present"
+if [ $need_valkey -eq 0 ] && [ $need_pg -eq 0 ] && [ $need_sentinel -eq 0 ]; then
+  echo "deps: valkey-server $(valkey-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), valkey-sentinel and PostgreSQL present"
   exit 0
 fi
 
 is_debian=0
 [ -r /etc/debian_version ] && is_debian=1
 if [ "$(id -u)" -ne 0 ] || [ $is_debian -ne 1 ]; then
+  if [ $need_valkey -eq 0 ] && [ $need_pg -eq 0 ]; then
+    # Optional: the fixtures start Sentinels as valkey-server --sentinel.
+    echo "deps: valkey-server and PostgreSQL present; valkey-sentinel missing (optional; on Debian: apt-get install -t bookworm-backports valkey-sentinel)"
+    exit 0
+  fi
   echo "deps: missing:$([ $need_valkey -eq 1 ] && echo ' valkey-server>=8')$([ $need_pg -eq 1 ] && echo ' postgresql')" >&2
   echo "deps: on Debian 12 as root, run 'make deps'; by hand:" >&2
   echo "  echo 'deb http://deb.debian.org/debian bookworm-backports main' > /etc/apt/sources.list.d/backports.list" >&2
-  echo "  apt-get update && apt-get install -y -t bookworm-backports valkey-server valkey-tools && apt-get install -y postgresql" >&2
+  echo "  apt-get update && apt-get install -y -t bookworm-backports valkey-server valkey-tools valkey-sentinel && apt-get install -y postgresql" >&2
   echo "deps: elsewhere install Valkey 8 and PostgreSQL >= 13 with your package manager and put valkey-server on PATH" >&2
   exit 2
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-if [ $need_valkey -eq 1 ]; then
+if [ $need_valkey -eq 1 ] || [ $need_sentinel -eq 1 ]; then
   if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     echo "deps: adding bookworm-backports to the apt sources"
     cat > /etc/apt/sources.list.d/slotgate-backports.sources <<'SRC'
@@ -51,9 +60,18 @@ if [ $need_valkey -eq 1 ]; then
   # The package enables a system service; slotgate starts its own servers.
   (service valkey-server stop || true) >/dev/null 2>&1
 fi
+if [ $need_sentinel -eq 1 ]; then
+  echo "deps: installing valkey-sentinel from bookworm-backports"
+  if apt-get install -y -qq -t bookworm-backports valkey-sentinel >/dev/null; then
+    # Likewise: slotgate starts its own Sentinels.
+    (service valkey-sentinel stop || true) >/dev/null 2>&1
+  else
+    echo "deps: valkey-sentinel not installed (optional: the fixtures run valkey-server --sentinel)" >&2
+  fi
+fi
 if [ $need_pg -eq 1 ]; then
   echo "deps: installing postgresql"
   apt-get install -y -qq postgresql >/dev/null
   (service postgresql stop || true) >/dev/null 2>&1
 fi
-echo "deps: ok: $(valkey-server --version)"
+echo "deps: ok: $(valkey-server --version)$(command -v valkey-sentinel >/dev/null 2>&1 && echo ', valkey-sentinel')"
