@@ -26,6 +26,12 @@ const (
 	// replica after cluster-node-timeout — the spec's "dead primary halts
 	// dispatch" case (spec 000 §Client Architecture, residual failure mode).
 	FailoverKill FailoverMode = "kill"
+	// FailoverPause SIGSTOPs the primary until the cluster has elected its
+	// replica, then resumes it: the old primary answers what its clients
+	// queued while it was stopped before it learns it was demoted — the
+	// split-brain window of a long GC pause or a frozen VM. Inject returns
+	// once the old primary reports itself a replica.
+	FailoverPause FailoverMode = "pause"
 )
 
 // Failover moves a shard's primary role to its first replica. The old
@@ -75,6 +81,11 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		if err := primary.Kill(); err != nil {
 			return w, fmt.Errorf("kill %s: %w", primary.Name(), err)
 		}
+	case FailoverPause:
+		if err := primary.Pause(); err != nil {
+			return w, fmt.Errorf("pause %s: %w", primary.Name(), err)
+		}
+		defer func() { _ = primary.Resume() }() // also on every error path
 	default:
 		return w, fmt.Errorf("unknown failover mode %q", f.Mode)
 	}
@@ -96,6 +107,23 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		return nil
 	}); err != nil {
 		return w, fmt.Errorf("wait for %s to take over shard %d: %w", replica.Name(), f.Shard, err)
+	}
+	if f.Mode == FailoverPause {
+		if err := primary.Resume(); err != nil {
+			return w, fmt.Errorf("resume %s: %w", primary.Name(), err)
+		}
+		if err := poll(ctx, 30*time.Second, func() error {
+			role, err := primary.CurrentRole(ctx)
+			if err != nil {
+				return err
+			}
+			if role != fixtures.RoleReplica {
+				return fmt.Errorf("%s is still %s after its resume", primary.Name(), role)
+			}
+			return nil
+		}); err != nil {
+			return w, fmt.Errorf("wait for the resumed %s to learn it was demoted: %w", primary.Name(), err)
+		}
 	}
 	w.End = time.Now()
 	if f.Mode != FailoverTakeover {
