@@ -28,7 +28,8 @@ type Waiter interface {
 	// one connection: the node of the first command's first key (ModeCluster)
 	// or the primary (ModeSingle, ModeSentinel). Every command must route to
 	// that node; DoWait follows no MOVED or ASK (a redirect means the command
-	// did not run: its reply is the *ServerError). replies[i] is cmds[i]'s
+	// did not run: its reply is the *ServerError, and the slot map is
+	// reloaded for the next call). replies[i] is cmds[i]'s
 	// reply, a *ServerError element when the server refused it; acked is
 	// WAIT's answer. err is set when the round trip failed (the outcome of
 	// every command is then unknown) or WAIT itself was refused.
@@ -46,6 +47,12 @@ func waitCmd(replicas int, timeout time.Duration) []string {
 }
 
 func (p *goRedisPool) DoWait(ctx context.Context, replicas int, timeout time.Duration, cmds ...Cmd) ([]any, int64, error) {
+	replies, acked, err := p.doWait(ctx, replicas, timeout, cmds...)
+	p.goRedisStale(ctx, replies, err)
+	return replies, acked, err
+}
+
+func (p *goRedisPool) doWait(ctx context.Context, replicas int, timeout time.Duration, cmds ...Cmd) ([]any, int64, error) {
 	if len(cmds) == 0 {
 		return nil, 0, fmt.Errorf("DoWait without a command: %w", ErrBadOptions)
 	}
@@ -104,6 +111,27 @@ func (p *goRedisPool) DoWait(ctx context.Context, replicas int, timeout time.Dur
 	return replies, acked, nil
 }
 
+// goRedisStale reloads a cluster client's slot map after DoWait met a
+// redirect or lost its node: DoWait's node pipeline bypasses
+// ClusterClient.process, the only place go-redis reacts to either, so
+// without it every later DoWait would go to the stale node until the
+// periodic reload.
+func (p *goRedisPool) goRedisStale(ctx context.Context, replies []any, err error) {
+	cc, ok := p.c.(*redis.ClusterClient)
+	if !ok {
+		return
+	}
+	stale := err != nil && KindOf(goRedisErr(err)) == ""
+	for _, r := range replies {
+		if e, ok := r.(*ServerError); ok && (e.Kind == KindMoved || e.Kind == KindAsk) {
+			stale = true
+		}
+	}
+	if stale {
+		cc.ReloadState(ctx)
+	}
+}
+
 func (p *valkeyGoPool) DoWait(ctx context.Context, replicas int, timeout time.Duration, cmds ...Cmd) ([]any, int64, error) {
 	if len(cmds) == 0 {
 		return nil, 0, fmt.Errorf("DoWait without a command: %w", ErrBadOptions)
@@ -119,12 +147,22 @@ func (p *valkeyGoPool) DoWait(ctx context.Context, replicas int, timeout time.Du
 		}
 		multi = append(multi, built)
 	}
-	// A keyless command in a cluster DoMulti goes to the node of the keyed
-	// ones (cluster.go _pickMulti), and one node's batch is written on one
-	// connection, so WAIT counts the writes the commands before it made.
+	// On a dedicated connection: the batch is written on one wire that no
+	// other caller shares, so a WAIT that blocks for its timeout holds up
+	// nobody else (on the shared pipelined wire it would stall every other
+	// command of the node behind it), and a dedicated cluster client
+	// follows no MOVED or ASK (a client-level DoMulti re-sends a redirected
+	// command to the new owner on another connection, where this WAIT
+	// would not count it); a redirect still refreshes the slot map. WAIT
+	// has no key: it goes with the keyed commands (chooseSlot).
 	w := waitCmd(replicas, timeout)
 	multi = append(multi, p.c.B().Arbitrary(w...).Build())
-	results := p.c.DoMulti(ctx, multi...)
+	var results []valkey.ValkeyResult
+	_ = p.c.Dedicated(func(dc valkey.DedicatedClient) error {
+		//slotgate:same-slot DoWait's contract: every command routes to the first one's node (RunScriptWait's barrier keeps the script's first key's hash tag, fencing.BarrierKey) and WAIT has no key
+		results = dc.DoMulti(ctx, multi...)
+		return nil
+	})
 	replies := make([]any, len(cmds))
 	for i := range cmds {
 		msg, err := results[i].ToMessage()
@@ -179,7 +217,10 @@ func RunScriptWait(ctx context.Context, p Pool, s *Script, keys []string, barrie
 		return nil, fellBack, err
 	}
 	if e := asError(replies[0]); e != nil {
-		return nil, fellBack, e // refused: nothing was written
+		// The script's own error reply: refused before it ran (MOVED,
+		// READONLY, CROSSSLOT), or a runtime error, after which what it
+		// wrote stays unconfirmed like any reply's.
+		return nil, fellBack, e
 	}
 	if e := asError(replies[1]); e != nil {
 		return nil, fellBack, fmt.Errorf("durability barrier: %w", e)

@@ -53,6 +53,20 @@ func TestDurabilityMode(t *testing.T) {
 				t.Fatalf("NotReplicated = %d with the replica up", n)
 			}
 
+			// On another pool: a connection that never wrote the lease, so
+			// only the barrier makes its WAIT cover what it read. Opened
+			// before the pause: valkey-go's cluster client dials every node
+			// of the slot map, the stopped replica too, when it starts.
+			readerPool, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: topo.Addrs(), ReadTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer readerPool.Close()
+			reader := fencing.New(readerPool, fencing.Options{LeaseTTL: time.Minute, Durability: fencing.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
+			if _, err := reader.Lookup(ctx, fencing.Session{Community: "warm", ID: string(b)}); err != nil {
+				t.Fatal(err)
+			}
+
 			if err := replica.Pause(); err != nil {
 				t.Fatal(err)
 			}
@@ -72,14 +86,6 @@ func TestDurabilityMode(t *testing.T) {
 			if err != nil || refused.OK || refused.Holder.Owner != "pod-1" {
 				t.Fatalf("plain acquire after the unreplicated one: %+v, %v (want held by pod-1)", refused, err)
 			}
-			// On another pool: a connection that never wrote the lease, so
-			// only the barrier makes its WAIT cover what it read.
-			readerPool, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: topo.Addrs(), ReadTimeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer readerPool.Close()
-			reader := fencing.New(readerPool, fencing.Options{LeaseTTL: time.Minute, Durability: fencing.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
 			if _, err := reader.Acquire(ctx, cut, "pod-2"); !errors.Is(err, client.ErrNotReplicated) {
 				t.Fatalf("durable refused acquire reading an unreplicated lease: want ErrNotReplicated, got %v", err)
 			}
