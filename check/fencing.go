@@ -45,6 +45,8 @@ func fencingStep(s fencingState, op history.FencingOp) []fencingState {
 			after = fencingState{counter: s.counter}
 		}
 		legal = op.OK == match
+	case history.OpKnown:
+		after, legal = s, op.Gen == s.counter
 	case history.OpValidate:
 		want := -1
 		switch {
@@ -163,14 +165,23 @@ func FencingCounterexample(recorded []history.FencingOp, timeout time.Duration) 
 // SingleAuthority scans successful acquires and releases per session in
 // return order and reports two owners holding one session at once (T1,
 // spec 000 §Safety theorems). It needs no model, so its counterexample reads
-// plainly; TTL expiry is assumed not to occur within the history.
+// plainly; TTL expiry is assumed not to occur within the history. A release
+// whose outcome is unknown ends the holder's known tenure (it may have
+// happened), so only provable double ownership is reported.
 func SingleAuthority(ops []history.FencingOp) Result {
 	const name = "single-authority"
-	events := byReturn(ops)
+	events := byEffect(ops)
 	holder := map[string]history.FencingOp{}
 	var bad []string
 	acquires := 0
 	for _, op := range events {
+		if op.Unknown && op.Kind == history.OpRelease {
+			// It may have taken effect: a later acquire by another owner
+			// is then legal, so the holder is no longer known.
+			if h, ok := holder[op.Session]; ok && h.Owner == op.Owner && h.Gen == op.Gen {
+				delete(holder, op.Session)
+			}
+		}
 		if op.Unknown || !op.OK {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 var replayable = []any{
 	UndeclaredKeyHazard,
 	DrillDispatch, DrillAccounted, HaltsWithin,
-	FencingLinearizable, SingleAuthority, GenerationsIncrease, GuardsHold, FencingInvariants,
+	FencingLinearizable, SingleAuthority, GenerationsIncrease, GuardsHold, FencingInvariants, FencingAcrossFailover, DirectoryResumes,
 	MarconiExactlyOnce, MarconiLossBudget, MarconiShadowEqual, MarconiPipelineErrors,
 	MarconiHotPathIO, MarconiSendsDelivered, MarconiStaleRoutes, MarconiHookTransitions,
 	MarconiCacheHealth, MarconiRehydrated, MarconiAuditLedger,

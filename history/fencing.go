@@ -13,6 +13,9 @@ const (
 	OpRenew    FencingOpKind = "renew"
 	OpRelease  FencingOpKind = "release"
 	OpValidate FencingOpKind = "validate"
+	// OpKnown is a read of the session's generation counter
+	// (known_generation, through lookup): Gen holds the value read.
+	OpKnown FencingOpKind = "known"
 )
 
 // FencingOp is one recorded call against the directory: what was asked, what
@@ -50,6 +53,8 @@ func (o FencingOp) String() string {
 		return fmt.Sprintf("[%s] acquire owner=%s → held by %q at gen %d @%v", o.Session, o.Owner, o.HolderOwner, o.HolderGen, o.Return)
 	case o.Kind == OpValidate:
 		return fmt.Sprintf("[%s] validate owner=%s gen=%d → %d @%v", o.Session, o.Owner, o.Gen, o.Verdict, o.Return)
+	case o.Kind == OpKnown:
+		return fmt.Sprintf("[%s] known_generation → %d @%v", o.Session, o.Gen, o.Return)
 	}
 	return fmt.Sprintf("[%s] %s owner=%s gen=%d → %v @%v", o.Session, o.Kind, o.Owner, o.Gen, o.OK, o.Return)
 }

@@ -146,3 +146,14 @@ func Validate(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Re
 	recordFencing(ctx, pod(i), string(op.Kind), op.Call, op.Return, err)
 	return op
 }
+
+// Known runs and records one known_generation read (through lookup).
+func Known(ctx context.Context, dir *fencing.Directory, clock *Clock, rec *Recorder, i int, s fencing.Session) history.FencingOp {
+	op := history.FencingOp{Client: i, Session: s.String(), Kind: history.OpKnown, Call: clock.Now()}
+	known, err := dir.KnownGeneration(ctx, s)
+	op.Return, op.Gen, op.Unknown = clock.Now(), known, err != nil
+	rec.Fencing(op)
+	rec.Outcome("known "+s.String(), err)
+	recordFencing(ctx, pod(i), string(op.Kind), op.Call, op.Return, err)
+	return op
+}

@@ -1,0 +1,350 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slotgate/slotgate/history"
+)
+
+// FailoverPremise is what FencingAcrossFailover needs of its input to give a
+// verdict; a history that breaks it is Unknown, with the premise named.
+type FailoverPremise struct {
+	// LeaseTTL is the directory's lease TTL: the model does not expire
+	// leases, so the history must end before the first lease could lapse.
+	LeaseTTL time.Duration
+	// MinCalledInside is how many calls each fault window must hold
+	// (called between its start and end, whatever their outcome): the
+	// fault met traffic, not only an idle directory. The history must also
+	// hold answered calls before the first fault.
+	MinCalledInside int
+}
+
+// FailoverAnomalies counts, per fault window, what broke T1/T2 (spec 000
+// §Safety theorems) in a directory history across failovers. An anomaly is
+// charged to the last fault window that began before it was seen; one seen
+// before any fault is charged to "no fault".
+type FailoverAnomalies struct {
+	Fault string
+	// GenerationsReused: an acknowledged acquire was issued a generation
+	// an earlier acknowledged acquire of the session already had (T2).
+	GenerationsReused int
+	// TwoOwners: an acknowledged acquire took a session another owner held
+	// by an acknowledged acquire not released since (T1).
+	TwoOwners int
+	// LeasesLost: an owner's renew at its acknowledged generation was
+	// refused although it had not released it: the acquire was lost.
+	LeasesLost int
+	// StaleAccepted: validate said "valid" for an (owner, generation)
+	// whose generation a later acknowledged acquire issued again, or that
+	// was not the latest acknowledged acquire at the time (a stale frame
+	// passed the fence).
+	StaleAccepted int
+	// AcquiresLost: an acknowledged acquire whose generation a later read
+	// of the counter (known_generation) did not reach — the write the
+	// primary acknowledged is gone (charged to the fault the acquire
+	// returned in).
+	AcquiresLost int
+}
+
+func (a FailoverAnomalies) total() int {
+	return a.GenerationsReused + a.TwoOwners + a.LeasesLost + a.StaleAccepted + a.AcquiresLost
+}
+
+func (a FailoverAnomalies) String() string {
+	return fmt.Sprintf("%s: %d acknowledged acquires lost, %d generations issued twice, %d acquisitions of a held session, %d acknowledged leases lost, %d stale frames accepted",
+		a.Fault, a.AcquiresLost, a.GenerationsReused, a.TwoOwners, a.LeasesLost, a.StaleAccepted)
+}
+
+// CountFailoverAnomalies returns the anomalies of ops charged to the fault
+// windows they fell in, one entry per window (in start order) plus "no
+// fault" first when anything broke before the first window.
+func CountFailoverAnomalies(ops []history.FencingOp, windows []history.FaultWindow) []FailoverAnomalies {
+	ws := append([]history.FaultWindow(nil), windows...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
+	out := make([]FailoverAnomalies, len(ws)+1)
+	out[0].Fault = "no fault"
+	for i, w := range ws {
+		out[i+1].Fault = w.Fault + " " + w.Target
+	}
+	charge := func(at time.Duration) *FailoverAnomalies {
+		i := sort.Search(len(ws), func(i int) bool { return ws[i].Start > at })
+		return &out[i] // i windows began at or before at
+	}
+
+	// tenures are the acknowledged acquires of each session not known to
+	// have ended (an acknowledged or unknown release by the same owner and
+	// generation ends one; a later acquire by another owner does not: that
+	// is the anomaly).
+	type tenure struct {
+		op    history.FencingOp
+		ended bool
+		lost  bool // its loss was counted (it still holds, for the model)
+	}
+	tenures := map[string][]*tenure{}
+	find := func(op history.FencingOp) *tenure {
+		for _, t := range tenures[op.Session] {
+			if !t.ended && t.op.Owner == op.Owner && t.op.Gen == op.Gen {
+				return t
+			}
+		}
+		return nil
+	}
+	issued := map[string]map[int64]history.FencingOp{} // session → gen → acquire
+	latest := map[string]history.FencingOp{}           // session → latest acknowledged acquire
+	events := byEffect(ops)
+	for _, op := range events {
+		if op.Unknown {
+			// An unknown release may have taken effect: the tenure can no
+			// longer be proved to last (nothing is charged for it).
+			if t := find(op); op.Kind == history.OpRelease && t != nil {
+				t.ended = true
+			}
+			continue
+		}
+		switch op.Kind {
+		case history.OpAcquire:
+			if !op.OK {
+				continue
+			}
+			if issued[op.Session] == nil {
+				issued[op.Session] = map[int64]history.FencingOp{}
+			}
+			if _, dup := issued[op.Session][op.Gen]; dup {
+				charge(op.Return).GenerationsReused++
+			}
+			issued[op.Session][op.Gen] = op
+			for _, t := range tenures[op.Session] {
+				if !t.ended && t.op.Owner != op.Owner {
+					charge(op.Return).TwoOwners++
+					break
+				}
+			}
+			tenures[op.Session] = append(tenures[op.Session], &tenure{op: op})
+			latest[op.Session] = op
+		case history.OpRelease:
+			if t := find(op); op.OK && t != nil {
+				t.ended = true
+			}
+		case history.OpRenew:
+			if t := find(op); !op.OK && t != nil && !t.lost && op.Call > t.op.Return {
+				charge(op.Return).LeasesLost++
+				t.lost = true // counted once; a later owner is still a second one
+			}
+		case history.OpValidate:
+			if op.Verdict != 1 {
+				continue
+			}
+			if l, ok := latest[op.Session]; ok && (op.Gen < l.Gen && op.Call > l.Return) {
+				charge(op.Return).StaleAccepted++
+			}
+		}
+	}
+	// An acknowledged acquire above a later read of the counter was lost.
+	acks := map[string][]history.FencingOp{}
+	for _, a := range events {
+		if a.Kind == history.OpAcquire && a.OK && !a.Unknown {
+			acks[a.Session] = append(acks[a.Session], a)
+		}
+	}
+	lost := map[history.FencingOp]bool{}
+	for _, read := range events {
+		if read.Unknown || read.Kind != history.OpKnown {
+			continue
+		}
+		for _, a := range acks[read.Session] {
+			if a.Gen > read.Gen && a.Return < read.Call && !lost[a] {
+				charge(a.Return).AcquiresLost++
+				lost[a] = true
+			}
+		}
+	}
+	// A "valid" whose generation was issued again later: the frame it let
+	// through had an authority that was lost.
+	for _, op := range events {
+		if op.Unknown || op.Kind != history.OpValidate || op.Verdict != 1 {
+			continue
+		}
+		for _, a := range acks[op.Session] {
+			if a.Gen == op.Gen && a.Owner != op.Owner && a.Call > op.Return {
+				charge(a.Return).StaleAccepted++
+				break
+			}
+		}
+	}
+	if out[0].total() == 0 {
+		out = out[1:]
+	}
+	return out
+}
+
+// FencingAcrossFailover judges a C-phase directory history recorded across
+// primary failovers (spec 000 §Safety theorems T1, T2 on the production
+// topology, §Problem Statement: one primary + replica, auto-failover): the
+// whole history, fault windows included, is linearizable against the
+// directory's specification, never two owners, generations never reused,
+// guards hold; and it counts each anomaly with the fault it fell in.
+//
+// Premises, checked: at least one fault window, every window healthy after
+// its fault; calls answered before the first fault and at least
+// p.MinCalledInside calls made inside each window; the history shorter than the
+// lease TTL (leases do not expire in the model). A broken premise is
+// Unknown.
+func FencingAcrossFailover(ops []history.FencingOp, windows []history.FaultWindow, p FailoverPremise) Result {
+	const name = "fencing-across-failover"
+	if len(windows) == 0 {
+		return unknown(name, "premise: no fault window in the history (no failover was injected)")
+	}
+	var first, last time.Duration = -1, 0
+	for _, op := range ops {
+		if first < 0 || op.Call < first {
+			first = op.Call
+		}
+		last = max(last, op.Return)
+	}
+	if len(ops) == 0 {
+		return unknown(name, "premise: empty history")
+	}
+	if p.LeaseTTL > 0 && last-first >= p.LeaseTTL {
+		return unknown(name, "premise: the history spans %v, not shorter than the lease TTL %v (expiry is not modelled)", (last - first).Round(time.Millisecond), p.LeaseTTL)
+	}
+	var observed []string
+	for _, w := range windows {
+		if w.Unhealthy != "" {
+			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
+		}
+		n := 0
+		for _, op := range ops {
+			if op.Call >= w.Start && op.Call <= w.End {
+				n++
+			}
+		}
+		if n < p.MinCalledInside {
+			return unknown(name, "premise: %d calls made during fault %s %s, want at least %d (the fault was not exercised)", n, w.Fault, w.Target, p.MinCalledInside)
+		}
+	}
+	before := 0
+	for _, op := range ops {
+		if !op.Unknown && op.Return < windows[0].Start {
+			before++
+		}
+	}
+	if before == 0 {
+		return unknown(name, "premise: no call answered before the first fault (the run did not start healthy)")
+	}
+	unknowns := 0
+	for _, op := range ops {
+		if op.Unknown {
+			unknowns++
+		}
+	}
+	anomalies := CountFailoverAnomalies(ops, windows)
+	total := 0
+	for _, a := range anomalies {
+		total += a.total()
+		observed = append(observed, a.String())
+	}
+	observed = append(observed, fmt.Sprintf("%d operations, %d with unknown outcome, across %d faults", len(ops), unknowns, len(windows)))
+	r := All(name,
+		FencingLinearizable(ops, 30*time.Second),
+		SingleAuthority(ops),
+		GenerationsIncrease(ops, false),
+		GuardsHold(ops),
+	)
+	r.Checker = name
+	if r.Status == Pass && total > 0 {
+		// Every anomaly counted is illegal in the model too; a disagreement
+		// is a bug in the count or the model, not a verdict.
+		r = unknown(name, "%d anomalies counted though the history checked linearizable: the count and the model disagree", total)
+		r.Counterexample = strings.Join(observed, "\n")
+	}
+	r.Observed = append(r.Observed, observed...)
+	return r
+}
+
+// DirectoryResumes is the fencing-failover errors column: from each fault
+// window's start until the next window's (or the history's end), the
+// directory never goes longer than budget without answering a call (any
+// outcome but unknown: a lease granted or refused, a renew, a verdict) — a
+// directory that stays unanswered longer loses live leases (spec 000 §The
+// Fencing Migration: renew every TTL/3; the halt budget, runenv). It
+// reports each window's longest unanswered stretch. An answer counts at
+// its return; one the next fault produced is not this fault's.
+//
+// Premises, checked: at least one fault window, healthy after its fault;
+// after each, a call answered before the next fault or the end, or a
+// stretch already longer than budget (a directory not yet answering when
+// the observation ended shorter than budget is undecided).
+func DirectoryResumes(ops []history.FencingOp, windows []history.FaultWindow, budget time.Duration) Result {
+	const name = "directory-resumes"
+	if len(windows) == 0 {
+		return unknown(name, "premise: no fault window in the history (no failover was injected)")
+	}
+	ws := append([]history.FaultWindow(nil), windows...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
+	var last time.Duration
+	var answers []time.Duration
+	for _, op := range ops {
+		last = max(last, op.Return)
+		if !op.Unknown {
+			answers = append(answers, op.Return)
+		}
+	}
+	slices.Sort(answers)
+	var observed, bad []string
+	for i, w := range ws {
+		if w.Unhealthy != "" {
+			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
+		}
+		until := last
+		if i+1 < len(ws) {
+			until = ws[i+1].Start
+		}
+		// The longest stretch in [w.Start, until) with no answer.
+		longest, from, answered := time.Duration(0), w.Start, false
+		for _, a := range answers {
+			if a < w.Start {
+				continue
+			}
+			if a >= until {
+				break
+			}
+			longest = max(longest, a-from)
+			from, answered = a, true
+		}
+		longest = max(longest, until-from) // the open stretch up to the next fault or the end
+		if !answered && longest <= budget {
+			return unknown(name, "premise: no call answered in the %v between fault %s %s and the next fault or the end, under the %v budget", (until - w.Start).Round(time.Millisecond), w.Fault, w.Target, budget)
+		}
+		observed = append(observed, fmt.Sprintf("%s %s: longest unanswered %v", w.Fault, w.Target, longest.Round(time.Millisecond)))
+		if longest > budget {
+			bad = append(bad, fmt.Sprintf("%s %s: unanswered for %v, budget %v", w.Fault, w.Target, longest.Round(time.Millisecond), budget))
+		}
+	}
+	var r Result
+	if len(bad) > 0 {
+		r = fail(name, strings.Join(bad, "\n"), "%d of %d faults halted the directory longer than %v", len(bad), len(ws), budget)
+	} else {
+		r = pass(name, "the directory answered within %v throughout each of %d faults", budget, len(ws))
+	}
+	r.Observed = observed
+	return r
+}
+
+// byEffect orders ops by when they took effect as far as a scan can tell:
+// their return, except an unknown release, which may have taken effect at
+// its call (its holder's tenure cannot be proved past it).
+func byEffect(ops []history.FencingOp) []history.FencingOp {
+	at := func(o history.FencingOp) time.Duration {
+		if o.Unknown && o.Kind == history.OpRelease {
+			return o.Call
+		}
+		return o.Return
+	}
+	out := append([]history.FencingOp(nil), ops...)
+	sort.SliceStable(out, func(i, j int) bool { return at(out[i]) < at(out[j]) })
+	return out
+}
