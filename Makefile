@@ -68,7 +68,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 5x ./fixtures/...
 	$(GO) test -run '^$$' -bench FanoutCurve -benchtime 1x ./sizing/...
 	$(GO) test -run '^$$' -bench SendLatency -benchtime 3000x ./impl/marconi
-	$(GO) test -run '^$$' -bench RenewVsRawEvalSHA -benchtime 2000x ./impl/fencing
+	$(GO) test -run '^$$' -bench 'RenewVsRawEvalSHA|DurabilityCost' -benchtime 2000x ./impl/fencing
 
 clean:
 	rm -rf bin $(OUT) $(OUT)-smoke $(OUT)-mutation $(OUT)-sizing $(OUT)-containers $(OUT)-stability

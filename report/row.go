@@ -19,6 +19,7 @@ const (
 	RowLocality         RowID = "locality"          // multi-key work shares a slot or is an explicit per-key pipeline
 	RowFencingScripts   RowID = "fencing-scripts"   // hash-tagged pairs atomic; CROSSSLOT for un-tagged; NOSCRIPT
 	RowFencingMigration RowID = "fencing-migration" // O→A→B→backfill→drain→C on a standalone node under chaos
+	RowFencingFailover  RowID = "fencing-failover"  // T1/T2 across primary failovers on topologies with replicas
 	RowPresenceMGet     RowID = "presence-mget"     // nil/order preservation when split per node
 	RowRegistry         RowID = "registry"          // completeness against a known population
 	RowSubscriptions    RowID = "subscriptions"     // RESP3 push, forced disconnect, resubscribe
@@ -86,6 +87,8 @@ var Catalogue = []Row{
 		Suite: "./suites/fencing", External: NotOnExternal("restarts a primary (fault.RestartPrimary) and needs a single-shard cluster-enabled node it starts itself")},
 	{ID: RowFencingMigration, Title: "Fencing migration", Spec: "000 §The Fencing Migration; §Deployment Gate", Topology: "standalone",
 		Suite: "./suites/migration", External: NotOnExternal("injects link faults at the per-node proxy (fault.Latency, fault.ResetPeer) and needs a single-shard node it starts itself")},
+	{ID: RowFencingFailover, Title: "Fencing across failover", Spec: "000 §Safety theorems T1, T2; §Problem Statement (primary + replica, automatic failover)", Topology: "replicated, cluster:3x1",
+		Suite: "./suites/fencingfailover", External: NotOnExternal("kills, pauses and partitions primaries to fail them over mid-run, and starts its own Sentinel-watched primary + replica")},
 	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "standalone",
 		Suite: "./suites/locality", External: OnExternal(NeedStandalone)},
 	{ID: RowPresenceMGet, Title: "Presence MGET", Spec: "000 §Conformance, Presence MGET", Topology: "cluster:3x1",
