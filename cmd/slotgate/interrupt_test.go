@@ -91,6 +91,27 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestKilledFailoverRunLeavesNothing SIGKILLs `slotgate run` while the
+// fencing-failover row holds its replicated topology (a primary, a replica
+// and three Sentinels, beside a 3×1 cluster): every server and Sentinel
+// process and every temporary directory must go.
+func TestKilledFailoverRunLeavesNothing(t *testing.T) {
+	// 6 cluster nodes + 2 replicated nodes + 3 Sentinels.
+	r := startLiveRunOf(t, "fencing-failover", "fencingfailover", 11)
+	sentinels := 0
+	for _, p := range processesUsing(r.dirs) {
+		if strings.Contains(p, "sentinel") {
+			sentinels++
+		}
+	}
+	if sentinels < fixtures.SentinelCount {
+		t.Fatalf("%d Sentinel processes live before the kill, want %d: the test would prove nothing about them", sentinels, fixtures.SentinelCount)
+	}
+	r.signal(syscall.SIGKILL)
+	_ = r.wait(time.Minute)
+	r.assertGone(30 * time.Second)
+}
+
 // liveRun is a `slotgate run --row axioms --profile smoke` holding live
 // servers.
 type liveRun struct {
@@ -133,7 +154,11 @@ func slotgateBinaries(t *testing.T, root string) string {
 	return buildOnce.dir
 }
 
-func startLiveRun(t *testing.T) *liveRun {
+func startLiveRun(t *testing.T) *liveRun { t.Helper(); return startLiveRunOf(t, "axioms", "axioms", 6) }
+
+// startLiveRunOf starts `slotgate run --row row` and returns once at least
+// procs server processes of it are live (suite is the row's suite folder).
+func startLiveRunOf(t *testing.T, row, suite string, procs int) *liveRun {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts real servers")
@@ -146,7 +171,7 @@ func startLiveRun(t *testing.T) *liveRun {
 		t.Fatal(err)
 	}
 	r := &liveRun{t: t, root: root, bin: slotgateBinaries(t, root), out: t.TempDir(), output: &syncBuffer{}, done: make(chan error, 1)}
-	r.compiledBefore = fileExists(filepath.Join(root, "suites", "axioms", "axioms.test"))
+	r.compiledBefore = fileExists(filepath.Join(root, "suites", suite, suite+".test"))
 	// A private TMPDIR: other harnesses on this machine sweep the shared
 	// one of directories whose owner died (fixtures.SweepStale), which would
 	// hide a directory this run left behind.
@@ -154,7 +179,7 @@ func startLiveRun(t *testing.T) *liveRun {
 	if err := os.Chmod(r.tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r.cmd = exec.Command(filepath.Join(r.bin, "slotgate"), "run", "--row", "axioms", "--profile", "smoke", "--out", r.out, "--quiet")
+	r.cmd = exec.Command(filepath.Join(r.bin, "slotgate"), "run", "--row", row, "--profile", "smoke", "--out", r.out, "--quiet")
 	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = root, r.output, r.output
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+r.tmp)
 	if err := r.cmd.Start(); err != nil {
@@ -173,7 +198,7 @@ func startLiveRun(t *testing.T) *liveRun {
 				r.dirs = append(r.dirs, d)
 			}
 		}
-		if len(r.dirs) > 0 && len(processesUsing(r.dirs)) >= 6 {
+		if len(r.dirs) > 0 && len(processesUsing(r.dirs)) >= procs {
 			break
 		}
 		if time.Now().After(deadline) {
