@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,19 @@ func TestCrashedScenarioKeepsItsHistory(t *testing.T) {
 	}
 	if h.Scenario != "routing/crashy" || h.Seed != 7 || h.Crashed != note || len(h.Ops) != 2 || len(h.Faults) != 1 || len(h.Judgements) != 0 {
 		t.Fatalf("stored history = %+v", h)
+	}
+}
+
+func TestDistinctSlots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		got := DistinctSlots(rng, 40)
+		seen := map[int]bool{}
+		for _, s := range got {
+			if seen[s] || s < 0 || s >= 16384 {
+				t.Fatalf("slot %d drawn twice or out of range: %v", s, got)
+			}
+			seen[s] = true
+		}
 	}
 }

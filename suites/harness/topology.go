@@ -14,6 +14,7 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -108,4 +109,21 @@ func BackendsFromEnv() []client.Backend {
 		return client.Backends
 	}
 	return c.Backends
+}
+
+// DistinctSlots draws n different hash slots from rng. Scenarios that give
+// each drawn slot its own workers and its own migration need them distinct:
+// a slot drawn twice gives two workers one key (the register checkers
+// assume one writer per key) and moves one slot twice at once.
+func DistinctSlots(rng *rand.Rand, n int) []int {
+	seen := make(map[int]bool, n)
+	out := make([]int, 0, n)
+	for len(out) < n {
+		s := rng.IntN(slot.Count)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
-	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
@@ -98,10 +97,7 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	s := counterScaleOf()
 	name := "routing/non-idempotent/" + string(b)
 	rng := cfg.Rand(name)
-	slots := make([]int, s.Slots)
-	for i := range slots {
-		slots[i] = rng.IntN(slot.Count)
-	}
+	slots := harness.DistinctSlots(rng, s.Slots)
 	tag := fmt.Sprintf("%x", rng.Uint32())
 	var scoredKeys, mutantKeys []string
 	for _, k := range keysFor("c"+tag, slots, s.WorkersPerSlot) {

@@ -91,10 +91,7 @@ func migrate(ctx context.Context, b client.Backend, name string) run {
 	GinkgoHelper()
 	s := scaleOf()
 	rng := cfg.Rand(name)
-	slots := make([]int, s.Slots)
-	for i := range slots {
-		slots[i] = rng.IntN(slot.Count)
-	}
+	slots := harness.DistinctSlots(rng, s.Slots)
 	pool := harness.Pool(ctx, b, cluster)
 	rawPool := harness.Pool(ctx, b, cluster)
 	var absorbed atomic.Int64

@@ -119,7 +119,7 @@ func migratingTallies(ctx context.Context, b client.Backend, name string) (good,
 	GinkgoHelper()
 	s := scaleOf()
 	rng := cfg.Rand(name)
-	slots := []int{rng.IntN(slot.Count), rng.IntN(slot.Count)}
+	slots := harness.DistinctSlots(rng, 2)
 	gm := telemetry.New(telemetry.Options{Pod: "migrating"})
 	dm := telemetry.New(telemetry.Options{Pod: "migrating", Mutant: telemetry.MutantDropRedirects})
 	gp, err := telemetry.WrapPool(ctx, harness.Pool(ctx, b, cluster), gm, telemetry.PoolOptions{})
