@@ -12,17 +12,20 @@ import (
 // Partition cuts a shard's primary off the cluster bus — the cluster-bus
 // partition of issue #8 (failure-drills additions; spec 000 §Conformance,
 // Failure drills). The primary leaves the cluster network
-// (fixtures.Node.Disconnect): its bus and replication links break both
-// ways while its clients still reach it. The fault holds the partition
+// (fixtures.Node.Disconnect: a container leaves the topology's cluster
+// network, a local process is cut at its peer gates): its bus and
+// replication links break both ways while its clients still reach it. The fault holds the partition
 // until the majority has promoted the shard's replica and the isolated
 // primary reports cluster_state:fail, runs WhileHeld, then heals
 // (Reconnect) and returns once the old primary has rejoined as a replica of
 // the new one. The shard keeps its new primary; Topology.Reset gives the
 // role back.
 //
-// Only the container provider can cut one node's bus links and not its
-// client links; Available refuses any other topology with an error
-// wrapping errors.ErrUnsupported.
+// Available refuses, with an error wrapping errors.ErrUnsupported, a
+// topology whose nodes cannot be cut off the bus while their clients still
+// reach them (fixtures.Topology.CanDisconnect: a local cluster of Redis 7,
+// whose replicas replicate through the client proxies) and one without the
+// majority a failover needs.
 type Partition struct {
 	Shard int
 	// WhileHeld, when set, runs while the partition holds: after the
@@ -51,8 +54,8 @@ type Partitioned struct {
 }
 
 // partitionLimit bounds each wait of the fault: the promotion (measured
-// 3.7–4.1 s with the fixture's 2 s node timeout), the minority's fail state
-// after it, and the rejoin. A bound passing is an error, except for the
+// 3.7–4.1 s on containers with the fixture's 2 s node timeout), the
+// minority's fail state after it, and the rejoin. A bound passing is an error, except for the
 // minority's fail state, which is the scenario's to judge.
 const partitionLimit = 30 * time.Second
 
@@ -61,14 +64,11 @@ func (f Partition) Name() string { return fmt.Sprintf("network/partition-primary
 
 // Available implements Fault: a started cluster of at least three shards
 // (one primary isolated leaves a majority of primaries to elect a
-// replica) whose nodes the provider can cut off the bus (containers), and
-// a running replica in the shard.
+// replica) whose nodes can be cut off the bus (containers, or local Valkey
+// 8 processes), and a running replica in the shard.
 func (f Partition) Available(t *fixtures.Topology) error {
-	if err := t.Controllable(); err != nil {
-		return err
-	}
-	if p := t.Provider(); p != fixtures.ProviderContainers {
-		return fmt.Errorf("the %s provider cannot cut one node off the cluster bus while its clients still reach it (fixtures.Node.Disconnect needs --provider containers): %w", p, errors.ErrUnsupported)
+	if err := t.CanDisconnect(); err != nil {
+		return fmt.Errorf("cannot cut one node of %s off the cluster bus while its clients still reach it: %w", t.Spec, err)
 	}
 	if t.Spec.Kind != fixtures.KindCluster || t.Spec.Primaries < 3 {
 		return fmt.Errorf("%s: a partitioned primary needs at least two other primaries to form the majority that fails it over: %w", t.Spec, errors.ErrUnsupported)
