@@ -24,7 +24,7 @@ import (
 	"github.com/slotgate/slotgate/traffic"
 )
 
-// Issue #8, failure-drills additions (containers only); spec 000
+// Failure-drills additions; spec 000
 // §Conformance, Failure drills; §Client Architecture ("a dead primary halts
 // dispatch pending topology refresh"): a shard's primary is cut off the
 // cluster bus (fault.Partition) while every backend appends known elements
@@ -43,9 +43,9 @@ import (
 // read back after the heal or be in that ledger, acknowledged inside the
 // partition window.
 //
-// Only the container provider can partition a node (Node.Disconnect); on
-// any other the scenarios are skipped with the reason (harness.Requires),
-// which never counts as a pass.
+// A provider that cannot partition a node (fixtures.Topology.CanDisconnect:
+// local processes on Valkey 8+, containers) skips the scenarios with the
+// reason (harness.Requires), which never counts as a pass.
 
 var _ = Describe("failure-drills: cluster-bus partition", func() {
 	available := func() error { return fault.Partition{}.Available(cluster) }
