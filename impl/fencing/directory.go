@@ -52,6 +52,13 @@ type Durability struct {
 // On reports whether the durability mode is on.
 func (d Durability) On() bool { return d.Replicas > 0 }
 
+func (d Durability) timeout() time.Duration {
+	if d.Timeout == 0 {
+		return DefaultDurabilityTimeout
+	}
+	return d.Timeout
+}
+
 // DefaultDurabilityTimeout bounds a WAIT when Durability.Timeout is zero.
 const DefaultDurabilityTimeout = time.Second
 
@@ -152,10 +159,7 @@ func (d *Directory) run(ctx context.Context, s *client.Script, session Session, 
 		return d.pool.Do(ctx, cmd)
 	}
 	if d.opts.Durability.On() {
-		timeout := d.opts.Durability.Timeout
-		if timeout == 0 {
-			timeout = DefaultDurabilityTimeout
-		}
+		timeout := d.opts.Durability.timeout()
 		//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
 		reply, fellBack, err := client.RunScriptWait(ctx, d.pool, s, keys, BarrierKey(keys[0]), d.opts.Durability.Replicas, timeout, args...)
 		if fellBack {

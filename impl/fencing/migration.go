@@ -23,11 +23,23 @@ func ReverseMerge(ctx context.Context, pool client.Pool, sessions []Session) (in
 	return Embedded().ReverseMerge(ctx, pool, sessions)
 }
 
-func mergeCounters(ctx context.Context, pool client.Pool, s *client.Script, sessions []Session, what string) (int, error) {
+// mergeCounters runs a max-merge script per session. In durability mode
+// (d.On) each merge is confirmed by WAIT like every directory script: a
+// merge the replicas did not acknowledge is an error — its outcome is
+// unknown, and a failover may undo it, leaving the new counter below the
+// old one (T2 across the backfill, spec 000 §Safety theorems).
+func mergeCounters(ctx context.Context, pool client.Pool, s *client.Script, sessions []Session, what string, d Durability) (int, error) {
 	for i, sess := range sessions {
 		//slotgate:disabled-mode-only the old and new counters span slots by design; backfill and reverse merge run only with cluster mode disabled (spec 000 §The protocol)
 		keys := []string{OldKeys(sess).Generation, NewKeys(sess).Generation}
-		if _, _, err := client.RunScript(ctx, pool, s, keys); err != nil {
+		var err error
+		if d.On() {
+			//slotgate:disabled-mode-only the old and new counters span slots by design; backfill and reverse merge run only with cluster mode disabled (spec 000 §The protocol)
+			_, _, err = client.RunScriptWait(ctx, pool, s, keys, BarrierKey(keys[1]), d.Replicas, d.timeout())
+		} else {
+			_, _, err = client.RunScript(ctx, pool, s, keys)
+		}
+		if err != nil {
 			return i, fmt.Errorf("%s %s: %w", what, sess, err)
 		}
 	}

@@ -294,13 +294,25 @@ func (s *ScriptSet) PhaseMutant(p Phase, m MigrationMutant) Scripts {
 
 // Backfill is the package's Backfill with this set's backfill script.
 func (s *ScriptSet) Backfill(ctx context.Context, pool client.Pool, sessions []Session) (int, error) {
-	return mergeCounters(ctx, pool, s.script(MigrationPhase, OpBackfill), sessions, "backfill")
+	return s.BackfillDurable(ctx, pool, sessions, Durability{})
+}
+
+// BackfillDurable is Backfill with every merge confirmed by WAIT when d is
+// on (the durability mode of Options.Durability).
+func (s *ScriptSet) BackfillDurable(ctx context.Context, pool client.Pool, sessions []Session, d Durability) (int, error) {
+	return mergeCounters(ctx, pool, s.script(MigrationPhase, OpBackfill), sessions, "backfill", d)
 }
 
 // ReverseMerge is the package's ReverseMerge with this set's reverse-merge
 // script.
 func (s *ScriptSet) ReverseMerge(ctx context.Context, pool client.Pool, sessions []Session) (int, error) {
-	return mergeCounters(ctx, pool, s.script(MigrationPhase, OpReverseMerge), sessions, "reverse merge")
+	return s.ReverseMergeDurable(ctx, pool, sessions, Durability{})
+}
+
+// ReverseMergeDurable is ReverseMerge with every merge confirmed by WAIT
+// when d is on.
+func (s *ScriptSet) ReverseMergeDurable(ctx context.Context, pool client.Pool, sessions []Session, d Durability) (int, error) {
+	return mergeCounters(ctx, pool, s.script(MigrationPhase, OpReverseMerge), sessions, "reverse merge", d)
 }
 
 // EmbeddedFS is the embedded script directory (impl/fencing/lua, rooted at
