@@ -18,26 +18,58 @@ import (
 // a fork that begins and ends between observations is the observer's job.
 func MigrationSingleAuthority(ops []history.MigrationOp, ttl, slack time.Duration) Result {
 	const name = "migration-single-authority"
-	type lease struct {
-		owner string
-		gen   int64
-		live  [][2]time.Duration
-		end   time.Duration
+	found, acquires := twoAuthorities(ops, ttl, slack)
+	if acquires == 0 {
+		return unknown(name, "no successful acquire in the history")
 	}
-	key := func(op history.MigrationOp) string { return fmt.Sprintf("%s|%s|%d", op.Session, op.Owner, op.Gen) }
-	leases := map[string]*lease{}
-	bySession := map[string][]*lease{}
+	if len(found) > 0 {
+		return fail(name, strings.Join(first(violationTexts(found), 3), "\n"), "%d acquisitions took a session whose other lease was certainly live (two authorities)", len(found))
+	}
+	return pass(name, "%d acquisitions, none while another lease of the session was certainly live", acquires)
+}
+
+// violation is one broken invariant found in a migration history, with
+// when it was seen (the return of the call that showed it), so a caller can
+// charge it to the fault it fell in.
+type violation struct {
+	at   time.Duration
+	text string
+}
+
+func violationTexts(vs []violation) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.text
+	}
+	return out
+}
+
+// migrationLease is one acknowledged acquire's lease: the windows over
+// which it was certainly live (from a successful acquire's or renew's
+// return to that call's start plus ttl minus slack) and when its owner's
+// release began.
+type migrationLease struct {
+	owner string
+	gen   int64
+	live  [][2]time.Duration
+	end   time.Duration
+}
+
+// migrationLeases returns the leases of ops by session, and each one by
+// its session|owner|gen key.
+func migrationLeases(ops []history.MigrationOp, ttl, slack time.Duration) (bySession map[string][]*migrationLease, byKey map[string]*migrationLease) {
+	bySession, byKey = map[string][]*migrationLease{}, map[string]*migrationLease{}
 	forever := time.Duration(1<<63 - 1)
 	for _, op := range ops {
 		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
 		}
-		l := &lease{owner: op.Owner, gen: op.Gen, end: forever}
-		leases[key(op)] = l
+		l := &migrationLease{owner: op.Owner, gen: op.Gen, end: forever}
+		byKey[leaseKey(op)] = l
 		bySession[op.Session] = append(bySession[op.Session], l)
 	}
 	for _, op := range ops {
-		l := leases[key(op)]
+		l := byKey[leaseKey(op)]
 		if l == nil {
 			continue
 		}
@@ -52,8 +84,18 @@ func MigrationSingleAuthority(ops []history.MigrationOp, ttl, slack time.Duratio
 			l.live = append(l.live, [2]time.Duration{op.Return, op.Call + ttl - slack})
 		}
 	}
-	acquires := 0
-	var bad []string
+	return bySession, byKey
+}
+
+func leaseKey(op history.MigrationOp) string {
+	return fmt.Sprintf("%s|%s|%d", op.Session, op.Owner, op.Gen)
+}
+
+// twoAuthorities is MigrationSingleAuthority's search: every acknowledged
+// acquire that ran entirely inside a window over which another lease of
+// its session was certainly live.
+func twoAuthorities(ops []history.MigrationOp, ttl, slack time.Duration) (found []violation, acquires int) {
+	bySession, _ := migrationLeases(ops, ttl, slack)
 	for _, op := range ops {
 		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue
@@ -65,20 +107,42 @@ func MigrationSingleAuthority(ops []history.MigrationOp, ttl, slack time.Duratio
 			}
 			for _, w := range l.live {
 				if w[0] <= op.Call && op.Return < min(w[1], l.end) {
-					bad = append(bad, fmt.Sprintf("%v [pod %s, phase %s, lane %s]\n  while %s's lease at gen %d was certainly live during [%v, %v)",
-						op.FencingOp, op.Pod, op.Phase, op.Lane, l.owner, l.gen, w[0], min(w[1], l.end)))
+					found = append(found, violation{at: op.Return, text: fmt.Sprintf("%v [pod %s, phase %s, lane %s]\n  while %s's lease at gen %d was certainly live during [%v, %v)",
+						op.FencingOp, op.Pod, op.Phase, op.Lane, l.owner, l.gen, w[0], min(w[1], l.end))})
 					break
 				}
 			}
 		}
 	}
-	if acquires == 0 {
-		return unknown(name, "no successful acquire in the history")
+	return found, acquires
+}
+
+// leasesLost finds every renew the directory refused although it ran
+// entirely inside a window over which its own lease was certainly live
+// and before its owner released it: the lease the store acknowledged is
+// gone (a write lost at a failover), not expired.
+func leasesLost(ops []history.MigrationOp, ttl, slack time.Duration) []violation {
+	_, byKey := migrationLeases(ops, ttl, slack)
+	var found []violation
+	counted := map[*migrationLease]bool{}
+	for _, op := range ops {
+		if op.Unknown || op.OK || op.Kind != history.OpRenew {
+			continue
+		}
+		l := byKey[leaseKey(op)]
+		if l == nil || counted[l] {
+			continue
+		}
+		for _, w := range l.live {
+			if w[0] <= op.Call && op.Return < min(w[1], l.end) {
+				found = append(found, violation{at: op.Return, text: fmt.Sprintf("%v [pod %s, phase %s, lane %s]\n  refused while the lease was certainly live during [%v, %v)",
+					op.FencingOp, op.Pod, op.Phase, op.Lane, w[0], min(w[1], l.end))})
+				counted[l] = true
+				break
+			}
+		}
 	}
-	if len(bad) > 0 {
-		return fail(name, strings.Join(first(bad, 3), "\n"), "%d acquisitions took a session whose other lease was certainly live (two authorities)", len(bad))
-	}
-	return pass(name, "%d acquisitions, none while another lease of the session was certainly live", acquires)
+	return found
 }
 
 // MigrationGenerations is T2 (spec 000 §Safety theorems) across both
@@ -87,41 +151,48 @@ func MigrationSingleAuthority(ops []history.MigrationOp, ttl, slack time.Duratio
 // order only, so concurrency and unknown outcomes raise no false alarm.
 func MigrationGenerations(recorded []history.MigrationOp) Result {
 	const name = "migration-generations"
-	bySession := map[string][]history.MigrationOp{}
-	n := 0
-	for _, op := range recorded {
-		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
-			continue
-		}
-		n++
-		bySession[op.Session] = append(bySession[op.Session], op)
-	}
-	var bad []string
-	for _, ops := range bySession {
-		sort.Slice(ops, func(i, j int) bool { return ops[i].Return < ops[j].Return })
-		seen := map[int64]history.MigrationOp{}
-		for i, op := range ops {
-			if prev, dup := seen[op.Gen]; dup {
-				bad = append(bad, fmt.Sprintf("generation %d issued twice:\n  %v [%s/%s]\n  %v [%s/%s]", op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase))
-			}
-			seen[op.Gen] = op
-			// an acquire that returned before op was called must be lower.
-			for _, prev := range ops[:i] {
-				if prev.Return < op.Call && prev.Gen > op.Gen {
-					bad = append(bad, fmt.Sprintf("generation went backwards from %d to %d:\n  %v [%s/%s]\n  %v [%s/%s]", prev.Gen, op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase))
-					break
-				}
-			}
-		}
-	}
+	reused, backwards, n, sessions := generationViolations(recorded)
+	bad := violationTexts(append(reused, backwards...))
 	if n == 0 {
 		return unknown(name, "no successful acquire in the history")
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fail(name, strings.Join(first(bad, 3), "\n"), "%d generation violations in %d acquisitions over %d sessions", len(bad), n, len(bySession))
+		return fail(name, strings.Join(first(bad, 3), "\n"), "%d generation violations in %d acquisitions over %d sessions", len(bad), n, sessions)
 	}
-	return pass(name, "%d acquisitions over %d sessions, generations strictly increasing across both counters", n, len(bySession))
+	return pass(name, "%d acquisitions over %d sessions, generations strictly increasing across both counters", n, sessions)
+}
+
+// generationViolations is MigrationGenerations' search: generations issued
+// twice to acknowledged acquires of one session, and acquires that got a
+// lower generation than one that returned before they began.
+func generationViolations(recorded []history.MigrationOp) (reused, backwards []violation, acquires, sessions int) {
+	bySession := map[string][]history.MigrationOp{}
+	for _, op := range recorded {
+		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
+			continue
+		}
+		acquires++
+		bySession[op.Session] = append(bySession[op.Session], op)
+	}
+	for _, ops := range bySession {
+		sort.Slice(ops, func(i, j int) bool { return ops[i].Return < ops[j].Return })
+		seen := map[int64]history.MigrationOp{}
+		for i, op := range ops {
+			if prev, dup := seen[op.Gen]; dup {
+				reused = append(reused, violation{at: op.Return, text: fmt.Sprintf("generation %d issued twice:\n  %v [%s/%s]\n  %v [%s/%s]", op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase)})
+			}
+			seen[op.Gen] = op
+			// an acquire that returned before op was called must be lower.
+			for _, prev := range ops[:i] {
+				if prev.Return < op.Call && prev.Gen > op.Gen {
+					backwards = append(backwards, violation{at: op.Return, text: fmt.Sprintf("generation went backwards from %d to %d:\n  %v [%s/%s]\n  %v [%s/%s]", prev.Gen, op.Gen, prev.FencingOp, prev.Pod, prev.Phase, op.FencingOp, op.Pod, op.Phase)})
+					break
+				}
+			}
+		}
+	}
+	return reused, backwards, acquires, len(bySession)
 }
 
 // ObservedSingleAuthority is T1 judged by the observer: no atomic snapshot

@@ -31,7 +31,7 @@ var replayable = []any{
 	MarconiHookAndStaleRoutes, MarconiStaleRoutesFailing, MarconiCacheHealthFailing, MarconiDoubleWriteSeen,
 	MarconiMasterTermFailing, MarconiReleasedUnindexed, MarconiStaleWriterFenced, MarconiLostReplyOnce,
 	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,
-	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround,
+	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround, MigrationAcrossFailover,
 	NoErrors, RefusedWith,
 	PartitionDispatch, PartitionAccounted, PausedPodsFenced,
 	PresencePositional, PresenceRetriesCounted, GateDoors, RegistrySkipsClassified, NegotiatedProtocol, ReplyShapes,

@@ -16,6 +16,9 @@ const (
 	// OpKnown is a read of the session's generation counter
 	// (known_generation, through lookup): Gen holds the value read.
 	OpKnown FencingOpKind = "known"
+	// OpMerge is the operator's max-merge of one session's two generation
+	// counters (the backfill or the reverse merge, spec 000 §The protocol).
+	OpMerge FencingOpKind = "merge"
 )
 
 // FencingOp is one recorded call against the directory: what was asked, what

@@ -1,0 +1,285 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slotgate/slotgate/history"
+)
+
+// MigrationFailoverPremise is what MigrationAcrossFailover needs of its
+// input to give a verdict; a history that breaks it is Unknown, with the
+// premise named.
+type MigrationFailoverPremise struct {
+	// TTL and Slack are the fleet's lease TTL and the clock slack of
+	// MigrationSingleAuthority.
+	TTL, Slack time.Duration
+	// MinCalledInside is how many fleet calls each fault window must hold
+	// (called between its start and end, whatever their outcome).
+	MinCalledInside int
+	// MinSamples is how many atomic keyspace observations the run needs.
+	MinSamples int
+	// Aims are the deploy steps the faults were injected inside, one per
+	// fault window in start order: a window that does not overlap its step
+	// left that step untried (the fault came too late or the step ended
+	// before it).
+	Aims []Aim
+}
+
+// Aim is one deploy step a fault was aimed at, on the scenario clock.
+type Aim struct {
+	Step       string
+	Start, End time.Duration
+}
+
+// MigrationAnomalies counts, for one fault window, what broke T1/T2 in a
+// staged-deploy history (spec 000 §Safety theorems): each anomaly is
+// charged to the last fault window that began at or before it was seen.
+type MigrationAnomalies struct {
+	Fault string
+	// Step is the deploy step the fault was injected inside.
+	Step string
+	// GenerationsReused: a generation issued to two acknowledged acquires
+	// of one session.
+	GenerationsReused int
+	// GenerationsBackwards: an acquire got a lower generation than one
+	// that returned before it began.
+	GenerationsBackwards int
+	// TwoOwners: an acknowledged acquire ran while another lease of the
+	// session was certainly live.
+	TwoOwners int
+	// LeasesLost: a renew refused while its own lease was certainly live
+	// (the acknowledged lease write is gone).
+	LeasesLost int
+	// ObservedForks: atomic observations of a session leased on both
+	// keyspaces.
+	ObservedForks int
+	// CountersBehind: an acknowledged acquire's generation above what the
+	// read-back after the deploy found in the session's counter — the
+	// counter the next acquire issues from lost it (a lost acquire or a
+	// lost backfill). Charged to the first fault that could have lost it:
+	// the one in progress at, else the next to begin after, the last
+	// acknowledged write that carried it (the acquire or a later merge).
+	CountersBehind int
+}
+
+func (a MigrationAnomalies) total() int {
+	return a.GenerationsReused + a.GenerationsBackwards + a.TwoOwners + a.LeasesLost + a.ObservedForks + a.CountersBehind
+}
+
+func (a MigrationAnomalies) String() string {
+	where := a.Fault
+	if a.Step != "" {
+		where += " inside " + a.Step
+	}
+	return fmt.Sprintf("%s: %d generations issued twice, %d went backwards, %d acquisitions of a live lease, %d acknowledged leases lost, %d counters behind an acknowledged generation, %d observed forks",
+		where, a.GenerationsReused, a.GenerationsBackwards, a.TwoOwners, a.LeasesLost, a.CountersBehind, a.ObservedForks)
+}
+
+// CountMigrationAnomalies returns the anomalies of a staged-deploy history
+// charged to the fault windows they fell in, one entry per window (in
+// start order, labelled with aims[i] when given) plus "no fault" first when
+// anything broke outside every window's reach.
+func CountMigrationAnomalies(ops []history.MigrationOp, samples []history.KeyspaceSample, windows []history.FaultWindow, aims []Aim, ttl, slack time.Duration) []MigrationAnomalies {
+	ws := append([]history.FaultWindow(nil), windows...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
+	out := make([]MigrationAnomalies, len(ws)+1)
+	out[0].Fault = "no fault"
+	for i, w := range ws {
+		out[i+1].Fault = w.Fault + " " + w.Target
+		if i < len(aims) {
+			out[i+1].Step = aims[i].Step
+		}
+	}
+	charge := func(at time.Duration) *MigrationAnomalies {
+		return &out[sort.Search(len(ws), func(i int) bool { return ws[i].Start > at })]
+	}
+	reused, backwards, _, _ := generationViolations(ops)
+	for _, v := range reused {
+		charge(v.at).GenerationsReused++
+	}
+	for _, v := range backwards {
+		charge(v.at).GenerationsBackwards++
+	}
+	owners, _ := twoAuthorities(ops, ttl, slack)
+	for _, v := range owners {
+		charge(v.at).TwoOwners++
+	}
+	for _, v := range leasesLost(ops, ttl, slack) {
+		charge(v.at).LeasesLost++
+	}
+	for _, s := range samples {
+		if len(s.Forks) > 0 {
+			charge(s.At).ObservedForks++
+		}
+	}
+	for _, v := range countersBehind(ops) {
+		// A write is lost by a fault in progress when it was acknowledged
+		// or by a later one, never by one that was over before it.
+		// One acknowledged after every fault was over is no fault's.
+		if i := sort.Search(len(ws), func(i int) bool { return ws[i].End >= v.at }); i < len(ws) {
+			out[i+1].CountersBehind++
+		} else {
+			out[0].CountersBehind++
+		}
+	}
+	if out[0].total() == 0 {
+		out = out[1:]
+	}
+	return out
+}
+
+// MigrationAcrossFailover judges a staged O→A→B→backfill→drain→C deploy
+// recorded across primary failovers injected inside its steps (spec 000
+// §The Fencing Migration on the production topology, §Problem Statement:
+// one primary + replica, auto-failover): over the whole history, fault
+// windows included, single authority from the fleet's calls and from the
+// atomic observer, generations strictly increasing across both counters,
+// no acknowledged lease lost, and every session's counter read back after
+// the deploy (history.OpKnown) at or above each generation acknowledged
+// before the read; it counts each anomaly with the fault and the step it
+// fell in.
+//
+// Premises, checked: at least one fault window, every window healthy after
+// its fault and overlapping the step it was aimed at (p.Aims); calls
+// answered before the first fault; at least p.MinCalledInside fleet calls
+// inside each window; p.MinSamples observations; a read-back. A broken
+// premise is Unknown.
+func MigrationAcrossFailover(ops []history.MigrationOp, samples []history.KeyspaceSample, windows []history.FaultWindow, p MigrationFailoverPremise) Result {
+	const name = "migration-across-failover"
+	if len(windows) == 0 {
+		return unknown(name, "premise: no fault window in the history (no failover was injected)")
+	}
+	if len(ops) == 0 {
+		return unknown(name, "premise: empty history")
+	}
+	ws := append([]history.FaultWindow(nil), windows...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
+	if len(p.Aims) > 0 && len(p.Aims) != len(ws) {
+		return unknown(name, "premise: %d fault windows for %d aimed steps", len(ws), len(p.Aims))
+	}
+	for i, w := range ws {
+		if w.Unhealthy != "" {
+			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
+		}
+		n := 0
+		for _, op := range ops {
+			if op.Call >= w.Start && op.Call <= w.End {
+				n++
+			}
+		}
+		if n < p.MinCalledInside {
+			return unknown(name, "premise: %d fleet calls made during fault %s %s, want at least %d (the fault met no traffic)", n, w.Fault, w.Target, p.MinCalledInside)
+		}
+		if i < len(p.Aims) {
+			if a := p.Aims[i]; a.End < w.Start || a.Start > w.End {
+				return unknown(name, "premise: fault %s %s during [%v, %v] missed its step %q [%v, %v] (the step was not tried under the fault)",
+					w.Fault, w.Target, w.Start.Round(time.Millisecond), w.End.Round(time.Millisecond), a.Step, a.Start.Round(time.Millisecond), a.End.Round(time.Millisecond))
+			}
+		}
+	}
+	before := 0
+	for _, op := range ops {
+		if !op.Unknown && op.Return < ws[0].Start {
+			before++
+		}
+	}
+	if before == 0 {
+		return unknown(name, "premise: no call answered before the first fault (the run did not start healthy)")
+	}
+	reads := 0
+	for _, op := range ops {
+		if op.Kind == history.OpKnown && !op.Unknown {
+			reads++
+		}
+	}
+	if reads == 0 {
+		return unknown(name, "premise: no read-back of the generation counters after the deploy (a lost counter write would go unseen)")
+	}
+	behind := countersBehind(ops)
+	behindResult := pass("acknowledged-generations-kept", "every session's counter read back at or above each generation acknowledged before the read (%d reads)", reads)
+	if len(behind) > 0 {
+		behindResult = fail("acknowledged-generations-kept", strings.Join(first(violationTexts(behind), 3), "\n"), "%d acknowledged generations above their session's counter read back after the deploy: the next acquire reissues them", len(behind))
+	}
+	lost := leasesLost(ops, p.TTL, p.Slack)
+	lostResult := pass("acknowledged-leases-kept", "no renew refused while its lease was certainly live")
+	if len(lost) > 0 {
+		lostResult = fail("acknowledged-leases-kept", strings.Join(first(violationTexts(lost), 3), "\n"), "%d acknowledged leases vanished while certainly live (a write the store acknowledged was lost)", len(lost))
+	}
+	r := All(name,
+		MigrationSingleAuthority(ops, p.TTL, p.Slack),
+		ObservedSingleAuthority(samples, p.MinSamples),
+		MigrationGenerations(ops),
+		lostResult,
+		behindResult,
+	)
+	r.Checker = name
+	unknowns := 0
+	for _, op := range ops {
+		if op.Unknown {
+			unknowns++
+		}
+	}
+	anomalies := CountMigrationAnomalies(ops, samples, ws, p.Aims, p.TTL, p.Slack)
+	total := 0
+	var observed []string
+	for _, a := range anomalies {
+		total += a.total()
+		observed = append(observed, a.String())
+	}
+	observed = append(observed, fmt.Sprintf("%d fleet calls, %d with unknown outcome, %d observations, across %d faults", len(ops), unknowns, len(samples), len(ws)))
+	if r.Status == Pass && total > 0 {
+		// Every anomaly counted fails one of the checks above; a
+		// disagreement is a bug in the count, not a verdict.
+		r = unknown(name, "%d anomalies counted though every check passed: the count and the checks disagree", total)
+		r.Counterexample = strings.Join(observed, "\n")
+	}
+	r.Observed = append(r.Observed, observed...)
+	return r
+}
+
+// countersBehind finds every acknowledged acquire whose generation is above
+// a later read of its session's counter (history.OpKnown), once per
+// acquire. Each is dated by the last acknowledged write that should have
+// carried the generation to the read: the acquire, or a later merge of its
+// session (history.OpMerge) — the loss happened at or after it.
+func countersBehind(ops []history.MigrationOp) []violation {
+	acks := map[string][]history.MigrationOp{}
+	merges := map[string][]history.MigrationOp{}
+	for _, op := range ops {
+		if !op.OK || op.Unknown {
+			continue
+		}
+		switch op.Kind {
+		case history.OpAcquire:
+			acks[op.Session] = append(acks[op.Session], op)
+		case history.OpMerge:
+			merges[op.Session] = append(merges[op.Session], op)
+		}
+	}
+	var found []violation
+	counted := map[string]bool{}
+	for _, read := range ops {
+		if read.Kind != history.OpKnown || read.Unknown {
+			continue
+		}
+		for _, a := range acks[read.Session] {
+			k := leaseKey(a)
+			if a.Gen <= read.Gen || a.Return >= read.Call || counted[k] {
+				continue
+			}
+			counted[k] = true
+			at, by := a.Return, "acquire"
+			for _, m := range merges[read.Session] {
+				if m.Call > a.Return && m.Return < read.Call && m.Return > at {
+					at, by = m.Return, m.Phase
+				}
+			}
+			found = append(found, violation{at: at, text: fmt.Sprintf("%v [pod %s, phase %s]\n  above the counter %d read back at %v; last carried by the %s at %v", a.FencingOp, a.Pod, a.Phase, read.Gen, read.Call, by, at)})
+		}
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].at < found[j].at })
+	return found
+}
