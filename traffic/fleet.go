@@ -34,6 +34,13 @@ type FleetOptions struct {
 	// talks to instead (ModeCluster; C scripts only: A and B are
 	// cross-slot).
 	Cluster []string
+	// Pool, when set, is what every pod's pool opens with instead of Addr
+	// and Cluster (a primary behind Sentinels: ModeSentinel); Backend and
+	// each pod's ClientName are set over it.
+	Pool *client.Options
+	// Durability puts every pod's directory in the durability mode
+	// (fencing.Options.Durability): each script confirmed by WAIT.
+	Durability fencing.Durability
 	// Pods is the fleet size (the relay runs 15, HPA to 25).
 	Pods int
 	// Reliable and Huddle are each lane's session population; every pod
@@ -146,7 +153,7 @@ func (f *Fleet) directory(p *Pod, phase fencing.Phase) *fencing.Directory {
 		scripts = f.opts.Scripts(phase)
 	}
 	scripts = fencing.WithReadMutant(scripts, f.opts.ReadMutant)
-	return fencing.New(p.pool, fencing.Options{Scripts: scripts, LeaseTTL: f.opts.TTL})
+	return fencing.New(p.pool, fencing.Options{Scripts: scripts, LeaseTTL: f.opts.TTL, Durability: f.opts.Durability})
 }
 
 // start launches a fresh pod into slot i at phase; an empty phase is the
@@ -166,6 +173,10 @@ func (f *Fleet) start(i int, phase fencing.Phase) error {
 		opts := client.Options{Backend: f.opts.Backend, Mode: client.ModeSingle, Addrs: []string{f.opts.Addr}, ClientName: "relay-" + name}
 		if len(f.opts.Cluster) > 0 {
 			opts.Mode, opts.Addrs = client.ModeCluster, f.opts.Cluster
+		}
+		if f.opts.Pool != nil {
+			opts = *f.opts.Pool
+			opts.Backend, opts.ClientName = f.opts.Backend, "relay-"+name
 		}
 		pool, err = client.NewPool(f.ctx, opts)
 		if err == nil {

@@ -123,6 +123,15 @@ type Operator struct {
 	// Scripts is the set whose backfill and reverse merge run (nil: the
 	// fleet's set).
 	Scripts *fencing.ScriptSet
+	// Durability confirms every backfill and reverse-merge script by WAIT
+	// (fencing.Durability), as the pods' directories do in that mode.
+	Durability fencing.Durability
+	// Retry re-runs an observation or a merge that failed, every Poll
+	// until Timeout, as an operator re-runs a step when the store fails
+	// over under it (merges are idempotent max-merges). Off, the first
+	// error ends the step: on a node that never fails over an error is
+	// the harness's.
+	Retry bool
 	// Roll is the per-pod interval of a rolling update; Poll how often the
 	// fleet and node are observed while a refused condition persists;
 	// Timeout bounds a wait for the condition.
@@ -141,6 +150,9 @@ type Operator struct {
 	Refusals map[gate.Reason]int
 	// Steps is every step asked of the gate, in order, with its refusals.
 	Steps []Step
+	// Merges records each session's backfill and reverse-merge call
+	// (history.OpMerge, pod "operator", phase the step's name).
+	Merges []history.MigrationOp
 }
 
 // Step is one step the operator asked the gate for, as data for the
@@ -237,7 +249,7 @@ func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observa
 	defer func() { o.Steps = append(o.Steps, rec) }()
 	deadline := time.Now().Add(o.Timeout)
 	for {
-		obs, err := o.Observe(ctx)
+		obs, err := o.observe(ctx, deadline)
 		if err != nil {
 			return fmt.Errorf("%s: %w", step, err)
 		}
@@ -268,7 +280,7 @@ func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observa
 				return ctx.Err()
 			case <-time.After(o.Poll):
 			}
-			obs, oerr := o.Observe(ctx)
+			obs, oerr := o.observe(ctx, deadline)
 			if oerr != nil {
 				return fmt.Errorf("%s: %w", step, oerr)
 			}
@@ -277,6 +289,54 @@ func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observa
 			}
 		}
 	}
+}
+
+// observe is Observe, retried every Poll until deadline when o.Retry.
+func (o *Operator) observe(ctx context.Context, deadline time.Time) (gate.Observation, error) {
+	var obs gate.Observation
+	err := o.retry(ctx, deadline, "observe", func() (err error) { obs, err = o.Observe(ctx); return err })
+	return obs, err
+}
+
+// retry runs act once, or with o.Retry until it succeeds or deadline.
+func (o *Operator) retry(ctx context.Context, deadline time.Time, what string, act func() error) error {
+	for {
+		err := act()
+		if err == nil || !o.Retry || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		o.logf("%s failed at %v, retrying: %v", what, o.Clock.Now().Round(time.Millisecond), err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(o.Poll):
+		}
+	}
+}
+
+// merge discovers keyspace k's sessions and merges each, recording every
+// call (Merges); the whole pass runs again after a failure when o.Retry.
+func (o *Operator) merge(ctx context.Context, what string, k fencing.Keyspace, run func(context.Context, client.Pool, []fencing.Session, fencing.Durability) (int, error)) (int, error) {
+	n := 0
+	err := o.retry(ctx, time.Now().Add(o.Timeout), what, func() error {
+		sessions, err := fencing.Sessions(ctx, o.Admin, k)
+		if err != nil {
+			return err
+		}
+		n = 0
+		for _, s := range sessions {
+			op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpMerge, Owner: "operator", Call: o.Clock.Now()}, Pod: "operator", Phase: what}
+			_, err := run(ctx, o.Admin, []fencing.Session{s}, o.Durability)
+			op.Return, op.OK = o.Clock.Now(), err == nil
+			o.Merges = append(o.Merges, migrationOutcome(op, err))
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // Advance waits for the gate to allow advancing to to, then starts rolling.
@@ -301,11 +361,7 @@ func (o *Operator) Backfill(ctx context.Context) (int, error) {
 	if err := o.await(ctx, "backfill", o.Gate.RecordBackfill); err != nil {
 		return 0, err
 	}
-	sessions, err := fencing.Sessions(ctx, o.Admin, fencing.KeyspaceOld)
-	if err != nil {
-		return 0, err
-	}
-	return o.scripts().Backfill(ctx, o.Admin, sessions)
+	return o.merge(ctx, "backfill", fencing.KeyspaceOld, o.scripts().BackfillDurable)
 }
 
 // ReverseMerge waits for the gate to allow the reverse max-merge, then
@@ -314,11 +370,7 @@ func (o *Operator) ReverseMerge(ctx context.Context) (int, error) {
 	if err := o.await(ctx, "reverse merge", o.Gate.RecordReverseMerge); err != nil {
 		return 0, err
 	}
-	sessions, err := fencing.Sessions(ctx, o.Admin, fencing.KeyspaceNew)
-	if err != nil {
-		return 0, err
-	}
-	return o.scripts().ReverseMerge(ctx, o.Admin, sessions)
+	return o.merge(ctx, "reverse merge", fencing.KeyspaceNew, o.scripts().ReverseMergeDurable)
 }
 
 func (o *Operator) scripts() *fencing.ScriptSet {
@@ -331,4 +383,52 @@ func (o *Operator) scripts() *fencing.ScriptSet {
 // EnterCompatible waits for the gate to open the G3 door.
 func (o *Operator) EnterCompatible(ctx context.Context) error {
 	return o.await(ctx, "enter compatible", o.Gate.EnterCompatible)
+}
+
+// SeedSessions takes and releases each session once through dir (phase O
+// before a deploy starts), recording both calls as the pod "seed": sessions
+// that ended before the migration, whose generation counters only the
+// backfill carries into the new keyspace (no pod touches them in B).
+func SeedSessions(ctx context.Context, dir *fencing.Directory, clock *Clock, sessions []fencing.Session) []history.MigrationOp {
+	const owner = "seed"
+	var out []history.MigrationOp
+	for _, s := range sessions {
+		op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpAcquire, Owner: owner, Call: clock.Now()}, Pod: owner, Phase: string(dir.Phase()), Lane: "cold"}
+		res, err := dir.Acquire(ctx, s, owner)
+		op.Return, op.OK, op.Gen = clock.Now(), res.OK, res.Generation
+		out = append(out, migrationOutcome(op, err))
+		if err != nil || !res.OK {
+			continue
+		}
+		rel := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpRelease, Owner: owner, Gen: res.Generation, Call: clock.Now()}, Pod: owner, Phase: string(dir.Phase()), Lane: "cold"}
+		ok, err := dir.Release(ctx, s, owner, res.Generation)
+		rel.Return, rel.OK = clock.Now(), ok
+		out = append(out, migrationOutcome(rel, err))
+	}
+	return out
+}
+
+// ReadBackGenerations reads every session's known generation through dir
+// (the phase the deploy ended in), recording each read as the pod "audit":
+// the counter the next acquire issues from, which must be at least every
+// generation the directory ever acknowledged (T2 across the backfill and
+// the failovers, spec 000 §Safety theorems).
+func ReadBackGenerations(ctx context.Context, dir *fencing.Directory, clock *Clock, sessions []fencing.Session) []history.MigrationOp {
+	out := make([]history.MigrationOp, 0, len(sessions))
+	for _, s := range sessions {
+		op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpKnown, Owner: "audit", Call: clock.Now()}, Pod: "audit", Phase: string(dir.Phase()), Lane: "audit"}
+		gen, err := dir.KnownGeneration(ctx, s)
+		op.Return, op.Gen, op.OK = clock.Now(), gen, err == nil
+		out = append(out, migrationOutcome(op, err))
+	}
+	return out
+}
+
+// migrationOutcome marks op unknown with the error's kind when err is set.
+func migrationOutcome(op history.MigrationOp, err error) history.MigrationOp {
+	if err != nil {
+		op.Unknown, op.OK = true, false
+		op.ErrKind, op.Err = ErrKind(err), err.Error()
+	}
+	return op
 }
