@@ -63,7 +63,7 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		return Window{}, err
 	}
 	if f.Mode != FailoverTakeover {
-		if err := waitVoteQuarantine(ctx, t, f.Shard); err != nil {
+		if err := WaitVoteQuarantine(ctx, t, f.Shard); err != nil {
 			return Window{}, err
 		}
 	}
@@ -137,14 +137,14 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 // errs long) plus the servers' millisecond clock.
 const quarantineSlack = 500 * time.Millisecond
 
-// waitVoteQuarantine returns once the primaries will vote for a replica of
+// WaitVoteQuarantine returns once the primaries will vote for a replica of
 // shard again (fixtures.Topology.VoteQuarantine): a graceful failover asked
 // inside the quarantine times out without happening, and a killed primary's
 // replica is elected only once it ends, which would add the harness's own
 // timing to the client's measured dispatch halt. NOTE: measured — seed
 // 862970521 asked shard 0 for a graceful failover ~6 s after a kill
 // failover of it and the replica never took over.
-func waitVoteQuarantine(ctx context.Context, t *fixtures.Topology, shard int) error {
+func WaitVoteQuarantine(ctx context.Context, t *fixtures.Topology, shard int) error {
 	until := t.VoteQuarantine(shard)
 	if until.IsZero() {
 		return nil

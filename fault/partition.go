@@ -87,7 +87,7 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 	if err != nil {
 		return Window{}, err
 	}
-	if err := waitVoteQuarantine(ctx, t, f.Shard); err != nil {
+	if err := WaitVoteQuarantine(ctx, t, f.Shard); err != nil {
 		return Window{}, err
 	}
 	p := Partitioned{Minority: primary, Majority: replica, Start: time.Now()}

@@ -67,7 +67,7 @@ func (f SentinelFailover) Available(t *fixtures.Topology) error {
 
 // Inject implements Fault.
 func (f SentinelFailover) Inject(ctx context.Context, t *fixtures.Topology) (Window, error) {
-	if err := waitVoteQuarantine(ctx, t, 0); err != nil {
+	if err := WaitVoteQuarantine(ctx, t, 0); err != nil {
 		return Window{}, err
 	}
 	old, err := t.CurrentPrimary(ctx)
@@ -166,23 +166,32 @@ func (f SentinelFailover) Heal(ctx context.Context, t *fixtures.Topology, w Wind
 		if n.State() == fixtures.NodeRunning {
 			continue
 		}
-		if err := n.Restart(ctx); err != nil {
+		if err := RestartReplica(ctx, n); err != nil {
 			return err
 		}
-		if err := poll(ctx, 30*time.Second, func() error {
-			repl, err := n.Info(ctx, "replication")
-			if err != nil {
-				return err
-			}
-			// Linked, not only reconfigured: the next failover needs a
-			// replica the Sentinels consider fit to promote.
-			if repl["role"] != "slave" || repl["master_link_status"] != "up" {
-				return fmt.Errorf("restarted %s: role %s, link %s", n.Name(), repl["role"], repl["master_link_status"])
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("wait for the Sentinels to reconfigure the restarted %s: %w", n.Name(), err)
+	}
+	return nil
+}
+
+// RestartReplica restarts a node a kill left down and waits until it
+// replicates again with its link up: reconfigured is not enough, the next
+// failover of its shard needs a replica the Sentinels (or the cluster's
+// primaries) consider fit to promote. It comes back empty (no persistence).
+func RestartReplica(ctx context.Context, n *fixtures.Node) error {
+	if err := n.Restart(ctx); err != nil {
+		return err
+	}
+	if err := poll(ctx, 30*time.Second, func() error {
+		repl, err := n.Info(ctx, "replication")
+		if err != nil {
+			return err
 		}
+		if repl["role"] != "slave" || repl["master_link_status"] != "up" {
+			return fmt.Errorf("restarted %s: role %s, link %s", n.Name(), repl["role"], repl["master_link_status"])
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("restarted %s never replicated again: %w", n.Name(), err)
 	}
 	return nil
 }

@@ -138,21 +138,9 @@ func oldPrimary(w fault.Window) string { name, _, _ := strings.Cut(w.Target, "â†
 // (link up), so the next failover of its shard has a replica to promote.
 func restartNode(ctx context.Context, t *fixtures.Topology, name string) error {
 	for _, n := range t.Nodes() {
-		if n.Name() != name {
-			continue
+		if n.Name() == name {
+			return fault.RestartReplica(ctx, n)
 		}
-		if err := n.Restart(ctx); err != nil {
-			return err
-		}
-		var last error
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			repl, err := n.Info(ctx, "replication")
-			if err == nil && repl["role"] == "slave" && repl["master_link_status"] == "up" {
-				return nil
-			}
-			last = fmt.Errorf("%s: role %s, link %s (%v)", name, repl["role"], repl["master_link_status"], err)
-		}
-		return fmt.Errorf("restarted %s never replicated again: %w", name, last)
 	}
 	return fmt.Errorf("no node %q in %s", name, t.Spec)
 }
