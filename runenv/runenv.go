@@ -35,7 +35,10 @@ const (
 	EnvServer   = "SLOTGATE_SERVER"   // valkey-server binary (default "valkey-server")
 	EnvBackends = "SLOTGATE_BACKENDS" // comma list of go-redis,valkey-go (default both)
 	EnvTopology = "SLOTGATE_TOPOLOGY" // multi-shard topology for cluster rows (default cluster:3x1)
-	EnvPorts    = "SLOTGATE_PORTS"    // LO-HI: confine every port the fixtures bind (default: allocate freely)
+	// EnvReplicated is the replicated topology (a primary, R replicas, 3
+	// Sentinels) of the disabled-mode failover scenarios (default replicated:1).
+	EnvReplicated = "SLOTGATE_REPLICATED"
+	EnvPorts      = "SLOTGATE_PORTS" // LO-HI: confine every port the fixtures bind (default: allocate freely)
 	// EnvHaltBudget is the dispatch-halt budget (ParseHaltBudget): one
 	// duration for every client role, or role=duration pairs (default
 	// DefaultHaltBudget).

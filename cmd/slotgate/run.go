@@ -90,7 +90,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.profile, "profile", "full", "smoke (quick, what make test runs) or full (sign-off sizes)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for every scenario's RNG; a failing run prints its seed, pass it here to replay (default: random)")
 	fs.StringVar(&f.server, "server", "valkey-server", "server binary: valkey-server 8, or redis-server >= 7")
-	fs.StringVar(&f.topology, "topology", "cluster:3x1", "multi-shard topology for the cluster rows: cluster:NxR (N primaries, R replicas each)")
+	fs.StringVar(&f.topology, "topology", "cluster:3x1", "comma list: the multi-shard topology of the cluster rows, cluster:NxR (N primaries, R replicas each), and/or the primary + replicas behind 3 Sentinels of the disabled-mode failover scenarios, replicated:R (default replicated:1, as production)")
 	fs.StringVar(&f.backends, "backend", "go-redis,valkey-go", "client backends to test, comma list")
 	fs.StringVar(&f.out, "out", "slotgate-report", "directory for results.json, junit.xml, summary.md, report.html")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long, a guard against a hung run (default 30m smoke, 60m full)")
@@ -143,6 +143,36 @@ type plan struct {
 	requested []report.RowID
 
 	scriptSet *fencing.ScriptSet // --scripts, loaded
+	// replicated is the replicated topology of --topology (default
+	// "replicated"); topology keeps the cluster's after validate.
+	replicated string
+}
+
+// parseTopologies splits --topology into the cluster rows' multi-shard
+// topology and the replicated one (each at most once, each defaulted).
+func parseTopologies(list string) (cluster, replicated string, err error) {
+	cluster, replicated = "cluster:3x1", "replicated"
+	seen := map[fixtures.Kind]bool{}
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		spec, err := fixtures.ParseSpec(item)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: --topology: %v", errUsage, err)
+		}
+		switch spec.Kind {
+		case fixtures.KindCluster:
+			cluster = item
+		case fixtures.KindReplicated:
+			replicated = item
+		default:
+			return "", "", fmt.Errorf("%w: --topology takes a multi-shard cluster (cluster:NxR) and/or a replicated primary (replicated:R), got %q; rows that need a standalone or single-shard node start their own", errUsage, item)
+		}
+		if seen[spec.Kind] {
+			return "", "", fmt.Errorf("%w: --topology names two %s topologies in %q: give each kind once", errUsage, spec.Kind, list)
+		}
+		seen[spec.Kind] = true
+	}
+	return cluster, replicated, nil
 }
 
 // validateMarconiEnv refuses MARCONI_* flags that spec 002 §8 forbids
@@ -182,12 +212,8 @@ func validate(f runFlags) (plan, error) {
 	if _, err = runenv.ParseBackends(f.backends); err != nil {
 		return p, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	spec, err := fixtures.ParseSpec(f.topology)
-	if err != nil {
-		return p, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if spec.Kind != fixtures.KindCluster {
-		return p, fmt.Errorf("%w: --topology must be a multi-shard cluster (cluster:NxR), got %q; rows that need a standalone or single-shard node start their own", errUsage, f.topology)
+	if p.topology, p.replicated, err = parseTopologies(f.topology); err != nil {
+		return p, err
 	}
 	if p.provider, err = fixtures.ParseProvider(f.provider); err != nil {
 		return p, fmt.Errorf("%w: --provider %q: want local or containers, or external with --endpoint", errUsage, f.provider)
@@ -225,6 +251,7 @@ func validate(f runFlags) (plan, error) {
 		p.jobs = 1
 	}
 	if f.ports != "" && !external {
+		spec, _ := fixtures.ParseSpec(p.topology) // parsed by parseTopologies
 		if err := checkPorts(f.ports, p.jobs*(spec.Nodes()+2)); err != nil {
 			return p, err
 		}
@@ -440,6 +467,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		runenv.EnvServer+"="+p.server,
 		runenv.EnvBackends+"="+p.backends,
 		runenv.EnvTopology+"="+p.topology,
+		runenv.EnvReplicated+"="+p.replicated,
 		runenv.EnvPorts+"="+p.ports,
 		runenv.EnvProvider+"="+string(p.provider),
 		runenv.EnvHaltBudget+"="+p.haltBudget,

@@ -27,7 +27,7 @@ func TestFencingFailover(t *testing.T) {
 var (
 	cfg        harness.Config
 	cluster    *fixtures.Topology // the multi-shard cluster with replicas (cfg.Topology)
-	replicated *fixtures.Topology // one primary + one replica + three Sentinels, as buzz-001
+	replicated *fixtures.Topology // one primary + its replicas (cfg.Replicated; one, as buzz-001) + three Sentinels
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
@@ -38,7 +38,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	go func() { // the two bring-ups overlap
 		defer GinkgoRecover()
 		defer close(done)
-		replicated = harness.Start(ctx, cfg, "replicated")
+		replicated = harness.Start(ctx, cfg, cfg.Replicated)
 	}()
 	cluster = harness.Start(ctx, cfg, cfg.Topology)
 	<-done

@@ -33,6 +33,7 @@ const (
 	EnvServer         = runenv.EnvServer
 	EnvBackends       = runenv.EnvBackends
 	EnvTopology       = runenv.EnvTopology
+	EnvReplicated     = runenv.EnvReplicated
 	EnvPorts          = runenv.EnvPorts
 	EnvHaltBudget     = runenv.EnvHaltBudget
 	EnvProvider       = runenv.EnvProvider
@@ -66,6 +67,9 @@ type Config struct {
 	Backends []client.Backend
 	// Topology is the multi-shard topology spec for cluster rows.
 	Topology string
+	// Replicated is the replicated topology spec (replicated:R) of the
+	// disabled-mode failover scenarios.
+	Replicated string
 	// PortLo and PortHi confine every bound port when non-zero.
 	PortLo, PortHi int
 	// Provider is where the servers run, with the images the container
@@ -87,7 +91,7 @@ type Config struct {
 
 // ConfigFromEnv reads the run configuration from the environment.
 func ConfigFromEnv() (Config, error) {
-	c := Config{Profile: ProfileSmoke, Server: "valkey-server", Backends: client.Backends, Topology: "cluster:3x1"}
+	c := Config{Profile: ProfileSmoke, Server: "valkey-server", Backends: client.Backends, Topology: "cluster:3x1", Replicated: "replicated"}
 	if v := os.Getenv(EnvProfile); v != "" {
 		p, err := ParseProfile(v)
 		if err != nil {
@@ -116,6 +120,9 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if v := os.Getenv(EnvTopology); v != "" {
 		c.Topology = v
+	}
+	if v := os.Getenv(EnvReplicated); v != "" {
+		c.Replicated = v
 	}
 	if v := os.Getenv(EnvPorts); v != "" {
 		lo, hi, err := ParsePorts(v)
