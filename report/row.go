@@ -87,7 +87,7 @@ var Catalogue = []Row{
 		Suite: "./suites/fencing", External: NotOnExternal("restarts a primary (fault.RestartPrimary) and needs a single-shard cluster-enabled node it starts itself")},
 	{ID: RowFencingMigration, Title: "Fencing migration", Spec: "000 §The Fencing Migration; §Deployment Gate", Topology: "standalone",
 		Suite: "./suites/migration", External: NotOnExternal("injects link faults at the per-node proxy (fault.Latency, fault.ResetPeer) and needs a single-shard node it starts itself")},
-	{ID: RowFencingFailover, Title: "Fencing across failover", Spec: "000 §Safety theorems T1, T2; §Problem Statement (primary + replica, automatic failover)", Topology: "replicated, cluster:3x1",
+	{ID: RowFencingFailover, Title: "Fencing across failover", Spec: "000 §Safety theorems T1, T2; §The Fencing Migration; §Problem Statement (primary + replica, automatic failover)", Topology: "replicated, cluster:3x1",
 		Suite: "./suites/fencingfailover", External: NotOnExternal("kills, pauses and partitions primaries to fail them over mid-run, and starts its own Sentinel-watched primary + replica")},
 	{ID: RowLocality, Title: "Locality contract", Spec: "000 §Conformance, Locality contract", Topology: "standalone",
 		Suite: "./suites/locality", External: OnExternal(NeedStandalone)},
