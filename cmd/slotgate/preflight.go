@@ -33,9 +33,15 @@ start (staging, the compose/ topology, a configuration endpoint):
                        by a full SCAN of EVERY primary and MEMORY USAGE per key
   cpu-headroom         G5: engine-thread CPU below --cpu-limit on every node (INFO cpu, twice)
   old-keyspace-leases  rule 3: observed old-keyspace lease count = 0 (SCAN of every primary)
+  durability           T1/T2 across a failover: every primary has --min-replicas replicas online,
+                       a cluster-node-timeout under the lease TTL minus the renew interval
+                       (30 s - 10 s); min-replicas-to-write and persistence reported with what
+                       they mean (replication is asynchronous: only the directory's
+                       durability mode keeps an acknowledged lease across a failover)
 
-Only PING, INFO, SCAN, CLUSTER INFO|SHARDS|KEYSLOT, MEMORY USAGE and EVAL of a
-script that touches no key are sent; anything else is refused before it leaves.
+Only PING, INFO, SCAN, CLUSTER INFO|SHARDS|KEYSLOT, MEMORY USAGE, CONFIG GET of
+the durability settings and EVAL of a script that touches no key are sent;
+anything else is refused before it leaves.
 CPU is sampled first, so the key passes do not count against the headroom.
 Every flag has an environment variable (flags win): SLOTGATE_ENDPOINT (comma
 list), SLOTGATE_USER, SLOTGATE_PASSWORD, SLOTGATE_TLS, SLOTGATE_CACERT,
@@ -113,6 +119,7 @@ type preflightFlags struct {
 	scanCount    int
 	cpuInterval  time.Duration
 	cpuLimit     float64
+	minReplicas  int
 	keyspacePair int
 	timeout      time.Duration
 }
@@ -138,6 +145,7 @@ func cmdPreflight(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.scanCount, "scan-count", 1000, "SCAN COUNT hint")
 	fs.DurationVar(&f.cpuInterval, "cpu-interval", 5*time.Second, "time between the two INFO cpu reads")
 	fs.Float64Var(&f.cpuLimit, "cpu-limit", 80, "engine CPU `percent` at or above which resharding is unsafe (G5)")
+	fs.IntVar(&f.minReplicas, "min-replicas", 1, "replicas each primary must have online (durability)")
 	fs.Var(&f.pairs, "pair", "an extra tagged pair `keyA,keyB` whose slots must be equal; repeatable")
 	fs.IntVar(&f.keyspacePair, "keyspace-pairs", 100, "at most this many real pairs sampled from the live keyspace")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up after this long")
@@ -170,7 +178,7 @@ func cmdPreflight(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	items := judge(obs, f.cpuLimit/100)
+	items := judge(obs, f.cpuLimit/100, f.minReplicas)
 	if f.asJSON {
 		if err := writePreflightJSON(stdout, obs, items); err != nil {
 			return err
@@ -222,6 +230,8 @@ func (f *preflightFlags) options() (preflight.Options, error) {
 		return bad(fmt.Errorf("--cpu-interval %v is too short to measure (>= 100ms)", f.cpuInterval))
 	case f.cpuLimit <= 0 || f.cpuLimit > 100:
 		return bad(fmt.Errorf("--cpu-limit must be a percent in (0, 100]"))
+	case f.minReplicas < 0:
+		return bad(fmt.Errorf("--min-replicas must be >= 0"))
 	case f.keyspacePair <= 0:
 		return bad(fmt.Errorf("--keyspace-pairs must be > 0"))
 	case f.timeout <= 0:
@@ -274,10 +284,20 @@ var itemSpec = map[preflight.Item]struct{ spec, onFail, onUnknown string }{
 	preflight.ItemOldLeases: {"000 §Deployment Gate rule 3; §Migration path G3 (fleet fully on C)",
 		"the fleet is not fully on C: finish the C rollout and wait for the old-keyspace leases to drain (observed, not timed)",
 		"let the lease count visit every primary to completion and re-run"},
+	preflight.ItemDurability: {"000 §Safety theorems T1, T2; §Problem Statement (primary + replica, automatic failover)",
+		"give every primary a replica online and a cluster-node-timeout under the lease TTL minus the renew interval before any door; run the fencing directory in its durability mode",
+		"make INFO replication readable on every primary and re-run"},
 }
 
+// specLeaseTTL and specRenew are production's lease TTL and renew interval
+// (spec 000 §The Fencing Migration: reliable.rs, audio/join.rs).
+const (
+	specLeaseTTL = 30 * time.Second
+	specRenew    = 10 * time.Second
+)
+
 // judge runs each gathered item's checker over the observations.
-func judge(obs *preflight.Observations, cpuLimit float64) []preflightItem {
+func judge(obs *preflight.Observations, cpuLimit float64, minReplicas int) []preflightItem {
 	gathered := map[preflight.Item]bool{}
 	for _, it := range obs.Gathered {
 		gathered[it] = true
@@ -305,6 +325,8 @@ func judge(obs *preflight.Observations, cpuLimit float64) []preflightItem {
 			r = check.CPUHeadroom(obs.CPU, cpuLimit)
 		case preflight.ItemOldLeases:
 			r = check.OldLeasesDrained(*obs.Leases)
+		case preflight.ItemDurability:
+			r = check.DurabilityReady(obs.Durability, check.DurabilityWant{MinReplicas: minReplicas, LeaseTTL: specLeaseTTL, Renew: specRenew})
 		}
 		item.Status = strings.ToUpper(string(r.Status))
 		item.Message, item.Evidence, item.Counterexample = r.Message, r.Observed, r.Counterexample

@@ -168,6 +168,14 @@ func TestPreflightAgainstRealCluster(t *testing.T) {
 		t.Errorf("preflight wrote: rdb_changes_since_last_save %v → %v", before, after)
 	}
 
+	if ev := strings.Join(item(out, "durability").Evidence, "; "); !strings.Contains(ev, "1 of 1 replicas online") || !strings.Contains(ev, "min-replicas-to-write 0") {
+		t.Errorf("durability did not read each primary's replica and min-replicas-to-write: %s", ev)
+	}
+	// Seeded failure 0: two replicas asked of primaries that have one.
+	code, out, msg = runPreflight(t, "--endpoint", endpoint, "--checks", "durability", "--min-replicas", "2", "--json")
+	if d := item(out, "durability"); code != exitGateFail || d.Status != "FAIL" || !strings.Contains(d.Counterexample, "need 2") {
+		t.Errorf("too few replicas: exit %d, %+v\n%s", code, d, msg)
+	}
 	// Seeded failure 1: the 200 KiB value against a 100 KiB threshold.
 	code, out, msg = runPreflight(t, "--endpoint", endpoint, "--checks", "key-size", "--key-size-threshold", "100KB", "--json")
 	if ks := item(out, "key-size"); code != exitGateFail || ks.Status != "FAIL" || !strings.Contains(ks.Counterexample, "blob") {
@@ -206,6 +214,9 @@ func TestPreflightAgainstRealCluster(t *testing.T) {
 	}
 	if k := item(out, "keyslot-equality"); k.Status != "PASS" || !strings.Contains(k.Message, "CRC16") {
 		t.Errorf("standalone keyslot: %+v", k)
+	}
+	if d := item(out, "durability"); d.Status != "FAIL" || !strings.Contains(d.Counterexample, "0 replicas online") {
+		t.Errorf("standalone without a replica: %+v", d)
 	}
 	code, _, msg = runPreflight(t, "--endpoint", standalone.Addrs()[0], "--cpu-interval", "200ms",
 		"--checks", "topology,keyslot-equality,key-size,cpu-headroom,old-keyspace-leases")

@@ -2,7 +2,8 @@
 // (spec 000 §Deployment Gate rule 5; §Migration path G3–G5) from a running
 // cluster or standalone endpoint slotgate did not start. It records
 // observations; the verdicts are check.KeyslotEquality, CrossSlotRefused,
-// KeySizesUnder, CPUHeadroom, OldLeasesDrained and PreflightTopologyHealthy.
+// KeySizesUnder, CPUHeadroom, OldLeasesDrained, DurabilityReady and
+// PreflightTopologyHealthy.
 //
 // Every node is read over its own connection: a keyless command such as
 // SCAN sent through a cluster client reaches ONE node (a third of a 3-shard
@@ -36,6 +37,9 @@ const (
 	ItemKeySize   Item = "key-size"            // no item above the threshold (G4)
 	ItemCPU       Item = "cpu-headroom"        // engine CPU below the limit (G5)
 	ItemOldLeases Item = "old-keyspace-leases" // observed old-keyspace lease count = 0 (rule 3)
+	// ItemDurability: replicas online, min-replicas-to-write, persistence,
+	// cluster-node-timeout (T1/T2 across a failover).
+	ItemDurability Item = "durability"
 )
 
 const (
@@ -44,7 +48,7 @@ const (
 )
 
 // Items lists every item in checklist order.
-var Items = []Item{ItemTopology, ItemKeyslot, ItemCrossSlot, ItemKeySize, ItemCPU, ItemOldLeases}
+var Items = []Item{ItemTopology, ItemKeyslot, ItemCrossSlot, ItemKeySize, ItemCPU, ItemOldLeases, ItemDurability}
 
 // Options configures one gathering.
 type Options struct {
@@ -119,6 +123,8 @@ type Observations struct {
 	KeySizes *check.KeySizePass
 	CPU      []check.CPUSample
 	Leases   *check.LeaseCount
+	// Durability is every primary's replication and persistence settings.
+	Durability []check.DurabilitySample
 	// Gathered lists the items gathered, in checklist order.
 	Gathered []Item
 	// Took is how long gathering took.
@@ -162,6 +168,7 @@ func Gather(ctx context.Context, o Options) (*Observations, error) {
 		{ItemCrossSlot, g.crossSlotProbe},
 		{ItemKeySize, g.keySizes},
 		{ItemOldLeases, g.oldLeases},
+		{ItemDurability, g.durability},
 	}
 	for _, s := range steps {
 		if !on(s.item) {

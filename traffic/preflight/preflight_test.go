@@ -21,6 +21,7 @@ func TestAllowedIsReadOnly(t *testing.T) {
 		{Prefix: []string{"CLUSTER", "KEYSLOT"}, Args: []string{"k"}},
 		{Prefix: []string{"MEMORY", "USAGE"}, Keys: []string{"k"}, Args: []string{"SAMPLES", "5"}},
 		{Prefix: []string{"EVAL", probeScript, "2"}, Keys: probeKeys[:]},
+		{Prefix: []string{"CONFIG", "GET", "min-replicas-to-write"}},
 	}
 	for _, c := range ok {
 		if err := allowed(c); err != nil {
@@ -35,6 +36,9 @@ func TestAllowedIsReadOnly(t *testing.T) {
 		{Prefix: []string{"CLUSTER", "RESET"}},
 		{Prefix: []string{"MEMORY", "PURGE"}},
 		{Prefix: []string{"CONFIG", "SET"}, Args: []string{"maxmemory", "1"}},
+		{Prefix: []string{"CONFIG", "GET", "requirepass"}},
+		{Prefix: []string{"CONFIG", "GET", "*"}},
+		{Prefix: []string{"CONFIG", "GET", "save", "requirepass"}},
 		{Prefix: []string{"EVAL", "return redis.call('DEL', KEYS[1])", "1"}, Keys: []string{"k"}},
 		{Prefix: []string{"EVALSHA", "abc", "0"}},
 		{},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slotgate/slotgate/impl/client"
@@ -31,7 +32,8 @@ func (p readOnly) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 }
 
 // allowed is the allowlist: PING, INFO, SCAN, CLUSTER INFO|SHARDS|KEYSLOT|
-// MYID, MEMORY USAGE, and EVAL of probeScript only.
+// MYID, MEMORY USAGE, CONFIG GET of the durability item's parameters, and
+// EVAL of probeScript only.
 func allowed(cmd client.Cmd) error {
 	words := append(append(append([]string(nil), cmd.Prefix...), cmd.Keys...), cmd.Args...)
 	if len(words) == 0 {
@@ -52,6 +54,10 @@ func allowed(cmd client.Cmd) error {
 		}
 	case "MEMORY":
 		if sub == "USAGE" {
+			return nil
+		}
+	case "CONFIG":
+		if sub == "GET" && len(words) == 3 && slices.Contains(durabilityConfig, words[2]) {
 			return nil
 		}
 	case "EVAL":
