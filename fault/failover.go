@@ -89,7 +89,7 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 	default:
 		return w, fmt.Errorf("unknown failover mode %q", f.Mode)
 	}
-	if err := poll(ctx, 30*time.Second, func() error {
+	if err := poll(ctx, failoverLimit(t), func() error {
 		role, err := replica.CurrentRole(ctx)
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		if err := primary.Resume(); err != nil {
 			return w, fmt.Errorf("resume %s: %w", primary.Name(), err)
 		}
-		if err := poll(ctx, 30*time.Second, func() error {
+		if err := poll(ctx, failoverLimit(t), func() error {
 			role, err := primary.CurrentRole(ctx)
 			if err != nil {
 				return err
@@ -130,6 +130,20 @@ func (f Failover) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 		t.NoteElection(f.Shard, w.End)
 	}
 	return w, nil
+}
+
+// failoverLimit bounds the wait for a cluster failover to complete: 30 s,
+// or three node timeouts where the topology detects failures more slowly
+// (production timing: 15 s).
+func failoverLimit(t *fixtures.Topology) time.Duration {
+	return max(30*time.Second, 3*t.NodeTimeout())
+}
+
+// sentinelLimit is failoverLimit for a Sentinel failover: down-after to
+// hold the primary down, then an election bounded by failover-timeout.
+func sentinelLimit(t *fixtures.Topology) time.Duration {
+	downAfter, failoverTimeout := t.SentinelTiming()
+	return max(30*time.Second, 2*downAfter+failoverTimeout)
 }
 
 // quarantineSlack covers the gap between a primary's vote and the moment

@@ -115,7 +115,7 @@ func (f SentinelFailover) Inject(ctx context.Context, t *fixtures.Topology) (Win
 	if err != nil {
 		return w, fmt.Errorf("%s %s: %w", f.Mode, old.Name(), err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, sentinelLimit(t))
 	defer cancel()
 	promoted, err := t.WaitNewPrimary(wctx, old)
 	if err != nil {
@@ -136,7 +136,7 @@ func (f SentinelFailover) Inject(ctx context.Context, t *fixtures.Topology) (Win
 		return w, fmt.Errorf("heal %s: %w", old.Name(), err)
 	}
 	if f.Mode == SentinelPause || f.Mode == SentinelCut || f.Mode == SentinelManual {
-		if err := poll(ctx, 30*time.Second, func() error {
+		if err := poll(ctx, sentinelLimit(t), func() error {
 			role, err := old.CurrentRole(ctx)
 			if err != nil {
 				return err

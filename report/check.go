@@ -127,7 +127,10 @@ type Evidence struct {
 	Server         string              `json:"server,omitempty"`
 	Client         string              `json:"client,omitempty"`
 	Profile        string              `json:"profile,omitempty"`
-	Duration       Duration            `json:"duration,omitempty"`
+	// Timing is the servers' failover timing when it was not the scaled
+	// default ("production": their own failure-detection defaults).
+	Timing   string   `json:"timing,omitempty"`
+	Duration Duration `json:"duration,omitempty"`
 	// Faults are the fault windows injected during the scenario.
 	Faults []FaultWindow `json:"faults,omitempty"`
 	// Timeline is the scenario's history in buckets (Bucketize): what
@@ -309,7 +312,11 @@ func (c Check) Uncaught() []string {
 
 // Replay is the command that re-runs the check's row with its seed.
 func (c Check) Replay() string {
-	return fmt.Sprintf("slotgate run --row %s --seed %d", c.Row, c.Evidence.Seed)
+	cmd := fmt.Sprintf("slotgate run --row %s --seed %d", c.Row, c.Evidence.Seed)
+	if c.Evidence.Timing != "" {
+		cmd += " --timing " + c.Evidence.Timing
+	}
+	return cmd
 }
 
 // notCaught phrases a list of uncaught control names.

@@ -254,6 +254,7 @@ func newHTMLCheck(s *Scorecard, c Check, id string) htmlCheck {
 	add("Server", e.Server)
 	add("Client", e.Client)
 	add("Profile", e.Profile)
+	add("Timing", e.Timing)
 	if e.Duration != 0 {
 		add("Duration", formatDuration(e.Duration))
 	}

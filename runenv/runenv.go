@@ -27,6 +27,40 @@ const (
 	ProfileFull Profile = "full"
 )
 
+// Timing is how fast the servers slotgate starts detect a dead primary and
+// fail it over.
+type Timing string
+
+const (
+	// TimingScaled is the fixtures' default: cluster-node-timeout 2 s and
+	// Sentinel down-after 1 s, so a failover takes seconds and the
+	// time-scaled lease protocols keep production's ratios.
+	TimingScaled Timing = "scaled"
+	// TimingProduction is the servers' own defaults: cluster-node-timeout
+	// 15 s (Valkey's default), Sentinel down-after 30 s (sentinel.conf's)
+	// with a failover-timeout of 30 s (Sentinel's 180 s would space two
+	// failovers of one primary six minutes apart).
+	TimingProduction Timing = "production"
+)
+
+// Production's failure-detection settings (TimingProduction).
+const (
+	ProductionNodeTimeout     = 15 * time.Second
+	ProductionDownAfter       = 30 * time.Second
+	ProductionFailoverTimeout = 30 * time.Second
+)
+
+// ParseTiming parses "scaled" (or "") or "production".
+func ParseTiming(s string) (Timing, error) {
+	switch t := Timing(s); t {
+	case "":
+		return TimingScaled, nil
+	case TimingScaled, TimingProduction:
+		return t, nil
+	}
+	return "", fmt.Errorf("%w: unknown timing %q (want scaled or production)", ErrBadConfig, s)
+}
+
 // Environment variables the CLI sets for the suites (and a developer may set
 // by hand when running `ginkgo` directly).
 const (
@@ -35,6 +69,8 @@ const (
 	EnvServer   = "SLOTGATE_SERVER"   // valkey-server binary (default "valkey-server")
 	EnvBackends = "SLOTGATE_BACKENDS" // comma list of go-redis,valkey-go (default both)
 	EnvTopology = "SLOTGATE_TOPOLOGY" // multi-shard topology for cluster rows (default cluster:3x1)
+	// EnvTiming is the servers' failover timing (scaled | production).
+	EnvTiming = "SLOTGATE_TIMING"
 	// EnvReplicated is the replicated topology (a primary, R replicas, 3
 	// Sentinels) of the disabled-mode failover scenarios (default replicated:1).
 	EnvReplicated = "SLOTGATE_REPLICATED"

@@ -25,6 +25,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"bad provider", []string{"run", "--provider", "docker"}, "want local or containers"},
 		{"not a cluster topology", []string{"run", "--topology", "standalone"}, "multi-shard"},
 		{"bad replicated topology", []string{"run", "--topology", "cluster:3x1,replicated:0"}, "replica"},
+		{"bad timing", []string{"run", "--timing", "fast"}, `unknown timing "fast"`},
 		{"two cluster topologies", []string{"run", "--topology", "cluster:3x1,cluster:2x1"}, "two cluster topologies"},
 		{"bad profile", []string{"run", "--profile", "medium"}, `unknown profile "medium"`},
 		{"bad backend", []string{"run", "--backend", "jedis"}, `unknown client backend "jedis"`},

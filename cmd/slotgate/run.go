@@ -68,6 +68,7 @@ type runFlags struct {
 	seed       int64
 	server     string
 	topology   string
+	timing     string
 	backends   string
 	out        string
 	timeout    time.Duration
@@ -90,6 +91,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.profile, "profile", "full", "smoke (quick, what make test runs) or full (sign-off sizes)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for every scenario's RNG; a failing run prints its seed, pass it here to replay (default: random)")
 	fs.StringVar(&f.server, "server", "valkey-server", "server binary: valkey-server 8, or redis-server >= 7")
+	fs.StringVar(&f.timing, "timing", "scaled", "failover timing of the servers slotgate starts: scaled (cluster-node-timeout 2 s, Sentinel down-after 1 s: failovers in seconds, time-scaled lease protocols keep production's ratios) or production (the servers' own defaults: cluster-node-timeout 15 s, Sentinel down-after 30 s; failovers take tens of seconds and the halt budget and lease TTL are judged at them)")
 	fs.StringVar(&f.topology, "topology", "cluster:3x1", "comma list: the multi-shard topology of the cluster rows, cluster:NxR (N primaries, R replicas each), and/or the primary + replicas behind 3 Sentinels of the disabled-mode failover scenarios, replicated:R (default replicated:1, as production)")
 	fs.StringVar(&f.backends, "backend", "go-redis,valkey-go", "client backends to test, comma list")
 	fs.StringVar(&f.out, "out", "slotgate-report", "directory for results.json, junit.xml, summary.md, report.html")
@@ -214,6 +216,9 @@ func validate(f runFlags) (plan, error) {
 	}
 	if p.topology, p.replicated, err = parseTopologies(f.topology); err != nil {
 		return p, err
+	}
+	if _, err := runenv.ParseTiming(f.timing); err != nil {
+		return p, fmt.Errorf("%w: --timing: %v", errUsage, err)
 	}
 	if p.provider, err = fixtures.ParseProvider(f.provider); err != nil {
 		return p, fmt.Errorf("%w: --provider %q: want local or containers, or external with --endpoint", errUsage, f.provider)
@@ -468,6 +473,7 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 		runenv.EnvBackends+"="+p.backends,
 		runenv.EnvTopology+"="+p.topology,
 		runenv.EnvReplicated+"="+p.replicated,
+		runenv.EnvTiming+"="+p.timing,
 		runenv.EnvPorts+"="+p.ports,
 		runenv.EnvProvider+"="+string(p.provider),
 		runenv.EnvHaltBudget+"="+p.haltBudget,

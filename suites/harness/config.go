@@ -34,6 +34,7 @@ const (
 	EnvBackends       = runenv.EnvBackends
 	EnvTopology       = runenv.EnvTopology
 	EnvReplicated     = runenv.EnvReplicated
+	EnvTiming         = runenv.EnvTiming
 	EnvPorts          = runenv.EnvPorts
 	EnvHaltBudget     = runenv.EnvHaltBudget
 	EnvProvider       = runenv.EnvProvider
@@ -70,6 +71,9 @@ type Config struct {
 	// Replicated is the replicated topology spec (replicated:R) of the
 	// disabled-mode failover scenarios.
 	Replicated string
+	// Timing is the servers' failover timing (EnvTiming): scaled, or the
+	// servers' own production defaults.
+	Timing runenv.Timing
 	// PortLo and PortHi confine every bound port when non-zero.
 	PortLo, PortHi int
 	// Provider is where the servers run, with the images the container
@@ -124,6 +128,11 @@ func ConfigFromEnv() (Config, error) {
 	if v := os.Getenv(EnvReplicated); v != "" {
 		c.Replicated = v
 	}
+	t, err := runenv.ParseTiming(os.Getenv(EnvTiming))
+	if err != nil {
+		return c, err
+	}
+	c.Timing = t
 	if v := os.Getenv(EnvPorts); v != "" {
 		lo, hi, err := ParsePorts(v)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/runenv"
 )
 
 // Start brings up a topology for the suite and registers its teardown right
@@ -59,6 +60,10 @@ func (c Config) FixtureOptions() []fixtures.Option {
 	if c.PortLo != 0 {
 		opts = append(opts, fixtures.WithPortRange(c.PortLo, c.PortHi))
 	}
+	if c.Timing == runenv.TimingProduction {
+		opts = append(opts, fixtures.WithNodeTimeout(runenv.ProductionNodeTimeout),
+			fixtures.WithSentinelTiming(runenv.ProductionDownAfter, runenv.ProductionFailoverTimeout))
+	}
 	return append(opts, c.ProviderOptions()...)
 }
 
@@ -82,6 +87,9 @@ func Pool(ctx context.Context, backend client.Backend, t *fixtures.Topology) cli
 // Evidence starts a check's evidence with how to reproduce it.
 func Evidence(cfg Config, t *fixtures.Topology, p client.Pool) report.Evidence {
 	ev := report.Evidence{Seed: cfg.Seed, Profile: string(cfg.Profile)}
+	if cfg.Timing == runenv.TimingProduction {
+		ev.Timing = string(cfg.Timing)
+	}
 	if t != nil {
 		ev.Topology, ev.Server = t.Spec.String(), t.ServerVersion()
 	}
@@ -109,6 +117,17 @@ func BackendsFromEnv() []client.Backend {
 		return client.Backends
 	}
 	return c.Backends
+}
+
+// TimingFromEnv is the servers' failover timing at tree-construction time
+// (scaled when the environment does not parse: the BeforeSuite's
+// ConfigFromEnv reports that).
+func TimingFromEnv() runenv.Timing {
+	t, err := runenv.ParseTiming(os.Getenv(EnvTiming))
+	if err != nil {
+		return runenv.TimingScaled
+	}
+	return t
 }
 
 // DistinctSlots draws n different hash slots from rng. Scenarios that give
