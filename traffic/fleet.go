@@ -53,6 +53,12 @@ type FleetOptions struct {
 	Acquires int
 	// ReleaseP is the chance per tick that a lane releases one held session.
 	ReleaseP float64
+	// RenewRetry, when set, keeps a lease whose renew failed without an
+	// answer (an error: the store failing over) and tries again every
+	// RenewRetry until a renew is answered or the TTL since the last
+	// acknowledged renew has run out — the point of a TTL of three renew
+	// intervals. Zero drops the lease at the first failed renew.
+	RenewRetry time.Duration
 	// Cap bounds the sessions one lane of one pod holds; zero sizes it so
 	// the fleet can hold the whole population.
 	Cap int
@@ -428,6 +434,11 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 	}
 	renewEvery := f.opts.TTL / 3
 	held := map[fencing.Session]int64{}
+	// lastAck is when each held lease's last acknowledged acquire or renew
+	// was called (its TTL runs from no earlier); retrying are the leases
+	// whose last renew failed unanswered (RenewRetry).
+	lastAck := map[fencing.Session]time.Time{}
+	retrying := map[fencing.Session]bool{}
 	capHeld := max(2, len(sessions)*5/(4*max(1, f.opts.Pods)))
 	if f.opts.Cap > 0 {
 		capHeld = f.opts.Cap
@@ -439,20 +450,53 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 		return
 	case <-time.After(time.Duration(rng.Int64N(int64(renewEvery)))):
 	}
-	tick := time.NewTicker(renewEvery)
+	tickEvery := renewEvery
+	if f.opts.RenewRetry > 0 {
+		tickEvery = min(renewEvery, f.opts.RenewRetry)
+	}
+	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
+	var nextRound time.Time
+	renew := func(s fencing.Session, gen int64) {
+		called := time.Now()
+		op := f.call(p, lane, history.OpRenew, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
+			ok, err := d.Renew(ctx, s, owner, gen)
+			return history.FencingOp{OK: ok}, err
+		})
+		switch {
+		case op.OK:
+			lastAck[s] = called
+			delete(retrying, s)
+		case op.Unknown && f.opts.RenewRetry > 0 && time.Since(lastAck[s]) < f.opts.TTL:
+			retrying[s] = true
+		default:
+			delete(held, s)
+			delete(lastAck, s)
+			delete(retrying, s)
+		}
+	}
 	for {
+		// Between rounds (RenewRetry), only the failed renews are retried.
+		if f.opts.RenewRetry > 0 && time.Now().Before(nextRound) {
+			for s := range retrying {
+				if ctx.Err() != nil {
+					return
+				}
+				renew(s, held[s])
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			continue
+		}
+		nextRound = time.Now().Add(renewEvery - tickEvery/2)
 		for s, gen := range held {
 			if ctx.Err() != nil {
 				return
 			}
-			op := f.call(p, lane, history.OpRenew, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
-				ok, err := d.Renew(ctx, s, owner, gen)
-				return history.FencingOp{OK: ok}, err
-			})
-			if !op.OK {
-				delete(held, s)
-			}
+			renew(s, gen)
 		}
 		if len(held) > 0 && rng.Float64() < f.opts.ReleaseP {
 			for s, gen := range held {
@@ -464,6 +508,8 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 					return history.FencingOp{OK: ok}, err
 				})
 				delete(held, s)
+				delete(lastAck, s)
+				delete(retrying, s)
 				break
 			}
 		}
@@ -475,12 +521,14 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 			if _, mine := held[s]; mine {
 				continue
 			}
+			called := time.Now()
 			op := f.call(p, lane, history.OpAcquire, s, owner, 0, func(d *fencing.Directory) (history.FencingOp, error) {
 				res, err := d.Acquire(ctx, s, owner)
 				return history.FencingOp{OK: res.OK, Gen: res.Generation, HolderGen: res.Holder.Generation, HolderOwner: res.Holder.Owner}, err
 			})
 			if op.OK {
 				held[s] = op.Gen
+				lastAck[s] = called
 			}
 		}
 		for s, gen := range held { // the hop-by-hop fence on one own frame
