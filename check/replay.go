@@ -31,7 +31,7 @@ var replayable = []any{
 	MarconiHookAndStaleRoutes, MarconiStaleRoutesFailing, MarconiCacheHealthFailing, MarconiDoubleWriteSeen,
 	MarconiMasterTermFailing, MarconiReleasedUnindexed, MarconiStaleWriterFenced, MarconiLostReplyOnce,
 	MigrationSingleAuthority, MigrationGenerations, ObservedSingleAuthority, OldKeyspaceDrained,
-	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround, MigrationAcrossFailover,
+	NewKeyspaceDrained, MigrationErrors, MigrationErrorsAround, MigrationAcrossFailover, LeasesKeptAcrossFailover,
 	NoErrors, RefusedWith,
 	PartitionDispatch, PartitionAccounted, PausedPodsFenced,
 	PresencePositional, PresenceRetriesCounted, GateDoors, RegistrySkipsClassified, NegotiatedProtocol, ReplyShapes,

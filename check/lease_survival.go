@@ -1,0 +1,100 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/slotgate/slotgate/history"
+)
+
+// LeasesKeptAcrossFailover asks whether a failover costs live leases (spec
+// 000 §The Fencing Migration: renew every 10 s against a 30 s TTL; the
+// store's failure detection, §Problem Statement): every lease certainly
+// live when a fault window began (an acknowledged acquire or renew whose
+// certainly-live window, MigrationSingleAuthority's, covers the start) must
+// be renewed successfully after the window ended — held through the
+// outage, not lost to expiry while the directory could not answer. It
+// reports each fault's kept and lost leases.
+//
+// Premises, checked: at least one fault window, healthy; a lease live at
+// each window's start; the history running at least ttl past each window's
+// end, so every lease's fate is decided. A broken premise is Unknown.
+func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.FaultWindow, ttl, slack time.Duration) Result {
+	const name = "leases-kept-across-failover"
+	if len(windows) == 0 {
+		return unknown(name, "premise: no fault window in the history (no failover was injected)")
+	}
+	var last time.Duration
+	for _, op := range ops {
+		last = max(last, op.Return)
+	}
+	ws := append([]history.FaultWindow(nil), windows...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
+	_, byKey := migrationLeases(ops, ttl, slack)
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var observed, lost []string
+	lostTotal := 0
+	for _, w := range ws {
+		if w.Unhealthy != "" {
+			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
+		}
+		if last < w.End+ttl {
+			return unknown(name, "premise: the history ends %v after fault %s %s, less than the lease TTL %v (a lease's fate is undecided)", (last - w.End).Round(time.Millisecond), w.Fault, w.Target, ttl)
+		}
+		live, kept := 0, 0
+		for _, k := range keys {
+			l := byKey[k]
+			if !l.liveAt(w.Start) {
+				continue
+			}
+			live++
+			if renewedAfter(ops, k, w.End) {
+				kept++
+			} else if len(lost) < 3 {
+				lost = append(lost, fmt.Sprintf("%s's lease at gen %d (%s), live at the start of %s %s, never renewed after it", l.owner, l.gen, k, w.Fault, w.Target))
+			}
+		}
+		if live == 0 {
+			return unknown(name, "premise: no lease was certainly live when fault %s %s began (nothing to keep)", w.Fault, w.Target)
+		}
+		lostTotal += live - kept
+		observed = append(observed, fmt.Sprintf("%s %s (%v): %d of %d live leases kept, %d lost", w.Fault, w.Target, (w.End-w.Start).Round(time.Millisecond), kept, live, live-kept))
+	}
+	var r Result
+	if lostTotal > 0 {
+		r = fail(name, strings.Join(lost, "\n"), "%d leases live when a failover began were lost to it (the outage outlasted what a renewed lease has left, TTL − renew)", lostTotal)
+	} else {
+		r = pass(name, "every lease live at each of %d failovers was renewed after it", len(ws))
+	}
+	r.Observed = observed
+	return r
+}
+
+// liveAt says whether the lease was certainly live at t.
+func (l *migrationLease) liveAt(t time.Duration) bool {
+	if t >= l.end {
+		return false
+	}
+	for _, w := range l.live {
+		if w[0] <= t && t < w[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// renewedAfter says whether lease key had a successful renew called after t.
+func renewedAfter(ops []history.MigrationOp, key string, t time.Duration) bool {
+	for _, op := range ops {
+		if op.Kind == history.OpRenew && op.OK && !op.Unknown && op.Call > t && leaseKey(op) == key {
+			return true
+		}
+	}
+	return false
+}
