@@ -49,12 +49,12 @@ var _ = Describe("fencing-failover", func() {
 			harness.Scenario{
 				Name: "fencing-failover/replicated/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
 				Spec: "T1 single authority and T2 generations across Sentinel failovers of one primary + replica, durability mode on (000 §Safety theorems; §Problem Statement)",
-				Run:  func(ctx SpecContext) report.Check { return silentlyWrong(ctx, replicatedRuns.Get(ctx, b)) },
+				Run:  harness.Requires(replicatedAvailable, func(ctx SpecContext) report.Check { return silentlyWrong(ctx, replicatedRuns.Get(ctx, b)) }),
 			},
 			harness.Scenario{
 				Name: "fencing-failover/replicated-resumes/" + string(b), Row: row, Column: report.ColumnErrors,
 				Spec: "the directory answers again within the halt budget after each Sentinel failover (000 §Client Architecture; §The Fencing Migration, renew cadence)",
-				Run:  func(ctx SpecContext) report.Check { return resumes(ctx, replicatedRuns.Get(ctx, b)) },
+				Run:  harness.Requires(replicatedAvailable, func(ctx SpecContext) report.Check { return resumes(ctx, replicatedRuns.Get(ctx, b)) }),
 			},
 			harness.Scenario{
 				Name: "fencing-failover/cluster/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,

@@ -28,17 +28,26 @@ var (
 	cfg        harness.Config
 	cluster    *fixtures.Topology // the multi-shard cluster with replicas (cfg.Topology)
 	replicated *fixtures.Topology // one primary + its replicas (cfg.Replicated; one, as buzz-001) + three Sentinels
+	// replicatedErr is why the run's provider cannot host replicated (nil when it can).
+	replicatedErr error
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	cfg, err = harness.ConfigFromEnv()
 	Expect(err).NotTo(HaveOccurred())
+	spec, err := fixtures.ParseSpec(cfg.Replicated)
+	Expect(err).NotTo(HaveOccurred())
+	// A provider that cannot host the Sentinels skips the replicated
+	// scenarios with that reason (replicatedAvailable); the cluster's run.
+	replicatedErr = fixtures.Supported(spec, cfg.FixtureOptions()...)
 	done := make(chan struct{})
 	go func() { // the two bring-ups overlap
 		defer GinkgoRecover()
 		defer close(done)
-		replicated = harness.Start(ctx, cfg, cfg.Replicated)
+		if replicatedErr == nil {
+			replicated = harness.Start(ctx, cfg, cfg.Replicated)
+		}
 	}()
 	cluster = harness.Start(ctx, cfg, cfg.Topology)
 	<-done
@@ -46,5 +55,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 var _ = BeforeEach(func(ctx SpecContext) {
 	Expect(cluster.Reset(ctx)).To(Succeed())
-	Expect(replicated.Reset(ctx)).To(Succeed())
+	if replicated != nil {
+		Expect(replicated.Reset(ctx)).To(Succeed())
+	}
 })
+
+// replicatedAvailable is the replicated scenarios' precondition (harness.Requires).
+func replicatedAvailable() error { return replicatedErr }

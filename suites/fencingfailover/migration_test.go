@@ -36,7 +36,7 @@ var _ = Describe("fencing-failover migration", func() {
 		harness.Emit(harness.Scenario{
 			Name: "fencing-failover/migration/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
 			Spec: "the staged O→A→B→backfill→drain→C deploy keeps T1 and T2 across Sentinel failovers inside each phase, the backfill and the drain, durability mode on (000 §The Fencing Migration; §Safety theorems; §Problem Statement)",
-			Run:  func(ctx SpecContext) report.Check { return deployVerdict(ctx, deployRuns.Get(ctx, b)) },
+			Run:  harness.Requires(replicatedAvailable, func(ctx SpecContext) report.Check { return deployVerdict(ctx, deployRuns.Get(ctx, b)) }),
 		})
 	}
 })
