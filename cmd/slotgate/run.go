@@ -79,6 +79,7 @@ type runFlags struct {
 	external   externalFlags // --provider external (external.go)
 	haltBudget string        // --halt-budget: runenv.ParseHaltBudget
 	jobs       int           // --jobs: suites at a time (schedule.go)
+	jobsSet    bool          // --jobs was given (0 then is an error, not the default)
 	shard      string        // --shard i/n (shard.go)
 	scripts    string        // --scripts DIR: a fencing script set (fencing.LoadScripts)
 }
@@ -115,6 +116,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, fmt.Errorf("%w: unexpected argument %q (see slotgate run --help)", errUsage, fs.Arg(0))
 	}
+	fs.Visit(func(fl *flag.Flag) { f.jobsSet = f.jobsSet || fl.Name == "jobs" })
 	plan, err := validate(f)
 	if err != nil {
 		return 0, err
@@ -240,8 +242,8 @@ func validate(f runFlags) (plan, error) {
 	} else if p.server, p.version, err = serverBinary(f.server); err != nil {
 		return p, err
 	}
-	if f.jobs < 0 {
-		return p, fmt.Errorf("%w: --jobs %d: want at least 1 (or 0 for one per core)", errUsage, f.jobs)
+	if f.jobs < 0 || (f.jobsSet && f.jobs == 0) {
+		return p, fmt.Errorf("%w: --jobs %d: want at least 1 (omit it for one per core)", errUsage, f.jobs)
 	}
 	if p.jobs == 0 {
 		p.jobs = defaultJobs()
@@ -305,11 +307,12 @@ func validate(f runFlags) (plan, error) {
 		}
 		p.scriptSet = set
 	}
+	if f.timeout < 0 {
+		return p, fmt.Errorf("%w: --timeout %v: want a positive duration (omit it for 30m smoke, 60m full)", errUsage, f.timeout)
+	}
 	if p.timeout == 0 {
-		// A guard against a hung run, not a speed bar: a quiet 2-core
-		// runner takes ~5 min for smoke and ~19 for full; at load 16–18
-		// beside other real-server runs smoke ran out of 15 min in the
-		// subscriptions suite (stop 15) and full took 38 min at load 25–40.
+		// A guard against a hung run, not a speed bar: twice what a
+		// loaded 2-core runner has taken.
 		p.timeout = 60 * time.Minute
 		if p.profile == runenv.ProfileSmoke {
 			p.timeout = 30 * time.Minute

@@ -307,6 +307,8 @@ func scenarios(c report.Cell) []string {
 func TestRunJobsShardBadInput(t *testing.T) {
 	for args, want := range map[string]string{
 		"--jobs -1":                  "--jobs -1",
+		"--jobs 0":                   "--jobs 0: want at least 1",
+		"--timeout -5m":              "--timeout -5m0s: want a positive duration",
 		"--shard 3/2":                `--shard "3/2"`,
 		"--shard x":                  `--shard "x"`,
 		"--shard 2/2 --row axioms":   "this shard has no suite",
