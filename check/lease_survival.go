@@ -19,8 +19,9 @@ import (
 // reports each fault's kept and lost leases.
 //
 // Premises, checked: at least one fault window, healthy; a lease live at
-// each window's start; the history running at least ttl past each window's
-// end, so every lease's fate is decided. A broken premise is Unknown.
+// each window's start; every such lease decided — renewed after the window
+// or past its certainly-live end when the history ends. A broken premise is
+// Unknown.
 func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.FaultWindow, ttl, slack time.Duration) Result {
 	const name = "leases-kept-across-failover"
 	if len(windows) == 0 {
@@ -44,24 +45,29 @@ func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.Fault
 		if w.Unhealthy != "" {
 			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
 		}
-		if last < w.End+ttl {
-			return unknown(name, "premise: the history ends %v after fault %s %s, less than the lease TTL %v (a lease's fate is undecided)", (last - w.End).Round(time.Millisecond), w.Fault, w.Target, ttl)
-		}
-		live, kept := 0, 0
+		live, kept, undecided := 0, 0, 0
 		for _, k := range keys {
 			l := byKey[k]
 			if !l.liveAt(w.Start) {
 				continue
 			}
 			live++
-			if renewedAfter(ops, k, w.End) {
+			switch {
+			case renewedAfter(ops, k, w.End):
 				kept++
-			} else if len(lost) < 3 {
-				lost = append(lost, fmt.Sprintf("%s's lease at gen %d (%s), live at the start of %s %s, never renewed after it", l.owner, l.gen, k, w.Fault, w.Target))
+			case last < l.liveUntil():
+				undecided++ // not renewed yet, not expired yet when the history ends
+			default:
+				if len(lost) < 3 {
+					lost = append(lost, fmt.Sprintf("%s's lease at gen %d (%s), live at the start of %s %s, never renewed after it", l.owner, l.gen, k, w.Fault, w.Target))
+				}
 			}
 		}
 		if live == 0 {
 			return unknown(name, "premise: no lease was certainly live when fault %s %s began (nothing to keep)", w.Fault, w.Target)
+		}
+		if undecided > 0 {
+			return unknown(name, "premise: the history ends before %d leases live at fault %s %s were either renewed after it or expired (their fate is undecided)", undecided, w.Fault, w.Target)
 		}
 		lostTotal += live - kept
 		observed = append(observed, fmt.Sprintf("%s %s (%v): %d of %d live leases kept, %d lost", w.Fault, w.Target, (w.End-w.Start).Round(time.Millisecond), kept, live, live-kept))
@@ -74,6 +80,15 @@ func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.Fault
 	}
 	r.Observed = observed
 	return r
+}
+
+// liveUntil is the end of the lease's last certainly-live window.
+func (l *migrationLease) liveUntil() time.Duration {
+	var until time.Duration
+	for _, w := range l.live {
+		until = max(until, w[1])
+	}
+	return min(until, l.end)
 }
 
 // liveAt says whether the lease was certainly live at t.
