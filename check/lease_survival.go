@@ -13,13 +13,16 @@ import (
 // 000 §The Fencing Migration: renew every 10 s against a 30 s TTL; the
 // store's failure detection, §Problem Statement): every lease certainly
 // live when a fault window began (an acknowledged acquire or renew whose
-// certainly-live window, MigrationSingleAuthority's, covers the start) must
-// be renewed successfully after the window ended — held through the
-// outage, not lost to expiry while the directory could not answer. It
-// reports each fault's kept and lost leases.
+// certainly-live window, MigrationSingleAuthority's, covers the start) and
+// reached by the outage (a renew of it inside the window unanswered or
+// refused; leases on shards that kept answering are not counted) must be
+// renewed successfully after the window ended — held through the outage,
+// not lost to expiry while the directory could not answer. A lease its
+// owner released is not counted. It reports each fault's kept and lost
+// leases.
 //
-// Premises, checked: at least one fault window, healthy; a lease live at
-// each window's start; every such lease decided — renewed after the window
+// Premises, checked: at least one fault window, healthy; a lease the
+// outage reached at each window; every such lease decided — renewed after the window
 // or past its certainly-live end when the history ends. A broken premise is
 // Unknown.
 func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.FaultWindow, ttl, slack time.Duration) Result {
@@ -48,7 +51,11 @@ func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.Fault
 		live, kept, undecided := 0, 0, 0
 		for _, k := range keys {
 			l := byKey[k]
-			if !l.liveAt(w.Start) {
+			// Only a lease the outage reached counts: certainly live at the
+			// start, its owner's call inside the window unanswered or refused
+			// (a lease on a shard that kept answering proves nothing), and
+			// not released since (a release ends it by choice).
+			if !l.liveAt(w.Start) || !exposed(ops, k, w) || l.end < forever { // forever: no release of it began
 				continue
 			}
 			live++
@@ -64,7 +71,7 @@ func LeasesKeptAcrossFailover(ops []history.MigrationOp, windows []history.Fault
 			}
 		}
 		if live == 0 {
-			return unknown(name, "premise: no lease was certainly live when fault %s %s began (nothing to keep)", w.Fault, w.Target)
+			return unknown(name, "premise: no lease live when fault %s %s began met the outage (no call of its owner inside the window went unanswered: nothing was at risk)", w.Fault, w.Target)
 		}
 		if undecided > 0 {
 			return unknown(name, "premise: the history ends before %d leases live at fault %s %s were either renewed after it or expired (their fate is undecided)", undecided, w.Fault, w.Target)
@@ -98,6 +105,17 @@ func (l *migrationLease) liveAt(t time.Duration) bool {
 	}
 	for _, w := range l.live {
 		if w[0] <= t && t < w[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// exposed says whether lease key's owner made a call for it inside w that
+// went unanswered or was refused: the outage reached it.
+func exposed(ops []history.MigrationOp, key string, w history.FaultWindow) bool {
+	for _, op := range ops {
+		if op.Call >= w.Start && op.Call <= w.End && (op.Unknown || !op.OK) && op.Kind == history.OpRenew && leaseKey(op) == key {
 			return true
 		}
 	}

@@ -29,6 +29,17 @@ func TestLeasesKeptAcrossFailover(t *testing.T) {
 	if r := check.LeasesKeptAcrossFailover(lost, w, ttl, slack); r.Status != check.Fail {
 		t.Fatalf("lease lost to the failover not caught: %v", r)
 	}
+	// A lease on a shard that kept answering was never at risk.
+	untouched := []history.MigrationOp{mop(history.OpAcquire, "p0", 1, true, 0, 2), mop(history.OpRenew, "p0", 1, true, 100, 101),
+		mop(history.OpRenew, "p0", 1, true, 150, 151), mop(history.OpRenew, "p0", 1, true, 200, 201), mop(history.OpRenew, "p0", 1, true, 490, 491)}
+	if r := check.LeasesKeptAcrossFailover(untouched, w, ttl, slack); r.Status != check.Unknown {
+		t.Errorf("no lease the outage reached: want unknown, got %v", r)
+	}
+	// A lease released after the outage is not lost.
+	released := append(append([]history.MigrationOp(nil), held...), mop(history.OpRelease, "p0", 1, true, 200, 201))
+	if r := check.LeasesKeptAcrossFailover(released, w, ttl, slack); r.Status != check.Unknown {
+		t.Errorf("a released lease counted: %v", r)
+	}
 	if r := check.LeasesKeptAcrossFailover(kept, nil, ttl, slack); r.Status != check.Unknown {
 		t.Errorf("no fault: %v", r)
 	}

@@ -59,7 +59,6 @@ type migrationLease struct {
 // its session|owner|gen key.
 func migrationLeases(ops []history.MigrationOp, ttl, slack time.Duration) (bySession map[string][]*migrationLease, byKey map[string]*migrationLease) {
 	bySession, byKey = map[string][]*migrationLease{}, map[string]*migrationLease{}
-	forever := time.Duration(1<<63 - 1)
 	for _, op := range ops {
 		if op.Unknown || !op.OK || op.Kind != history.OpAcquire {
 			continue

@@ -189,15 +189,25 @@ func MigrationAcrossFailover(ops []history.MigrationOp, samples []history.Keyspa
 	if before == 0 {
 		return unknown(name, "premise: no call answered before the first fault (the run did not start healthy)")
 	}
-	reads := 0
+	readBack, acquired := map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
-		if op.Kind == history.OpKnown && !op.Unknown {
-			reads++
+		switch {
+		case op.Kind == history.OpKnown && !op.Unknown:
+			readBack[op.Session] = true
+		case op.Kind == history.OpAcquire && op.OK && !op.Unknown:
+			acquired[op.Session] = true
 		}
 	}
-	if reads == 0 {
-		return unknown(name, "premise: no read-back of the generation counters after the deploy (a lost counter write would go unseen)")
+	unread := 0
+	for s := range acquired {
+		if !readBack[s] {
+			unread++
+		}
 	}
+	if len(readBack) == 0 || unread > 0 {
+		return unknown(name, "premise: %d of %d acquired sessions have no successful read-back of their counter after the deploy (a lost counter write there would go unseen)", unread, len(acquired))
+	}
+	reads := len(readBack)
 	behind := countersBehind(ops)
 	behindResult := pass("acknowledged-generations-kept", "every session's counter read back at or above each generation acknowledged before the read (%d reads)", reads)
 	if len(behind) > 0 {
@@ -240,11 +250,26 @@ func MigrationAcrossFailover(ops []history.MigrationOp, samples []history.Keyspa
 	return r
 }
 
+// carries says whether merge m moves acquire a's generation into the other
+// counter: the backfill carries what phases O and A issued from the old
+// counter into the new; the reverse merge, what B and C issued from the new
+// counter into the old. (B writes the new counter itself.)
+func carries(m, a history.MigrationOp) bool {
+	switch m.Phase {
+	case "backfill":
+		return a.Phase == "O" || a.Phase == "A"
+	case "reverse merge":
+		return a.Phase == "B" || a.Phase == "C"
+	}
+	return false
+}
+
 // countersBehind finds every acknowledged acquire whose generation is above
 // a later read of its session's counter (history.OpKnown), once per
 // acquire. Each is dated by the last acknowledged write that should have
 // carried the generation to the read: the acquire, or a later merge of its
-// session (history.OpMerge) — the loss happened at or after it.
+// session that moves it (history.OpMerge, carries) — the loss happened at
+// or after it.
 func countersBehind(ops []history.MigrationOp) []violation {
 	acks := map[string][]history.MigrationOp{}
 	merges := map[string][]history.MigrationOp{}
@@ -273,7 +298,7 @@ func countersBehind(ops []history.MigrationOp) []violation {
 			counted[k] = true
 			at, by := a.Return, "acquire"
 			for _, m := range merges[read.Session] {
-				if m.Call > a.Return && m.Return < read.Call && m.Return > at {
+				if m.Call > a.Return && m.Return < read.Call && m.Return > at && carries(m, a) {
 					at, by = m.Return, m.Phase
 				}
 			}

@@ -48,11 +48,27 @@ func TestMigrationAcrossFailover(t *testing.T) {
 	// merge was acknowledged in, though p1 acquired before any fault.
 	merge := mop(history.OpMerge, "operator", 0, true, 60, 61)
 	merge.Phase = "backfill"
-	early := []history.MigrationOp{mop(history.OpAcquire, "p1", 2, true, 3, 4), merge, mop(history.OpKnown, "audit", 1, true, 500, 501)}
+	acqA := mop(history.OpAcquire, "p1", 2, true, 3, 4)
+	acqA.Phase = "A"
+	early := []history.MigrationOp{acqA, merge, mop(history.OpKnown, "audit", 1, true, 500, 501)}
 	two := []history.FaultWindow{{Fault: "kill", Target: "p0", Start: ms(10), End: ms(20)}, windows[0]}
 	r = check.MigrationAcrossFailover(early, samples, two, check.MigrationFailoverPremise{TTL: ttl, Slack: slack, MinSamples: 2})
 	if r.Status != check.Fail || !strings.Contains(strings.Join(r.Observed, "\n"), "p0→r0: 0 generations issued twice, 0 went backwards, 0 acquisitions of a live lease, 0 acknowledged leases lost, 1 counters behind") {
 		t.Fatalf("counter behind an acknowledged generation not caught and charged to the merge's fault: %v %q", r, r.Observed)
+	}
+	// A C-phase generation is in the new counter already: a backfill does
+	// not carry it, so its loss is dated by the acquire (the first fault).
+	acqC := acqA
+	acqC.Phase = "C"
+	r = check.MigrationAcrossFailover([]history.MigrationOp{acqC, merge, early[2]}, samples, two, check.MigrationFailoverPremise{TTL: ttl, Slack: slack, MinSamples: 2})
+	if r.Status != check.Fail || !strings.Contains(strings.Join(r.Observed, "\n"), "kill p0: 0 generations issued twice, 0 went backwards, 0 acquisitions of a live lease, 0 acknowledged leases lost, 1 counters behind") {
+		t.Fatalf("a C generation's loss charged to a backfill: %v %q", r, r.Observed)
+	}
+	// A session acquired but never read back leaves the read-back blind.
+	other := mop(history.OpAcquire, "p2", 1, true, 400, 401)
+	other.Session = "c:t"
+	if r := check.MigrationAcrossFailover(append(good, other), samples, windows, premise); r.Status != check.Unknown {
+		t.Fatalf("an unread session: want unknown, got %v", r)
 	}
 	// An observed fork fails it too.
 	forked := []history.KeyspaceSample{{At: ms(10)}, {At: ms(100), Forks: []string{"k old=p0 new=p1"}}}

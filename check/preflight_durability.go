@@ -18,8 +18,9 @@ type DurabilitySample struct {
 	// MinReplicasToWrite and MinReplicasMaxLag are the primary's
 	// min-replicas-to-write and min-replicas-max-lag; -1 when unreadable.
 	MinReplicasToWrite, MinReplicasMaxLag int
-	// NodeTimeout is cluster-node-timeout (cluster endpoints; 0 when
-	// standalone or unreadable).
+	// Cluster is true on a cluster endpoint; NodeTimeout is its
+	// cluster-node-timeout (0 when unreadable).
+	Cluster     bool
 	NodeTimeout time.Duration
 	// AOF is appendonly; RDBSave the save schedule ("" = none); Persistence
 	// false when neither could be read.
@@ -80,6 +81,12 @@ func DurabilityReady(samples []DurabilitySample, w DurabilityWant) Result {
 			line += ", no persistence (a primary restarted before its failover comes back empty)"
 		default:
 			line += fmt.Sprintf(", persistence aof=%v save=%q", s.AOF, s.RDBSave)
+		}
+		if s.Cluster && s.NodeTimeout == 0 {
+			bad = append(bad, s.Node+": cluster-node-timeout unreadable ("+s.ConfigErr+"): whether a failover outlasts a lease is undecided")
+		}
+		if !s.Cluster {
+			line += ", failure detection by the Sentinels or the service (its down-after is not readable here; it must stay under TTL − renew too)"
 		}
 		if s.NodeTimeout > 0 {
 			line += fmt.Sprintf(", cluster-node-timeout %v", s.NodeTimeout)

@@ -37,8 +37,9 @@ type Window struct {
 type Option func(*applyOptions)
 
 type applyOptions struct {
-	rec    *history.Recorder
-	health time.Duration
+	rec      *history.Recorder
+	health   time.Duration
+	injected func()
 }
 
 // Into records the fault's window into rec instead of the recorder ctx
@@ -47,6 +48,11 @@ func Into(rec *history.Recorder) Option { return func(o *applyOptions) { o.rec =
 
 // HealthWait bounds each health check around the injection (default 10 s).
 func HealthWait(d time.Duration) Option { return func(o *applyOptions) { o.health = d } }
+
+// Injecting runs fn once the topology was found serving, right before the
+// fault is injected: a caller that wants its step to meet the fault starts
+// it there, not before the health check (which may take a while under load).
+func Injecting(fn func()) Option { return func(o *applyOptions) { o.injected = fn } }
 
 // ErrUnhealthy marks a topology that was not serving around an injection.
 var ErrUnhealthy = errors.New("topology unhealthy")
@@ -71,6 +77,9 @@ func Apply(ctx context.Context, t *fixtures.Topology, f Fault, opts ...Option) (
 	}
 	if err := serving(ctx, t, o.health); err != nil {
 		return Window{}, &NotConfirmedError{Fault: f.Name(), Err: fmt.Errorf("before the fault: %w", err)}
+	}
+	if o.injected != nil {
+		o.injected()
 	}
 	w, err := f.Inject(ctx, t)
 	if w.Start.IsZero() {

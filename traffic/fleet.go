@@ -482,6 +482,12 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 				if ctx.Err() != nil {
 					return
 				}
+				if time.Since(lastAck[s]) >= f.opts.TTL { // expired while unanswered
+					delete(held, s)
+					delete(lastAck, s)
+					delete(retrying, s)
+					continue
+				}
 				renew(s, held[s])
 			}
 			select {

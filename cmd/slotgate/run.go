@@ -259,7 +259,10 @@ func validate(f runFlags) (plan, error) {
 	}
 	if f.ports != "" && !external {
 		spec, _ := fixtures.ParseSpec(p.topology) // parsed by parseTopologies
-		if err := checkPorts(f.ports, p.jobs*(spec.Nodes()+2)); err != nil {
+		repl, _ := fixtures.ParseSpec(p.replicated)
+		// A suite may start the cluster and the replicated topology (its
+		// nodes and Sentinels) side by side.
+		if err := checkPorts(f.ports, p.jobs*(spec.Nodes()+repl.Nodes()+fixtures.SentinelCount+2)); err != nil {
 			return p, err
 		}
 	}
@@ -316,6 +319,9 @@ func validate(f runFlags) (plan, error) {
 		p.timeout = 60 * time.Minute
 		if p.profile == runenv.ProfileSmoke {
 			p.timeout = 30 * time.Minute
+		}
+		if f.timing == string(runenv.TimingProduction) {
+			p.timeout *= 4 // failovers of tens of seconds, each primary's spaced by its quarantine
 		}
 	}
 	return p, nil

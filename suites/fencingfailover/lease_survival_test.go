@@ -152,7 +152,7 @@ func slowestResume(ops []history.MigrationOp, w history.FaultWindow) (session st
 		if at < 0 {
 			at = w.End // never answered again: at least the window
 		}
-		if d := at - w.Start; d > halt || session == "" {
+		if d := at - w.Start; d > halt || session == "" || (d == halt && s < session) {
 			session, halt = s, d
 		}
 	}

@@ -175,9 +175,9 @@ func deploy(ctx context.Context, t *fixtures.Topology, b client.Backend, name st
 	seeded := traffic.SeedSessions(ctx, fencing.New(admin, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.O), LeaseTTL: deployTTL, Durability: durability}), clock, cold)
 	faults := deployFaults(!durability.On())
 	began := clock.Now()
-	// during runs act with the step's failover (if the plan has one)
-	// injected as it starts: the quarantine is waited out first, so the
-	// failover begins at once and act meets it.
+	// during runs act with the step's failover (if the plan has one): the
+	// quarantine is waited out first and act starts as the fault is
+	// injected (fault.Injecting), so the failover begins as the step does.
 	during := func(step string, act func() error) error {
 		mode, ok := faults[step]
 		if !ok {
@@ -187,15 +187,20 @@ func deploy(ctx context.Context, t *fixtures.Topology, b client.Backend, name st
 			return err
 		}
 		f := fault.SentinelFailover{Mode: mode}
-		injected := make(chan error, 1)
+		injecting, injected := make(chan struct{}), make(chan error, 1)
 		go func() {
 			defer GinkgoRecover()
-			w, err := fault.Apply(ctx, t, f)
+			w, err := fault.Apply(ctx, t, f, fault.Injecting(func() { close(injecting) }))
 			if err == nil {
 				err = f.Heal(ctx, t, w)
 			}
 			injected <- err
 		}()
+		select {
+		case <-injecting:
+		case err := <-injected: // the fault could not start: the step is not tried under it
+			return err
+		}
 		aim := check.Aim{Step: step, Start: clock.Now()}
 		err := act()
 		aim.End = clock.Now()
@@ -205,23 +210,22 @@ func deploy(ctx context.Context, t *fixtures.Topology, b client.Backend, name st
 	holdFor := func(dur time.Duration) func() error {
 		return func() error { sleepCtx(ctx, dur); return nil }
 	}
-	advance := func(to fencing.Phase) func() error {
-		return func() error {
-			done, err := op.Advance(runCtx, to)
-			if err == nil {
-				<-done
-			}
+	rolled := func(done <-chan struct{}, err error) error {
+		if err != nil {
 			return err
+		}
+		select {
+		case <-done:
+			return nil
+		case <-runCtx.Done():
+			return runCtx.Err()
 		}
 	}
+	advance := func(to fencing.Phase) func() error {
+		return func() error { return rolled(op.Advance(runCtx, to)) }
+	}
 	rollback := func(to fencing.Phase) func() error {
-		return func() error {
-			done, err := op.Rollback(runCtx, to)
-			if err == nil {
-				<-done
-			}
-			return err
-		}
+		return func() error { return rolled(op.Rollback(runCtx, to)) }
 	}
 	backfill := func() error { _, err := op.Backfill(runCtx); return err }
 	type planStep struct {
@@ -258,7 +262,7 @@ func deploy(ctx context.Context, t *fixtures.Topology, b client.Backend, name st
 	fleet.Stop()
 	d.samples, _ = obs.Stop()
 	// The audit: every session's counter read back on the healed topology
-	// through the phase the deploy ended in.
+	// through C's scripts, where every plan ends.
 	audit := traffic.ReadBackGenerations(ctx, fencing.New(admin, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), LeaseTTL: deployTTL}), clock, append(append(append([]fencing.Session(nil), reliable...), huddle...), cold...))
 	d.ops = append(append(append(seeded, fleet.History()...), op.Merges...), audit...)
 	d.steps, d.kills = op.Steps, fleet.Kills()

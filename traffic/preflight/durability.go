@@ -31,7 +31,7 @@ func (g *gatherer) durability(ctx context.Context) {
 }
 
 func (g *gatherer) readDurability(ctx context.Context, n *node) check.DurabilitySample {
-	s := check.DurabilitySample{Node: n.Addr, MinReplicasToWrite: -1, MinReplicasMaxLag: -1}
+	s := check.DurabilitySample{Node: n.Addr, Cluster: g.obs.Topology.Cluster, MinReplicasToWrite: -1, MinReplicasMaxLag: -1}
 	if n.pool == nil {
 		s.Err = "not connected: " + n.Err
 		return s
