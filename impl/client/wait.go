@@ -206,12 +206,12 @@ func RunScriptWait(ctx context.Context, p Pool, s *Script, keys []string, barrie
 	barrier := Cmd{Prefix: []string{"SET"}, Keys: []string{barrierKey}, Args: []string{"1", "PX", strconv.FormatInt(barrierTTL.Milliseconds(), 10)}}
 	s.Stats.EvalSHA.Add(1)
 	script := Cmd{Prefix: []string{"EVALSHA", s.SHA1, numKeys}, Keys: keys, Args: args}
-	replies, acked, err := w.DoWait(ctx, replicas, timeout, script, barrier)
+	replies, acked, err := doWaitFollowing(ctx, w, replicas, timeout, script, barrier)
 	if err == nil && IsNoScript(asError(replies[0])) {
 		s.Stats.NoScriptFallbacks.Add(1)
 		fellBack = true
 		script.Prefix = []string{"EVAL", s.Source, numKeys}
-		replies, acked, err = w.DoWait(ctx, replicas, timeout, script, barrier)
+		replies, acked, err = doWaitFollowing(ctx, w, replicas, timeout, script, barrier)
 	}
 	if err != nil {
 		return nil, fellBack, err
@@ -230,6 +230,35 @@ func RunScriptWait(ctx context.Context, p Pool, s *Script, keys []string, barrie
 	}
 	return replies[0], fellBack, nil
 }
+
+// doWaitFollowing is DoWait that follows a MOVED: a batch whose first
+// command was redirected ran nothing (the barrier shares its slot, and the
+// WAIT then fails on a replica or counts nothing), so it is sent again once
+// the slot map has had time to reload (DoWait reloads it) — up to
+// redirectRetries times, redirectBackoff apart. Right after a failover the
+// client's map still names the demoted primary for a moment; without this
+// every durable call of that moment fails although none of them ran.
+func doWaitFollowing(ctx context.Context, w Waiter, replicas int, timeout time.Duration, cmds ...Cmd) ([]any, int64, error) {
+	for attempt := 1; ; attempt++ {
+		replies, acked, err := w.DoWait(ctx, replicas, timeout, cmds...)
+		moved := len(replies) > 0 && KindOf(asError(replies[0])) == KindMoved
+		if !moved || attempt > redirectRetries {
+			return replies, acked, err
+		}
+		select {
+		case <-ctx.Done():
+			return replies, acked, err
+		case <-time.After(time.Duration(attempt) * redirectBackoff):
+		}
+	}
+}
+
+// redirectRetries and redirectBackoff bound doWaitFollowing: about 1.5 s
+// in all, longer than either client takes to reload its map after a MOVED.
+const (
+	redirectRetries = 5
+	redirectBackoff = 100 * time.Millisecond
+)
 
 // barrierTTL keeps RunScriptWait's barrier keys from piling up.
 const barrierTTL = time.Minute
