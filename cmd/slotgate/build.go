@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/slotgate/slotgate/impl/client"
 )
 
 // suiteBinDir is where `slotgate run` keeps the compiled suite binaries,
@@ -49,6 +51,27 @@ func (b *suiteBinaries) remove() {
 	}
 }
 
+// clientLinkFlags asks the go command which client library versions the
+// module in root links (go list -m) and returns the -ldflags that record
+// them in the suites (client.LinkFlags), so every label names the version
+// tested; "" when the go command cannot tell (labels then say unknown).
+func clientLinkFlags(root string, env []string) string {
+	cmd := exec.Command("go", append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}{{with .Replace}} {{.Version}}{{end}}"}, client.ClientModules...)...)
+	cmd.Dir, cmd.Env = root, env
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	versions := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			versions[f[0]] = f[len(f)-1] // a replacement's version when there is one
+		}
+	}
+	return client.LinkFlags(versions)
+}
+
 // buildSuites compiles every package's test binary in one `go test -c`, so
 // the go command compiles their shared dependencies once and links them in
 // parallel, before any suite runs: no compile sits on a suite's wall time or
@@ -56,7 +79,7 @@ func (b *suiteBinaries) remove() {
 // while the go command writes it (two runs in one tree, e.g. two shards).
 // A failed build is not fatal: the output is shown and Ginkgo compiles each
 // suite itself, so a suite that does not compile fails on its own rows.
-func buildSuites(root string, pkgs []string, env []string, stdout, stderr io.Writer) (*suiteBinaries, error) {
+func buildSuites(root string, pkgs []string, env []string, ldflags string, stdout, stderr io.Writer) (*suiteBinaries, error) {
 	if len(pkgs) == 0 {
 		return nil, nil
 	}
@@ -76,7 +99,7 @@ func buildSuites(root string, pkgs []string, env []string, stdout, stderr io.Wri
 	sweepSnapshots(shared)
 
 	began := time.Now()
-	args := append([]string{"test", "-c", "-o", shared + string(filepath.Separator)}, pkgs...)
+	args := append([]string{"test", "-c", "-ldflags=" + ldflags, "-o", shared + string(filepath.Separator)}, pkgs...)
 	cmd := exec.Command("go", args...)
 	var out bytes.Buffer
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = root, env, &out, &out

@@ -3,7 +3,9 @@ package main
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -22,7 +24,7 @@ func TestBuildSuitesKeepsCurrentBinaries(t *testing.T) {
 	pkg := "./suites/axioms"
 	build := func() (*suiteBinaries, os.FileInfo) {
 		t.Helper()
-		b, err := buildSuites(root, []string{pkg}, os.Environ(), io.Discard, io.Discard)
+		b, err := buildSuites(root, []string{pkg}, os.Environ(), clientLinkFlags(root, os.Environ()), io.Discard, io.Discard)
 		if err != nil || b == nil {
 			t.Fatalf("build: %v (binaries %v)", err, b)
 		}
@@ -53,5 +55,25 @@ func TestBuildSuitesKeepsCurrentBinaries(t *testing.T) {
 	}
 	if got := second.path("./suites/unbuilt"); got != "./suites/unbuilt" {
 		t.Errorf("a package not built here runs as %q; want the package, for Ginkgo to compile", got)
+	}
+}
+
+// The suites record the client versions the module links, as the go
+// command reports them: a test binary carries no dependency build info.
+func TestClientLinkFlagsNameTheLinkedVersions(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := clientLinkFlags(root, os.Environ())
+	for module, variable := range map[string]string{"github.com/redis/go-redis/v9": "linkedGoRedis", "github.com/valkey-io/valkey-go": "linkedValkeyGo"} {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", module).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "-X github.com/slotgate/slotgate/impl/client." + variable + "=" + strings.TrimSpace(string(out))
+		if !strings.Contains(flags, want) {
+			t.Errorf("link flags %q lack %q", flags, want)
+		}
 	}
 }

@@ -497,7 +497,8 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	}
 	// Every suite binary first, in one go command (build.go): no suite's
 	// compile then sits on its wall time or beside a timed suite.
-	bins, err := buildSuites(p.root, p.packages, env, stdout, stderr)
+	ldflags := clientLinkFlags(p.root, env)
+	bins, err := buildSuites(p.root, p.packages, env, ldflags, stdout, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -513,7 +514,11 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			if !p.quiet {
 				args = append(args, "-v")
 			}
-			args = append(args, bins.path(j.pkg))
+			if bin := bins.path(j.pkg); bin == j.pkg { // Ginkgo compiles it: record the versions there too
+				args = append(args, "--ldflags", ldflags, bin)
+			} else {
+				args = append(args, bin)
+			}
 			cmd := ginkgoCommand(p.root, args...)
 			cmd.Dir, cmd.Env = p.root, env
 			cmd.Stdout, cmd.Stderr = stream{con, j, 0}, stream{con, j, 1}

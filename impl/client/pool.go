@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sort"
+	"strings"
 )
 
 // ErrClosed is returned by a Subscriber method called after Close.
@@ -65,45 +67,71 @@ func (o Options) normalised() (Options, error) {
 	return o, nil
 }
 
-// Module paths and the versions go.mod pins, used when the binary carries no
-// build info (it always does for `go build` and `go test`).
+// Module paths of the two client libraries.
 const (
 	goRedisModule  = "github.com/redis/go-redis/v9"
 	valkeyGoModule = "github.com/valkey-io/valkey-go"
-
-	goRedisFallbackVersion  = "v9.23.0"
-	valkeyGoFallbackVersion = "v1.0.79"
 )
 
-// moduleVersion returns the version of module path linked into this binary,
-// or fallback when build info is unavailable.
-func moduleVersion(path, fallback string) string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return fallback
-	}
-	for _, d := range bi.Deps {
-		if d.Path != path {
-			continue
+// linkedGoRedis and linkedValkeyGo are the client versions a build linked,
+// set by `slotgate run` with -ldflags -X (from go list -m in the module it
+// builds): a test binary (go test -c, ginkgo) carries no dependency build
+// info, and a version written here by hand would label every cell with a
+// version nobody checked was the one tested.
+var linkedGoRedis, linkedValkeyGo string
+
+// unknownVersion labels a client whose version the binary cannot tell.
+const unknownVersion = "(version unknown: built without module info)"
+
+// moduleVersion returns the version of module path linked into this binary:
+// its build info, else what the build recorded with -X (linked), else
+// unknownVersion.
+func moduleVersion(path, linked string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path != path {
+				continue
+			}
+			if d.Replace != nil && d.Replace.Version != "" {
+				return d.Replace.Version
+			}
+			return d.Version
 		}
-		if d.Replace != nil && d.Replace.Version != "" {
-			return d.Replace.Version
-		}
-		return d.Version
 	}
-	return fallback
+	if linked != "" {
+		return linked
+	}
+	return unknownVersion
 }
 
 // backendVersion is Pool.Version's value for b.
 func backendVersion(b Backend) string {
 	switch b {
 	case BackendGoRedis:
-		return string(b) + " " + moduleVersion(goRedisModule, goRedisFallbackVersion)
+		return string(b) + " " + moduleVersion(goRedisModule, linkedGoRedis)
 	case BackendValkeyGo:
-		return string(b) + " " + moduleVersion(valkeyGoModule, valkeyGoFallbackVersion)
+		return string(b) + " " + moduleVersion(valkeyGoModule, linkedValkeyGo)
 	}
 	return string(b)
 }
+
+// LinkFlags are the -ldflags -X settings that record versions (module path
+// → version, as go list -m reports them) in a build of this package, for
+// Pool.Version to report.
+func LinkFlags(versions map[string]string) string {
+	pkg := "github.com/slotgate/slotgate/impl/client"
+	var out []string
+	for module, v := range map[string]string{goRedisModule: "linkedGoRedis", valkeyGoModule: "linkedValkeyGo"} {
+		if ver := versions[module]; ver != "" {
+			out = append(out, "-X "+pkg+"."+v+"="+ver)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// ClientModules are the module paths LinkFlags records.
+var ClientModules = []string{goRedisModule, valkeyGoModule}
 
 // flatten is cmd's wire form: Prefix..., Keys..., Args....
 func (c Cmd) flatten() []string {

@@ -1,0 +1,25 @@
+package client
+
+import (
+	"strings"
+	"testing"
+)
+
+// A test binary has no dependency build info: the version comes from what
+// the build recorded (-ldflags -X, LinkFlags), or says it is unknown —
+// never a version written by hand.
+func TestVersionFromTheBuild(t *testing.T) {
+	saved := linkedGoRedis
+	t.Cleanup(func() { linkedGoRedis = saved })
+	linkedGoRedis = ""
+	if v := backendVersion(BackendGoRedis); !strings.Contains(v, unknownVersion) {
+		t.Errorf("no recorded version: %q, want it unknown", v)
+	}
+	linkedGoRedis = "v9.1.0"
+	if v := backendVersion(BackendGoRedis); v != "go-redis v9.1.0" {
+		t.Errorf("recorded version: %q", v)
+	}
+	if f := LinkFlags(map[string]string{goRedisModule: "v9.1.0", valkeyGoModule: "v1.0.50"}); f != "-X github.com/slotgate/slotgate/impl/client.linkedGoRedis=v9.1.0 -X github.com/slotgate/slotgate/impl/client.linkedValkeyGo=v1.0.50" {
+		t.Errorf("LinkFlags: %q", f)
+	}
+}
