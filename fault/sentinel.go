@@ -62,6 +62,13 @@ func (f SentinelFailover) Available(t *fixtures.Topology) error {
 	if !t.Spec.IsReplicated() {
 		return fmt.Errorf("%s has no Sentinels to fail its primary over: %w", t.Spec, errors.ErrUnsupported)
 	}
+	if f.Mode == SentinelLagKill {
+		// The lag is a toxic on the primary's peer proxy, which only
+		// local processes have.
+		if err := t.CanAddPeerToxic(); err != nil {
+			return fmt.Errorf("%s on %s: %w", f.Name(), t.Spec, err)
+		}
+	}
 	return nil
 }
 
