@@ -119,7 +119,7 @@ func leaseSurvival(ctx SpecContext, t *fixtures.Topology, b client.Backend) repo
 		prodLeaseTTL, prodLeaseTTL/3, cfg.Timing, t.NodeTimeout(), firstOf(t.SentinelTiming())))
 	for _, w := range windows {
 		session, halt := slowestResume(prodOps, w)
-		ev.Observed = append(ev.Observed, fmt.Sprintf("halt: %s %s: the slowest session (%s) first answered %v after the fault began (halt budget %v)",
+		ev.Observed = append(ev.Observed, fmt.Sprintf("halt: %s %s: of the sessions it stalled, the slowest (%s) was answered again %v after the fault began (halt budget %v)",
 			w.Fault, w.Target, session, halt.Round(time.Millisecond), cfg.HaltBudget.Pool))
 		ev.Metrics = map[string]float64{"halt_seconds": halt.Seconds(), "fault_seconds": (w.End - w.Start).Seconds()}
 	}
@@ -131,25 +131,32 @@ func leaseSurvival(ctx SpecContext, t *fixtures.Topology, b client.Backend) repo
 	)
 }
 
-// slowestResume is, over every session the fleet called during or after
-// w, the longest time from w's start to the session's first answered call
-// after it: the halt of the failed shard (a directory-wide gap hides it,
-// the other shards answering throughout).
+// slowestResume is, over the sessions whose calls the outage reached (one
+// called inside w went unanswered), the longest time from w's start to the
+// session's first answered call after that: the halt of the failed shard
+// (a directory-wide gap hides it, the other shards answering throughout).
 func slowestResume(ops []history.MigrationOp, w history.FaultWindow) (session string, halt time.Duration) {
-	first := map[string]time.Duration{}
+	stalled := map[string]time.Duration{} // session → its first unanswered call inside w
 	for _, op := range ops {
-		if op.Return < w.Start {
-			continue
-		}
-		if _, seen := first[op.Session]; !seen {
-			first[op.Session] = -1
-		}
-		if !op.Unknown && (first[op.Session] < 0 || op.Return < first[op.Session]) {
-			first[op.Session] = op.Return
+		if op.Unknown && op.Call >= w.Start && op.Call <= w.End {
+			if at, ok := stalled[op.Session]; !ok || op.Call < at {
+				stalled[op.Session] = op.Call
+			}
 		}
 	}
-	for s, at := range first {
-		if at < 0 {
+	resumed := map[string]time.Duration{}
+	for _, op := range ops {
+		from, ok := stalled[op.Session]
+		if !ok || op.Unknown || op.Call < from {
+			continue
+		}
+		if at, seen := resumed[op.Session]; !seen || op.Return < at {
+			resumed[op.Session] = op.Return
+		}
+	}
+	for s := range stalled {
+		at, ok := resumed[s]
+		if !ok {
 			at = w.End // never answered again: at least the window
 		}
 		if d := at - w.Start; d > halt || session == "" || (d == halt && s < session) {
