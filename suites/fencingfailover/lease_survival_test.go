@@ -131,14 +131,16 @@ func leaseSurvival(ctx SpecContext, t *fixtures.Topology, b client.Backend) repo
 	)
 }
 
-// slowestResume is, over the sessions whose calls the outage reached (one
+// slowestResume is, over the held sessions the outage reached (a renew
 // called inside w went unanswered), the longest time from w's start to the
-// session's first answered call after that: the halt of the failed shard
-// (a directory-wide gap hides it, the other shards answering throughout).
+// session's first answered renew after that: the halt of the failed shard
+// as its lease holders saw it (a directory-wide gap hides it, the other
+// shards answering throughout; a session nobody holds is touched only by
+// the next random acquire).
 func slowestResume(ops []history.MigrationOp, w history.FaultWindow) (session string, halt time.Duration) {
 	stalled := map[string]time.Duration{} // session → its first unanswered call inside w
 	for _, op := range ops {
-		if op.Unknown && op.Call >= w.Start && op.Call <= w.End {
+		if op.Kind == history.OpRenew && op.Unknown && op.Call >= w.Start && op.Call <= w.End {
 			if at, ok := stalled[op.Session]; !ok || op.Call < at {
 				stalled[op.Session] = op.Call
 			}
@@ -147,7 +149,7 @@ func slowestResume(ops []history.MigrationOp, w history.FaultWindow) (session st
 	resumed := map[string]time.Duration{}
 	for _, op := range ops {
 		from, ok := stalled[op.Session]
-		if !ok || op.Unknown || op.Call < from {
+		if !ok || op.Kind != history.OpRenew || op.Unknown || op.Call < from {
 			continue
 		}
 		if at, seen := resumed[op.Session]; !seen || op.Return < at {
