@@ -144,9 +144,9 @@ func testPool(t *testing.T, ts *testServers, cfg config) {
 		if p.Backend() != cfg.backend {
 			t.Errorf("Backend() = %q, want %q", p.Backend(), cfg.backend)
 		}
-		want := map[client.Backend]string{client.BackendGoRedis: "go-redis v9.23.0", client.BackendValkeyGo: "valkey-go v1.0.79"}[cfg.backend]
-		if p.Version() != want {
-			t.Errorf("Version() = %q, want %q", p.Version(), want)
+		// The version itself is what the build recorded (TestVersionFromTheBuild).
+		if !strings.HasPrefix(p.Version(), string(cfg.backend)+" ") {
+			t.Errorf("Version() = %q, want it to name %s", p.Version(), cfg.backend)
 		}
 	})
 
