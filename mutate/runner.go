@@ -21,7 +21,7 @@ import (
 // only the script set the suites load at run time (SLOTGATE_SCRIPTS), so one
 // `go test -c` per suite package serves every Lua mutant. Compiling a suite
 // costs minutes on a loaded 2-core runner; starting its binary and its
-// topology costs seconds (measured in the README). The topology is still
+// topology costs seconds (measured in docs/MUTATION.md). The topology is still
 // brought up per mutant: a mutant's scripts and the keys they wrote never
 // reach the next mutant's run.
 
