@@ -61,12 +61,17 @@ func pausedAcrossFailover(ctx SpecContext, b client.Backend) report.Check {
 	start := func(label string, durable bool) *pausedFleet {
 		o := traffic.FleetOptions{Cluster: cluster.Addrs(), Backend: b, Pods: 3,
 			Reliable: harness.Sessions(rng, label+"-reliable", 24), Huddle: harness.Sessions(rng, label+"-huddle", 24),
+			TTL: pausedTTL, Acquires: 2, ReleaseP: 0.2, Set: cfg.ScriptSet(), Seed: rng.Uint64()}
+		if durable {
 			// Cap leaves sessions free across the failover, so a resumed
 			// pod can re-acquire some of what it believed (the same-owner
 			// case PausedPodsFenced needs) though the others ran on.
-			TTL: pausedTTL, Acquires: 2, ReleaseP: 0.2, Cap: 3, Set: cfg.ScriptSet(), Seed: rng.Uint64()}
-		if durable {
+			o.Cap = 3
 			o.Durability = fencing.Durability{Replicas: cluster.Spec.Replicas, Timeout: waitTimeout}
+		} else {
+			// The variant churns: what the cut-off primary acknowledged is
+			// lost only where a session is taken again after the promotion.
+			o.Acquires, o.ReleaseP = 6, 0.5
 		}
 		f, err := traffic.NewFleet(runCtx, o, clock, fencing.C)
 		Expect(err).NotTo(HaveOccurred(), "%s: start the %s fleet", name, label)
