@@ -198,6 +198,9 @@ func FencingAcrossFailover(ops []history.FencingOp, windows []history.FaultWindo
 	if len(windows) == 0 {
 		return unknown(name, "premise: no fault window in the history (no failover was injected)")
 	}
+	if len(ops) == 0 {
+		return unknown(name, "premise: empty history")
+	}
 	var first, last time.Duration = -1, 0
 	for _, op := range ops {
 		if first < 0 || op.Call < first {
@@ -205,36 +208,13 @@ func FencingAcrossFailover(ops []history.FencingOp, windows []history.FaultWindo
 		}
 		last = max(last, op.Return)
 	}
-	if len(ops) == 0 {
-		return unknown(name, "premise: empty history")
-	}
 	if p.LeaseTTL > 0 && last-first >= p.LeaseTTL {
 		return unknown(name, "premise: the history spans %v, not shorter than the lease TTL %v (expiry is not modelled)", (last - first).Round(time.Millisecond), p.LeaseTTL)
 	}
+	if broken := faultWindowsPremise(ops, windows, p.MinCalledInside); broken != "" {
+		return unknown(name, "%s", broken)
+	}
 	var observed []string
-	for _, w := range windows {
-		if w.Unhealthy != "" {
-			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
-		}
-		n := 0
-		for _, op := range ops {
-			if op.Call >= w.Start && op.Call <= w.End {
-				n++
-			}
-		}
-		if n < p.MinCalledInside {
-			return unknown(name, "premise: %d calls made during fault %s %s, want at least %d (the fault was not exercised)", n, w.Fault, w.Target, p.MinCalledInside)
-		}
-	}
-	before := 0
-	for _, op := range ops {
-		if !op.Unknown && op.Return < windows[0].Start {
-			before++
-		}
-	}
-	if before == 0 {
-		return unknown(name, "premise: no call answered before the first fault (the run did not start healthy)")
-	}
 	unknowns := 0
 	for _, op := range ops {
 		if op.Unknown {
@@ -332,6 +312,39 @@ func DirectoryResumes(ops []history.FencingOp, windows []history.FaultWindow, bu
 	}
 	r.Observed = observed
 	return r
+}
+
+// faultWindowsPremise is the premise the checkers of histories across
+// faults share: at least one window, every window healthy after its fault
+// and met by at least minInside calls (called between its start and end,
+// whatever their outcome), and a call answered before the first fault (the
+// run started healthy). It returns the broken premise, "" when all hold.
+func faultWindowsPremise(ops []history.FencingOp, windows []history.FaultWindow, minInside int) string {
+	if len(windows) == 0 {
+		return "premise: no fault window in the history (no failover was injected)"
+	}
+	first := windows[0].Start
+	for _, w := range windows {
+		first = min(first, w.Start)
+		if w.Unhealthy != "" {
+			return fmt.Sprintf("premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
+		}
+		n := 0
+		for _, op := range ops {
+			if op.Call >= w.Start && op.Call <= w.End {
+				n++
+			}
+		}
+		if n < minInside {
+			return fmt.Sprintf("premise: %d calls made during fault %s %s, want at least %d (the fault was not exercised)", n, w.Fault, w.Target, minInside)
+		}
+	}
+	for _, op := range ops {
+		if !op.Unknown && op.Return < first {
+			return ""
+		}
+	}
+	return "premise: no call answered before the first fault (the run did not start healthy)"
 }
 
 // byEffect orders ops by when they took effect as far as a scan can tell:

@@ -149,45 +149,22 @@ func CountMigrationAnomalies(ops []history.MigrationOp, samples []history.Keyspa
 // premise is Unknown.
 func MigrationAcrossFailover(ops []history.MigrationOp, samples []history.KeyspaceSample, windows []history.FaultWindow, p MigrationFailoverPremise) Result {
 	const name = "migration-across-failover"
-	if len(windows) == 0 {
-		return unknown(name, "premise: no fault window in the history (no failover was injected)")
-	}
 	if len(ops) == 0 {
 		return unknown(name, "premise: empty history")
+	}
+	if broken := faultWindowsPremise(fencingOps(ops), windows, p.MinCalledInside); broken != "" {
+		return unknown(name, "%s", broken)
 	}
 	ws := append([]history.FaultWindow(nil), windows...)
 	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
 	if len(p.Aims) > 0 && len(p.Aims) != len(ws) {
 		return unknown(name, "premise: %d fault windows for %d aimed steps", len(ws), len(p.Aims))
 	}
-	for i, w := range ws {
-		if w.Unhealthy != "" {
-			return unknown(name, "premise: fault %s %s left the topology unhealthy: %s", w.Fault, w.Target, w.Unhealthy)
+	for i, a := range p.Aims {
+		if w := ws[i]; a.End < w.Start || a.Start > w.End {
+			return unknown(name, "premise: fault %s %s during [%v, %v] missed its step %q [%v, %v] (the step was not tried under the fault)",
+				w.Fault, w.Target, w.Start.Round(time.Millisecond), w.End.Round(time.Millisecond), a.Step, a.Start.Round(time.Millisecond), a.End.Round(time.Millisecond))
 		}
-		n := 0
-		for _, op := range ops {
-			if op.Call >= w.Start && op.Call <= w.End {
-				n++
-			}
-		}
-		if n < p.MinCalledInside {
-			return unknown(name, "premise: %d fleet calls made during fault %s %s, want at least %d (the fault met no traffic)", n, w.Fault, w.Target, p.MinCalledInside)
-		}
-		if i < len(p.Aims) {
-			if a := p.Aims[i]; a.End < w.Start || a.Start > w.End {
-				return unknown(name, "premise: fault %s %s during [%v, %v] missed its step %q [%v, %v] (the step was not tried under the fault)",
-					w.Fault, w.Target, w.Start.Round(time.Millisecond), w.End.Round(time.Millisecond), a.Step, a.Start.Round(time.Millisecond), a.End.Round(time.Millisecond))
-			}
-		}
-	}
-	before := 0
-	for _, op := range ops {
-		if !op.Unknown && op.Return < ws[0].Start {
-			before++
-		}
-	}
-	if before == 0 {
-		return unknown(name, "premise: no call answered before the first fault (the run did not start healthy)")
 	}
 	readBack, acquired := map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
@@ -248,6 +225,15 @@ func MigrationAcrossFailover(ops []history.MigrationOp, samples []history.Keyspa
 	}
 	r.Observed = append(r.Observed, observed...)
 	return r
+}
+
+// fencingOps is the directory calls of a migration history.
+func fencingOps(ops []history.MigrationOp) []history.FencingOp {
+	out := make([]history.FencingOp, len(ops))
+	for i, op := range ops {
+		out[i] = op.FencingOp
+	}
+	return out
 }
 
 // carries says whether merge m moves acquire a's generation into the other
