@@ -411,19 +411,18 @@ func (f *Fleet) call(p *Pod, lane Lane, kind history.FencingOpKind, s fencing.Se
 
 // deliver sends one call composed with d and records it.
 func (f *Fleet) deliver(p *Pod, d *fencing.Directory, lane Lane, kind history.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (history.FencingOp, error)) history.MigrationOp {
-	op := history.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}
-	call := f.clock.Now()
-	res, err := do(d)
-	op.FencingOp = res
-	op.Session, op.Kind, op.Owner, op.Call, op.Return = s.String(), kind, owner, call, f.clock.Now()
-	if op.Gen == 0 {
-		op.Gen = gen
-	}
-	if err != nil {
-		op.Unknown, op.OK = true, false
-		op.ErrKind, op.Err = ErrKind(err), err.Error()
-		op.Abandoned = p.dead.Load() || errors.Is(err, context.Canceled)
-	}
+	op := timed(f.clock, history.MigrationOp{Pod: p.Name, Phase: string(d.Phase()), Lane: string(lane)}, func(op *history.MigrationOp) error {
+		res, err := do(d)
+		op.FencingOp = res
+		op.Session, op.Kind, op.Owner = s.String(), kind, owner
+		if op.Gen == 0 {
+			op.Gen = gen
+		}
+		if err != nil {
+			op.Abandoned = p.dead.Load() || errors.Is(err, context.Canceled)
+		}
+		return err
+	})
 	f.record(op)
 	return op
 }
@@ -457,6 +456,11 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
 	var nextRound time.Time
+	drop := func(s fencing.Session) {
+		delete(held, s)
+		delete(lastAck, s)
+		delete(retrying, s)
+	}
 	renew := func(s fencing.Session, gen int64) {
 		called := time.Now()
 		op := f.call(p, lane, history.OpRenew, s, owner, gen, func(d *fencing.Directory) (history.FencingOp, error) {
@@ -470,9 +474,7 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 		case op.Unknown && f.opts.RenewRetry > 0 && time.Since(lastAck[s]) < f.opts.TTL:
 			retrying[s] = true
 		default:
-			delete(held, s)
-			delete(lastAck, s)
-			delete(retrying, s)
+			drop(s)
 		}
 	}
 	for {
@@ -483,9 +485,7 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 					return
 				}
 				if time.Since(lastAck[s]) >= f.opts.TTL { // expired while unanswered
-					delete(held, s)
-					delete(lastAck, s)
-					delete(retrying, s)
+					drop(s)
 					continue
 				}
 				renew(s, held[s])
@@ -513,9 +513,7 @@ func (f *Fleet) runLane(ctx context.Context, p *Pod, lane Lane, sessions []fenci
 					ok, err := d.Release(ctx, s, owner, gen)
 					return history.FencingOp{OK: ok}, err
 				})
-				delete(held, s)
-				delete(lastAck, s)
-				delete(retrying, s)
+				drop(s)
 				break
 			}
 		}

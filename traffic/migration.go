@@ -325,10 +325,14 @@ func (o *Operator) merge(ctx context.Context, what string, k fencing.Keyspace, r
 		}
 		n = 0
 		for _, s := range sessions {
-			op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpMerge, Owner: "operator", Call: o.Clock.Now()}, Pod: "operator", Phase: what}
-			_, err := run(ctx, o.Admin, []fencing.Session{s}, o.Durability)
-			op.Return, op.OK = o.Clock.Now(), err == nil
-			o.Merges = append(o.Merges, migrationOutcome(op, err))
+			op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpMerge, Owner: "operator"}, Pod: "operator", Phase: what}
+			var err error
+			op = timed(o.Clock, op, func(op *history.MigrationOp) error {
+				_, err = run(ctx, o.Admin, []fencing.Session{s}, o.Durability)
+				op.OK = err == nil
+				return err
+			})
+			o.Merges = append(o.Merges, op)
 			if err != nil {
 				return err
 			}
@@ -393,17 +397,22 @@ func SeedSessions(ctx context.Context, dir *fencing.Directory, clock *Clock, ses
 	const owner = "seed"
 	var out []history.MigrationOp
 	for _, s := range sessions {
-		op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpAcquire, Owner: owner, Call: clock.Now()}, Pod: owner, Phase: string(dir.Phase()), Lane: "cold"}
-		res, err := dir.Acquire(ctx, s, owner)
-		op.Return, op.OK, op.Gen = clock.Now(), res.OK, res.Generation
-		out = append(out, migrationOutcome(op, err))
-		if err != nil || !res.OK {
+		op := func(kind history.FencingOpKind, gen int64) history.MigrationOp {
+			return history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: kind, Owner: owner, Gen: gen}, Pod: owner, Phase: string(dir.Phase()), Lane: "cold"}
+		}
+		acq := timed(clock, op(history.OpAcquire, 0), func(op *history.MigrationOp) error {
+			res, err := dir.Acquire(ctx, s, owner)
+			op.OK, op.Gen = res.OK, res.Generation
+			return err
+		})
+		out = append(out, acq)
+		if !acq.OK {
 			continue
 		}
-		rel := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpRelease, Owner: owner, Gen: res.Generation, Call: clock.Now()}, Pod: owner, Phase: string(dir.Phase()), Lane: "cold"}
-		ok, err := dir.Release(ctx, s, owner, res.Generation)
-		rel.Return, rel.OK = clock.Now(), ok
-		out = append(out, migrationOutcome(rel, err))
+		out = append(out, timed(clock, op(history.OpRelease, acq.Gen), func(op *history.MigrationOp) (err error) {
+			op.OK, err = dir.Release(ctx, s, owner, acq.Gen)
+			return err
+		}))
 	}
 	return out
 }
@@ -416,16 +425,23 @@ func SeedSessions(ctx context.Context, dir *fencing.Directory, clock *Clock, ses
 func ReadBackGenerations(ctx context.Context, dir *fencing.Directory, clock *Clock, sessions []fencing.Session) []history.MigrationOp {
 	out := make([]history.MigrationOp, 0, len(sessions))
 	for _, s := range sessions {
-		op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpKnown, Owner: "audit", Call: clock.Now()}, Pod: "audit", Phase: string(dir.Phase()), Lane: "audit"}
-		gen, err := dir.KnownGeneration(ctx, s)
-		op.Return, op.Gen, op.OK = clock.Now(), gen, err == nil
-		out = append(out, migrationOutcome(op, err))
+		op := history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: history.OpKnown, Owner: "audit"}, Pod: "audit", Phase: string(dir.Phase()), Lane: "audit"}
+		out = append(out, timed(clock, op, func(op *history.MigrationOp) (err error) {
+			op.Gen, err = dir.KnownGeneration(ctx, s)
+			op.OK = err == nil
+			return err
+		}))
 	}
 	return out
 }
 
-// migrationOutcome marks op unknown with the error's kind when err is set.
-func migrationOutcome(op history.MigrationOp, err error) history.MigrationOp {
+// timed runs do as op's call on clock, stamping its call and return, and
+// marks op unknown with the error's kind when do fails (its outcome is
+// then not known, whatever do set).
+func timed(clock *Clock, op history.MigrationOp, do func(op *history.MigrationOp) error) history.MigrationOp {
+	call := clock.Now()
+	err := do(&op)
+	op.Call, op.Return = call, clock.Now() // after do, which may set the whole FencingOp
 	if err != nil {
 		op.Unknown, op.OK = true, false
 		op.ErrKind, op.Err = ErrKind(err), err.Error()
