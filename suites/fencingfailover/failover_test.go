@@ -264,18 +264,24 @@ func kindOf(t *fixtures.Topology) string { return string(t.Spec.Kind) }
 // readTimeout) and closes it when the scenario ends.
 func failoverPool(ctx context.Context, b client.Backend, t *fixtures.Topology, name string) client.Pool {
 	GinkgoHelper()
+	p, err := client.NewPool(ctx, poolOptions(b, t, name))
+	Expect(err).NotTo(HaveOccurred(), "open %s pool on %s", b, t.Spec)
+	DeferCleanup(p.Close)
+	return p
+}
+
+// poolOptions are failoverPool's options: cluster-aware on a cluster, and
+// following the Sentinels on a replicated topology, as production reaches
+// its primary.
+func poolOptions(b client.Backend, t *fixtures.Topology, name string) client.Options {
 	o := client.Options{Backend: b, Mode: client.ModeSingle, Addrs: t.Addrs(), ClientName: name, ReadTimeout: readTimeout}
 	switch {
 	case t.Spec.IsCluster():
 		o.Mode = client.ModeCluster
 	case t.Spec.IsReplicated():
-		// As production reaches its primary: through the Sentinels.
 		o.Mode, o.Addrs, o.MasterName, o.AddrMap = client.ModeSentinel, t.SentinelAddrs(), t.MasterName(), t.ClientAddr
 	}
-	p, err := client.NewPool(ctx, o)
-	Expect(err).NotTo(HaveOccurred(), "open %s pool on %s", b, t.Spec)
-	DeferCleanup(p.Close)
-	return p
+	return o
 }
 
 // staticPool is a single-node pool on the primary as the run starts: the

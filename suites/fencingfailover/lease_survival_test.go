@@ -76,7 +76,7 @@ func leaseSurvival(ctx SpecContext, t *fixtures.Topology, b client.Backend) repo
 		if t.Spec.IsCluster() {
 			o.Cluster = t.Addrs()
 		} else {
-			po := sentinelOptions(b, t, "")
+			po := poolOptions(b, t, "")
 			o.Pool = &po
 		}
 		f, err := traffic.NewFleet(runCtx, o, clock, fencing.C)
@@ -104,19 +104,15 @@ func leaseSurvival(ctx SpecContext, t *fixtures.Topology, b client.Backend) repo
 	cancel()
 	prod.Stop()
 	short.Stop()
-	var windows []history.FaultWindow
-	for _, fw := range history.From(ctx).Faults() {
-		if fw.Start >= began {
-			windows = append(windows, fw)
-		}
-	}
+	windows := faultsSince(ctx, began)
 	prodOps, shortOps := prod.History(), short.History()
 	result := check.Judge(check.LeasesKeptAcrossFailover, prodOps, windows, prodLeaseTTL, deploySlack)
 	variant := check.Judge(check.LeasesKeptAcrossFailover, shortOps, windows, shortLeaseTTL, deploySlack)
 	ev := harness.Evidence(cfg, t, nil)
 	ev.Faults = harness.Faults(ctx)
+	downAfter, _ := t.SentinelTiming()
 	ev.Observed = append(ev.Observed, fmt.Sprintf("lease TTL %v, renew every %v; the servers at %s timing (cluster-node-timeout %v, Sentinel down-after %v)",
-		prodLeaseTTL, prodLeaseTTL/3, cfg.Timing, t.NodeTimeout(), firstOf(t.SentinelTiming())))
+		prodLeaseTTL, prodLeaseTTL/3, cfg.Timing, t.NodeTimeout(), downAfter))
 	for _, w := range windows {
 		session, halt := slowestResume(prodOps, w)
 		ev.Observed = append(ev.Observed, fmt.Sprintf("halt: %s %s: of the sessions it stalled, the slowest (%s) was answered again %v after the fault began (halt budget %v)",
@@ -167,5 +163,3 @@ func slowestResume(ops []history.MigrationOp, w history.FaultWindow) (session st
 	}
 	return session, halt
 }
-
-func firstOf(a, _ time.Duration) time.Duration { return a }

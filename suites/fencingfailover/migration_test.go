@@ -147,7 +147,7 @@ func deploy(ctx context.Context, t *fixtures.Topology, b client.Backend, name st
 	clock := traffic.ClockOf(ctx)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	podOpts := sentinelOptions(b, t, "")
+	podOpts := poolOptions(b, t, "")
 	fleet, err := traffic.NewFleet(runCtx, traffic.FleetOptions{
 		Pool: &podOpts, Backend: b, Pods: pods, Reliable: reliable, Huddle: huddle, TTL: deployTTL,
 		Acquires: 6, ReleaseP: 0.3, Set: cfg.ScriptSet(), Seed: rng.Uint64(), Durability: durability,
@@ -272,11 +272,7 @@ func deploy(ctx context.Context, t *fixtures.Topology, b client.Backend, name st
 	audit := traffic.ReadBackGenerations(ctx, fencing.New(admin, fencing.Options{Scripts: cfg.ScriptSet().Phase(fencing.C), LeaseTTL: deployTTL}), clock, append(append(append([]fencing.Session(nil), reliable...), huddle...), cold...))
 	d.ops = append(append(append(seeded, fleet.History()...), op.Merges...), audit...)
 	d.steps, d.kills = op.Steps, fleet.Kills()
-	for _, w := range history.From(ctx).Faults() {
-		if w.Start >= began {
-			d.windows = append(d.windows, w)
-		}
-	}
+	d.windows = faultsSince(ctx, began)
 	for _, o := range d.ops {
 		if o.Unknown && strings.Contains(o.Err, client.ErrNotReplicated.Error()) {
 			d.notReplicated++
@@ -314,11 +310,16 @@ func deployVerdict(ctx SpecContext, r deployRun) report.Check {
 	)
 }
 
-// sentinelOptions are failoverPool's options: a client that follows the
-// Sentinels, as production reaches its primary.
-func sentinelOptions(b client.Backend, t *fixtures.Topology, name string) client.Options {
-	return client.Options{Backend: b, Mode: client.ModeSentinel, Addrs: t.SentinelAddrs(), MasterName: t.MasterName(), AddrMap: t.ClientAddr,
-		ClientName: name, ReadTimeout: readTimeout}
+// faultsSince is the scenario's fault windows that began at or after from
+// (a run's own, when scenarios share the history's clock).
+func faultsSince(ctx context.Context, from time.Duration) []history.FaultWindow {
+	var out []history.FaultWindow
+	for _, w := range history.From(ctx).Faults() {
+		if w.Start >= from {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
-	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/report"
@@ -102,12 +101,7 @@ func pausedAcrossFailover(ctx SpecContext, b client.Backend) report.Check {
 	cancel()
 	durable.fleet.Stop()
 	plain.fleet.Stop()
-	var windows []history.FaultWindow
-	for _, w := range history.From(ctx).Faults() {
-		if w.Start >= began {
-			windows = append(windows, w)
-		}
-	}
+	windows := faultsSince(ctx, began)
 	judge := func(pf *pausedFleet) check.Result {
 		ops, pauses := pf.fleet.History(), pf.fleet.Pauses()
 		return check.All("paused-pod-across-failover",
