@@ -158,24 +158,27 @@ func (d *Directory) run(ctx context.Context, s *client.Script, session Session, 
 		cmd := client.Cmd{Prefix: []string{"EVALSHA", s.SHA1, strconv.Itoa(len(keys))}, Keys: keys, Args: args}
 		return d.pool.Do(ctx, cmd)
 	}
-	if d.opts.Durability.On() {
-		timeout := d.opts.Durability.timeout()
-		//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
-		reply, fellBack, err := client.RunScriptWait(ctx, d.pool, s, keys, BarrierKey(keys[0]), d.opts.Durability.Replicas, timeout, args...)
-		if fellBack {
-			d.stats.NoScriptFallbacks.Add(1)
-		}
-		if errors.Is(err, client.ErrNotReplicated) {
-			d.stats.NotReplicated.Add(1)
-		}
-		return reply, err
-	}
 	//slotgate:disabled-mode-only KeyList is one session's lease and generation: every tagged layout (phases A-C) puts them under one hash tag; only OldKeys (phase O, deployed today) spans slots, legal with cluster mode disabled — the runtime twin judges each call
-	reply, fellBack, err := client.RunScript(ctx, d.pool, s, keys, args...)
+	reply, fellBack, err := d.opts.Durability.runScript(ctx, d.pool, s, keys, BarrierKey(keys[0]), args...)
 	if fellBack {
 		d.stats.NoScriptFallbacks.Add(1)
 	}
+	if errors.Is(err, client.ErrNotReplicated) {
+		d.stats.NotReplicated.Add(1)
+	}
 	return reply, err
+}
+
+// runScript runs s on keys as the durability mode says: plainly
+// (client.RunScript), or followed by a barrier write on barrierKey (which
+// must share the keys' slot) and WAIT (client.RunScriptWait).
+func (d Durability) runScript(ctx context.Context, pool client.Pool, s *client.Script, keys []string, barrierKey string, args ...string) (any, bool, error) {
+	if d.On() {
+		//slotgate:disabled-mode-only the callers pass one session's keys (Directory.run: one hash tag in phases A-C, spanning slots only in phase O) or both its counters (mergeCounters): cross-slot only with cluster mode disabled
+		return client.RunScriptWait(ctx, pool, s, keys, barrierKey, d.Replicas, d.timeout(), args...)
+	}
+	//slotgate:disabled-mode-only as above: one session's keys, cross-slot only with cluster mode disabled
+	return client.RunScript(ctx, pool, s, keys, args...)
 }
 
 func ttlMillis(ttl time.Duration) string { return strconv.FormatInt(ttl.Milliseconds(), 10) }

@@ -32,14 +32,8 @@ func mergeCounters(ctx context.Context, pool client.Pool, s *client.Script, sess
 	for i, sess := range sessions {
 		//slotgate:disabled-mode-only the old and new counters span slots by design; backfill and reverse merge run only with cluster mode disabled (spec 000 §The protocol)
 		keys := []string{OldKeys(sess).Generation, NewKeys(sess).Generation}
-		var err error
-		if d.On() {
-			//slotgate:disabled-mode-only the old and new counters span slots by design; backfill and reverse merge run only with cluster mode disabled (spec 000 §The protocol)
-			_, _, err = client.RunScriptWait(ctx, pool, s, keys, BarrierKey(keys[1]), d.Replicas, d.timeout())
-		} else {
-			_, _, err = client.RunScript(ctx, pool, s, keys)
-		}
-		if err != nil {
+		//slotgate:disabled-mode-only the old and new counters span slots by design; backfill and reverse merge run only with cluster mode disabled (spec 000 §The protocol)
+		if _, _, err := d.runScript(ctx, pool, s, keys, BarrierKey(keys[1])); err != nil {
 			return i, fmt.Errorf("%s %s: %w", what, sess, err)
 		}
 	}
