@@ -17,7 +17,8 @@ import (
 //     go-redis MGet/Del/Exists/Unlink/Touch/SInter/SUnion/SDiff/PFCount (ctx, keys…) and
 //     Rename/RenameNX/RPopLPush/LMove/BLMove/SMove/Copy; valkey-go builders with .Key(a, b, …)
 //     → RuleMultiKeyCmd
-//   - one script call: client.RunScript(ctx, pool, script, keys, …), a client.Cmd or NewCmd
+//   - one script call: client.RunScript(ctx, pool, script, keys, …) or
+//     client.RunScriptWait (the durability mode's), a client.Cmd or NewCmd
 //     whose command is EVAL/EVALSHA/FCALL; go-redis Eval/EvalSha/EvalRO/EvalShaRO/FCall/FCallRO
 //     (ctx, src, keys, …) and (*redis.Script).Run/RunRO (ctx, c, keys, …); a valkey-go
 //     Eval/Evalsha/Fcall builder → RuleScriptKeys
@@ -338,6 +339,10 @@ func (sc *scope) callGroups(call *ast.CallExpr) []group {
 		return sc.keyed(call, what, kind, call.Args[1])
 	case isSel(call.Fun, "client", "RunScript") && len(call.Args) >= 4:
 		return sc.keyed(call, "client.RunScript", groupScript, call.Args[3])
+	case isSel(call.Fun, "client", "RunScriptWait") && len(call.Args) >= 4:
+		// The durability mode's script call: the same keys argument (its
+		// barrier key is derived from them).
+		return sc.keyed(call, "client.RunScriptWait", groupScript, call.Args[3])
 	}
 	if id, ok := sel.X.(*ast.Ident); ok && sc.g.imports[id.Name] {
 		return nil // a package function, not a client method
