@@ -39,6 +39,15 @@ const (
 	RequirementDispatchHalt      Requirement = "dispatch-halt"            // a dead primary halts dispatch only within the pool budget
 	RequirementCrossSlot         Requirement = "cross-slot"               // a cross-slot multi-key command is loud, never silently scattered
 	RequirementProtocol          Requirement = "resp2-resp3"              // the requested protocol is negotiated and the pool works under it
+
+	// The cluster surface a relay uses beyond single commands (row
+	// client-surface): each judged on the library's own path and through impl.
+	RequirementPipeline      Requirement = "pipeline"        // a pipeline across slots during a slot move and a failover: every reply is the key's own, every failure is per key and loud
+	RequirementTransaction   Requirement = "transaction"     // MULTI/EXEC in one slot under MOVED/ASK/TRYAGAIN: all or nothing, never half applied or silently dropped
+	RequirementRESP3Push     Requirement = "resp3-push"      // RESP3 pushes on a subscription connection: short and long channel names, confirmations on an idle connection, pushes between replies
+	RequirementDialTimeout   Requirement = "dial-timeout"    // a node that accepts no connection (blackholed) bounds a call by the dial timeout, and routing moves on
+	RequirementConnLeak      Requirement = "connection-leak" // connections on every node (CLIENT LIST) return to their level after churn, failovers and topology refreshes
+	RequirementOlderTopology Requirement = "older-topology"  // the topology reply of a Redis 7 server (CLUSTER SLOTS) is routed on correctly
 )
 
 // RequirementInfo is the catalogue entry of one requirement: plain data.
@@ -61,6 +70,12 @@ var Requirements = []RequirementInfo{
 	{RequirementDispatchHalt, "Dispatch halt", "000 §Client Architecture, dead primary halts dispatch", RowFailureDrills},
 	{RequirementCrossSlot, "Cross-slot multi-key", "000 §Conformance, Locality contract; Presence MGET", RowPresenceMGet},
 	{RequirementProtocol, "RESP2 / RESP3", "000 §Conformance, Protocol choice", RowProtocol},
+	{RequirementPipeline, "Pipeline across slots", "000 §Conformance, Locality contract (explicit per-key pipeline); §Client Architecture", RowClientSurface},
+	{RequirementTransaction, "MULTI/EXEC in one slot", "000 §Conformance, Routing (MOVED/ASK/TRYAGAIN); Locality contract", RowClientSurface},
+	{RequirementRESP3Push, "RESP3 push handling", "000 §Sharded Pub/Sub Conversion; §Client Architecture (split subscription client)", RowClientSurface},
+	{RequirementDialTimeout, "Dial timeout", "000 §Client Architecture, dead primary halts dispatch", RowClientSurface},
+	{RequirementConnLeak, "Connection accounting", "000 §Client Architecture (command pool)", RowClientSurface},
+	{RequirementOlderTopology, "Older topology reply", "000 §Client Architecture, version floor; Redis 7 CLUSTER SLOTS", RowClientSurface},
 }
 
 // AdmissionBackends are the client libraries every table lists, assessed or
@@ -110,7 +125,11 @@ type Admission struct {
 	// wrapped path did, in a sentence or two.
 	Evidence string `json:"evidence"`
 	// Client is the client library and version ("go-redis v9.23.0").
-	Client   string `json:"client,omitempty"`
+	Client string `json:"client,omitempty"`
+	// Path names the library code the raw run exercised ("go-redis
+	// ClusterClient.Pipeline"), so an admission is never a statement about
+	// a path nobody ran.
+	Path     string `json:"path,omitempty"`
 	Scenario string `json:"scenario,omitempty"`
 	Seed     int64  `json:"seed,omitempty"`
 }

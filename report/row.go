@@ -27,6 +27,7 @@ const (
 	RowProtocol         RowID = "protocol"          // command pool admitted under its chosen protocol
 	RowTelemetry        RowID = "telemetry"         // per-shard/slot/channel metrics, phase gauge
 	RowAxioms           RowID = "axioms"            // A1, A2, A4 measured on the real server
+	RowClientSurface    RowID = "client-surface"    // pipelines, transactions, RESP3 pushes, dial timeouts, connection accounting per client
 
 	RowMarconiHotPath           RowID = "marconi-hot-path"           // SPEC-101 §2: send touches no I/O before 200
 	RowMarconiAuditCompleteness RowID = "marconi-audit-completeness" // §4: queue → stream → PG exactly once
@@ -103,6 +104,8 @@ var Catalogue = []Row{
 		Suite: "./suites/failuredrills", External: NotOnExternal("kills and fails over primaries (fault.FailoverKill, fault.FailoverGraceful)")},
 	{ID: RowProtocol, Title: "Protocol choice", Spec: "000 §Conformance, Protocol choice; D3", Topology: "cluster:3x1",
 		Suite: "./suites/protocol", External: OnExternal(NeedCluster)},
+	{ID: RowClientSurface, Title: "Client surface", Spec: "000 §Client Architecture; §Conformance, Routing, Locality contract", Topology: "cluster:3x1",
+		Suite: "./rows/clientsurface", External: NotOnExternal("migrates slots, fails primaries over and blackholes nodes at the per-node proxy")},
 	{ID: RowTelemetry, Title: "Telemetry", Spec: "000 §Conformance, Telemetry", Topology: "cluster:3x1",
 		Suite: "./suites/telemetry", External: NotOnExternal("migrates slots (fault.MoveSlot) to attribute redirects")},
 	{ID: RowMarconiHotPath, Title: "Marconi hot path", Spec: "002 §2 Hot path", Topology: "cluster:3x1", Needs: []string{"postgres"},

@@ -18,6 +18,9 @@ type Admission struct {
 	Requirement report.Requirement
 	// Client is the library and version ("go-redis v9.23.0").
 	Client string
+	// Path names the library code the raw run exercised ("go-redis
+	// ClusterClient.Pipeline"): what an admission is a statement about.
+	Path string
 	// Raw is the requirement's checker over the raw client's run: Pass
 	// means the library met it on its own. Unknown or inconclusive means
 	// the run could not decide: not assessed.
@@ -49,7 +52,7 @@ func (a Admission) entry() report.Admission {
 	case a.Raw.Status == check.Fail && (a.Wrapped.Status == check.Pass || a.Wrapped.Status == check.Fail):
 		v = report.AdmissionOf(false, a.Wrapped.Status == check.Pass)
 	}
-	e := report.Admission{Backend: string(a.Backend), Requirement: a.Requirement, Verdict: v, Client: a.Client,
+	e := report.Admission{Backend: string(a.Backend), Requirement: a.Requirement, Verdict: v, Client: a.Client, Path: a.Path,
 		Evidence: fmt.Sprintf("%s Raw client: %s: %s.", a.Evidence, a.Raw.Status, a.Raw.Message)}
 	if v != report.Admitted && a.Wrapper != "" {
 		e.Evidence += fmt.Sprintf(" Through %s: %s: %s.", a.Wrapper, a.Wrapped.Status, a.Wrapped.Message)
