@@ -52,7 +52,7 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 		co := goRedisClusterOptions(o)
 		co.ReadOnly = o.ReplicaReads
 		if o.ReplicaReads && !o.NaiveTopology {
-			co.ClusterStateReloadInterval = replicaRefresh
+			setOption(co, "ClusterStateReloadInterval", replicaRefresh)
 			co.FailingTimeoutSeconds = int(replicaRefresh / time.Second)
 		}
 		cc := redis.NewClusterClient(co)

@@ -120,7 +120,7 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 			// valkey-go's Sentinel client is otherwise event-driven only:
 			// one missed +switch-master keeps it on a demoted primary
 			// (SentinelOption.TopologyRefreshInterval's own doc).
-			co.Sentinel.TopologyRefreshInterval = sentinelRefresh
+			setOption(&co.Sentinel, "TopologyRefreshInterval", sentinelRefresh)
 		}
 	}
 	if o.AddrMap != nil {
