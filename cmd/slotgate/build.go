@@ -78,8 +78,10 @@ func clientLinkFlags(root string, env []string) string {
 // takes CPU from a timed suite beside it. The shared directory is locked
 // while the go command writes it (two runs in one tree, e.g. two shards).
 // A failed build is not fatal: the output is shown and Ginkgo compiles each
-// suite itself, so a suite that does not compile fails on its own rows.
-func buildSuites(root string, pkgs []string, env []string, ldflags string, stdout, stderr io.Writer) (*suiteBinaries, error) {
+// suite itself, so a suite that does not compile fails on its own rows —
+// unless pinned (--client): then the suites not compiling against the
+// pinned releases is the answer, a usage error naming them.
+func buildSuites(root string, pkgs []string, env []string, ldflags string, pinned bool, stdout, stderr io.Writer) (*suiteBinaries, error) {
 	if len(pkgs) == 0 {
 		return nil, nil
 	}
@@ -104,6 +106,9 @@ func buildSuites(root string, pkgs []string, env []string, ldflags string, stdou
 	var out bytes.Buffer
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = root, env, &out, &out
 	if err := cmd.Run(); err != nil {
+		if pinned {
+			return nil, fmt.Errorf("%w: --client: the suites do not compile against the pinned client releases in %s: %s", errUsage, root, firstLines(out.Bytes(), 8))
+		}
 		fmt.Fprintf(stderr, "slotgate: compiling the suites failed (%v); each suite compiles on its own instead:\n%s", err, out.Bytes())
 		return nil, nil
 	}

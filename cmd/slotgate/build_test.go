@@ -24,7 +24,7 @@ func TestBuildSuitesKeepsCurrentBinaries(t *testing.T) {
 	pkg := "./suites/axioms"
 	build := func() (*suiteBinaries, os.FileInfo) {
 		t.Helper()
-		b, err := buildSuites(root, []string{pkg}, os.Environ(), clientLinkFlags(root, os.Environ()), io.Discard, io.Discard)
+		b, err := buildSuites(root, []string{pkg}, os.Environ(), clientLinkFlags(root, os.Environ()), false, io.Discard, io.Discard)
 		if err != nil || b == nil {
 			t.Fatalf("build: %v (binaries %v)", err, b)
 		}

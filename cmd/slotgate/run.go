@@ -82,6 +82,7 @@ type runFlags struct {
 	jobsSet    bool          // --jobs was given (0 then is an error, not the default)
 	shard      string        // --shard i/n (shard.go)
 	scripts    string        // --scripts DIR: a fencing script set (fencing.LoadScripts)
+	clients    string        // --client name@version,...: the client releases the suites link (clients.go)
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
@@ -105,6 +106,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that judges time against a bound shares less: marconi-loss-budget runs alone, failure drills, registry and Marconi each beside at most one untimed suite (default: one per core)")
 	fs.StringVar(&f.shard, "shard", "", "run shard `i/n` of the selected rows' suites (a deterministic split balanced by recorded wall time); merge the shards with slotgate report --merge")
 	fs.StringVar(&f.scripts, "scripts", "", "run the fencing rows against the fencing script set in `DIR` (a manifest.json mapping each .lua file to its operation and phase; README, Bring your own scripts) instead of impl's embedded scripts; the locality row validates it too")
+	fs.StringVar(&f.clients, "client", "", "comma `list` of name@version: build the suites against these client releases (go-redis@v9.20.0,valkey-go@v1.0.75) in a copy of the module under bin/clients, never the working tree; every label names the version linked. A version the module proxy cannot serve, or that impl does not compile against, exits 2 (default: go.mod's)")
 	f.external.register(fs)
 	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -147,6 +149,7 @@ type plan struct {
 	requested []report.RowID
 
 	scriptSet *fencing.ScriptSet // --scripts, loaded
+	pins      []clientPin        // --client, parsed
 	// replicated is the replicated topology of --topology (default
 	// "replicated"); topology keeps the cluster's after validate.
 	replicated string
@@ -309,6 +312,11 @@ func validate(f runFlags) (plan, error) {
 			return p, fmt.Errorf("%w: --scripts: %v", errUsage, err)
 		}
 		p.scriptSet = set
+	}
+	if f.clients != "" {
+		if p.pins, err = parseClients(f.clients, false); err != nil {
+			return p, err
+		}
 	}
 	if f.timeout < 0 {
 		return p, fmt.Errorf("%w: --timeout %v: want a positive duration (omit it for 30m smoke, 60m full)", errUsage, f.timeout)
@@ -497,8 +505,16 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 	}
 	// Every suite binary first, in one go command (build.go): no suite's
 	// compile then sits on its wall time or beside a timed suite.
-	ldflags := clientLinkFlags(p.root, env)
-	bins, err := buildSuites(p.root, p.packages, env, ldflags, stdout, stderr)
+	// --client: the suites build and run in the module copy that links the
+	// pinned releases (clients.go); labels come from that copy's go.mod.
+	suiteRoot := p.root
+	if len(p.pins) > 0 {
+		if suiteRoot, err = prepareClientModule(p.root, p.pins, env, stdout); err != nil {
+			return 0, err
+		}
+	}
+	ldflags := clientLinkFlags(suiteRoot, env)
+	bins, err := buildSuites(suiteRoot, p.packages, env, ldflags, len(p.pins) > 0, stdout, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -519,8 +535,8 @@ func execute(p plan, stdout, stderr io.Writer) (int, error) {
 			} else {
 				args = append(args, bin)
 			}
-			cmd := ginkgoCommand(p.root, args...)
-			cmd.Dir, cmd.Env = p.root, env
+			cmd := ginkgoCommand(suiteRoot, args...)
+			cmd.Dir, cmd.Env = suiteRoot, env
 			cmd.Stdout, cmd.Stderr = stream{con, j, 0}, stream{con, j, 1}
 			// A server that inherited the output pipe must not hold the
 			// run once its suite is gone.
