@@ -35,6 +35,7 @@ through its one-way doors, by running the G2 conformance matrix (spec 000
 
 Usage:
   slotgate run    [flags]   run the suites, print the scorecard, write the report
+  slotgate admit  [flags]   the upgrade gate of a client library: the client-facing rows per release, one admission matrix
   slotgate stability [flags] run the rows N times with fresh seeds: flip table, non-pass cells, replays
   slotgate mutate [flags]   mutants of the implementation (fencing Lua, impl Go) through the rows: kill rate per row
   slotgate report [flags]   re-render the report from a stored results.json
@@ -76,6 +77,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			return code
 		}
+	case "admit":
+		var code int
+		code, err = cmdAdmit(args[1:], stdout, stderr)
+		if err == nil {
+			return code
+		}
 	case "stability":
 		var code int
 		code, err = cmdStability(args[1:], stdout, stderr)
@@ -113,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, topHelp)
 		return exitPass
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want run, stability, mutate, report, check, rows, model, validate, size, preflight or help)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want run, admit, stability, mutate, report, check, rows, model, validate, size, preflight or help)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

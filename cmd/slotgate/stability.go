@@ -173,6 +173,7 @@ type stabilityFlags struct {
 	out     string
 	replay  bool
 	extra   string
+	clients string // --client, passed to every run
 }
 
 func cmdStability(args []string, stdout, stderr io.Writer) (int, error) {
@@ -185,6 +186,7 @@ func cmdStability(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.out, "out", "slotgate-report-stability", "directory for the runs' reports and the table")
 	fs.BoolVar(&f.replay, "replay", true, "replay each failing row alone with its run's seed")
 	fs.StringVar(&f.extra, "run-args", "", "extra flags for every slotgate run, space-separated (e.g. \"--backend go-redis\")")
+	fs.StringVar(&f.clients, "client", "", "`name@version` list: every run links these client releases (slotgate run --client)")
 	fs.Usage = func() { fmt.Fprint(stderr, stabilityHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -200,6 +202,11 @@ func cmdStability(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if _, err := parseRows(f.rows); err != nil {
 		return 0, err
+	}
+	if f.clients != "" {
+		if _, err := parseClients(f.clients, false); err != nil {
+			return 0, err
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -221,6 +228,9 @@ func cmdStability(args []string, stdout, stderr io.Writer) (int, error) {
 		args := []string{"run", "--profile", f.profile, "--seed", strconv.FormatInt(seed, 10), "--out", r.Out, "--quiet"}
 		if rows != "" {
 			args = append(args, "--row", rows)
+		}
+		if f.clients != "" {
+			args = append(args, "--client", f.clients)
 		}
 		args = append(args, strings.Fields(f.extra)...)
 		log, err := os.Create(filepath.Join(out, name+".log"))
