@@ -95,7 +95,7 @@ func refusedCard() *report.Scorecard {
 	})
 	s.Admission = report.AdmissionTable([]report.Admission{
 		{Backend: "go-redis", Requirement: report.RequirementDispatchHalt, Verdict: report.AdmittedWithWrapper, Wrapper: "impl/client reloadOnNodeFailure", Evidence: "raw halt 31 s"},
-		{Backend: "valkey-go", Requirement: report.RequirementCrossSlot, Verdict: report.Refused, Evidence: "silently <scattered>"},
+		{Backend: "valkey-go", Requirement: report.RequirementCrossSlot, Verdict: report.Refused, Evidence: "silently <scattered>", Path: "valkey-go Client.Do (MGET over many slots)"},
 		{Backend: "valkey-go", Requirement: report.RequirementRedirects, Verdict: report.Admitted},
 	})
 	return s
@@ -188,7 +188,7 @@ func TestAdmissionRenderers(t *testing.T) {
 		}
 	}
 	h := html.String()
-	for _, want := range []string{`id="admission"`, "Cross-slot multi-key", "REFUSED", "impl/client reloadOnNodeFailure", "silently &lt;scattered&gt;"} {
+	for _, want := range []string{`id="admission"`, "Cross-slot multi-key", "REFUSED", "impl/client reloadOnNodeFailure", "silently &lt;scattered&gt;", "valkey-go Client.Do (MGET over many slots)", "<i>not named</i>"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("html lacks %q", want)
 		}

@@ -142,6 +142,6 @@ func admitReplica(b client.Backend, version string, scored check.Result, naive *
 	if b == client.BackendValkeyGo {
 		wrapper = "impl/client replicaRouter (a failed replica read retried on the primary) and replicaRefresh (periodic topology refresh)"
 	}
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementReplicaRepair, Client: version, Raw: res, Wrapped: scored, Wrapper: wrapper,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementReplicaRepair, Client: version, Path: harness.LibraryPath(b, "ClusterOptions.ReadOnly, ClusterClient.Do (replica reads)", "ClientOption.SendToReplicas, Client.Do (replica reads)"), Raw: res, Wrapped: scored, Wrapper: wrapper,
 		Evidence: fmt.Sprintf("The replica of shard %d killed under load and restarted once the cluster marked it FAIL: %s.", shard, how)})
 }

@@ -621,10 +621,10 @@ func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naiveP
 		rawPool, rawSub = naivePool, naiveSub
 		how = "the raw library is go-redis with only its own slot-map refresh (NaiveTopology), on its own keys and topics during the same failovers, up to the first kill"
 	}
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementDispatchHalt, Client: version, Raw: rawPool, Wrapped: poolHalts,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementDispatchHalt, Client: version, Path: harness.LibraryPath(b, "ClusterClient.Do (slot map reloaded on MOVED or periodically)", "Client.Do (topology refreshed on an error)"), Raw: rawPool, Wrapped: poolHalts,
 		Wrapper:  "impl/client reloadOnNodeFailure (slot-map reload when a node fails without a reply)",
 		Evidence: "Graceful and killed primary failovers under load, the command pool's halt of the drilled shard against the pool budget: " + how + "." + cut})
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubFailover, Client: version, Raw: rawSub, Wrapped: subHalts,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubFailover, Client: version, Path: harness.LibraryPath(b, "ClusterClient.SSubscribe, PubSub.Receive", "Client.Receive"), Raw: rawSub, Wrapped: subHalts,
 		Wrapper:  "impl/client go-redis subscriber (slot-map reload on a broken subscription connection)",
 		Evidence: "The same failovers, the subscription client's halt (first delivery on the drilled shard) against the subscription budget: " + how + "." + cut})
 }

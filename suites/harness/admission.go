@@ -62,3 +62,15 @@ func (a Admission) entry() report.Admission {
 	}
 	return e
 }
+
+// LibraryPath names the library code a raw run exercised on backend b: the
+// go-redis path or the valkey-go one (Admission.Path).
+func LibraryPath(b client.Backend, goRedis, valkeyGo string) string {
+	switch b {
+	case client.BackendGoRedis:
+		return "go-redis " + goRedis
+	case client.BackendValkeyGo:
+		return "valkey-go " + valkeyGo
+	}
+	return string(b)
+}

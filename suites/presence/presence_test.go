@@ -323,7 +323,7 @@ func admitCrossSlot(b client.Backend, version string, single []history.OpOutcome
 		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("%d cross-slot MGETs answered without an error: scattered silently", len(single))}
 		wrapped = check.Result{Status: check.Fail, Message: "a library that scatters cross-slot work silently is refused whatever wraps it"}
 	}
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementCrossSlot, Client: version, Raw: raw, Wrapped: wrapped,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementCrossSlot, Client: version, Path: harness.LibraryPath(b, "ClusterClient.Do (MGET over many slots)", "Client.Do (MGET over many slots)"), Raw: raw, Wrapped: wrapped,
 		Wrapper:  "impl/presence per-slot split (positional MGET per slot, TRYAGAIN re-sent)",
 		Evidence: fmt.Sprintf("%d MGETs, each over 50 presence keys of many slots, through the raw %s pool.", len(single), version)})
 }
@@ -339,7 +339,7 @@ func admitMultiKeyRedirects(b client.Backend, version string, tryAgain, redirect
 	if tryAgain+redirects > 0 {
 		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("the library handed %d TRYAGAIN and %d MOVED/ASK back to the caller on per-slot MGETs of a slot held MIGRATING", tryAgain, redirects)}
 	}
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: version, Raw: raw, Wrapped: reads,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: version, Path: harness.LibraryPath(b, "ClusterClient.Do (per-slot MGET, its own redirect following)", "Client.Do (per-slot MGET, its own redirect following)"), Raw: raw, Wrapped: reads,
 		Wrapper:  "impl/presence per-slot read (re-sends TRYAGAIN, MOVED and ASK)",
 		Evidence: fmt.Sprintf("Multi-key reads (per-slot MGET through the %s pool) while a slot of their keys migrated.", version)})
 }

@@ -287,7 +287,7 @@ func admitProtocol(r *cellRun, cell check.Result) {
 	GinkgoHelper()
 	b, _, _ := strings.Cut(r.ev.Client, " ")
 	raw := check.All("protocol-admission", check.NegotiatedProtocol(r.conns, poolName, r.proto, r.nodes), check.NoErrors(r.outcomes, r.scale.Sessions))
-	harness.Admit(harness.Admission{Backend: client.Backend(b), Requirement: report.RequirementProtocol, Client: r.ev.Client, Raw: raw, Wrapped: cell,
+	harness.Admit(harness.Admission{Backend: client.Backend(b), Requirement: report.RequirementProtocol, Client: r.ev.Client, Path: harness.LibraryPath(client.Backend(b), "ClusterOptions.Protocol, ClusterClient.Do", "ClientOption.AlwaysRESP2, Client.Do"), Raw: raw, Wrapped: cell,
 		Wrapper:  "impl/client reply normalisation",
 		Evidence: fmt.Sprintf("The command pool requested RESP%d through the library's own option, fencing and presence workload on every primary.", r.proto)})
 }

@@ -251,7 +251,7 @@ func redirects(ctx SpecContext, b client.Backend) report.Check {
 	if r.moves < s.migrations() { // as the scored result: the run is incomplete
 		rawRedirects = check.Result{Status: check.Unknown, Message: fmt.Sprintf("only %d of %d migrations ran (raw pool: %s)", r.moves, s.migrations(), rawRedirects.Message)}
 	}
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: pool.Version(), Raw: rawRedirects, Wrapped: result,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRedirects, Client: pool.Version(), Path: harness.LibraryPath(b, "ClusterClient.Do (its own MOVED/ASK following, MaxRedirects)", "Client.Do (its own MOVED/ASK following)"), Raw: rawRedirects, Wrapped: result,
 		Wrapper:  "impl/routing.Wrap (re-sends a MOVED/ASK/TRYAGAIN the library hands back)",
 		Evidence: fmt.Sprintf("The raw %s cluster pool on keys of the migrating slots during %d migrations (error kinds %v over %d operations; %d redirects absorbed by the wrapper on the scored keys).", pool.Version(), r.moves, rawKinds, len(rawOps), r.absorbed)})
 	return harness.Check(row, report.ColumnErrors, "", result, ev, ctl)

@@ -306,7 +306,7 @@ func admitDisconnect(b client.Backend, r *drillRun, h history.SubscriptionHistor
 	case relayed > 0 && delivered.Status == check.Pass:
 		raw = check.Result{Status: check.Fail, Message: fmt.Sprintf("%d subscriptions were re-subscribed by impl's relay, not by the library", relayed)}
 	}
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubDisconnect, Client: r.pool.Version(), Raw: raw, Wrapped: delivered,
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubDisconnect, Client: r.pool.Version(), Path: harness.LibraryPath(b, "ClusterClient.SSubscribe, PubSub.Receive (its own reconnect and resubscribe)", "Client.Receive, WithOnSubscriptionHook (its own reconnect and resubscribe)"), Raw: raw, Wrapped: delivered,
 		Wrapper:  "impl/pubsub.Relay (re-SSUBSCRIBE on the client's MsgDropped)",
 		Evidence: fmt.Sprintf("Client kill, reset-peer and primary restart on the subscription client's connections: the library re-subscribed %d times by itself, impl's relay %d times.", library, relayed)})
 }
@@ -338,7 +338,7 @@ func slotMigration(ctx SpecContext, b client.Backend, name string) report.Check 
 	// Client admission: neither library re-subscribes after a server
 	// sunsubscribe (impl/client subscriber_*.go, read in their sources), so
 	// the naive relay, which ignores the drop, is the raw client here.
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubSunsubscribe, Client: r.pool.Version(),
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementResubSunsubscribe, Client: r.pool.Version(), Path: harness.LibraryPath(b, "ClusterClient.SSubscribe, PubSub.Receive (server sunsubscribe push)", "Client.Receive (server sunsubscribe push)"),
 		Raw: nr.judged(check.Judge(check.SubscriptionsDelivered, naive, 1)), Wrapped: r.judged(check.Judge(check.SubscriptionsDelivered, h, minExpected)),
 		Wrapper:  "impl/pubsub.Relay (re-SSUBSCRIBE on the client's MsgDropped)",
 		Evidence: fmt.Sprintf("A topic's slot migrated under traffic; the raw client's own reaction to the server's sunsubscribe (nothing: no re-subscribe, %s) run as the relay that ignores the drop.", r.pool.Version())})
