@@ -2,9 +2,12 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 
 	"github.com/slotgate/slotgate/history"
 )
@@ -28,13 +31,23 @@ func notExecuted(kind string) bool {
 // acknowledged increments (plus at most the unknown ones). A read that
 // starts after an acknowledged write and returns an older value is a stale
 // read; a final value older than the last acknowledged write is a lost
-// write. minOps acknowledged operations are needed, and every key must have
-// been read back at the end.
+// write.
+//
+// Premises, checked: minOps acknowledged operations; every operation returns
+// after its call; every key read back at the end. A key's operations need
+// not come from one sequential writer: a key whose operations overlap in
+// time (two workers, or a write whose outcome is unknown) is judged exactly
+// by porcupine against a register or counter (routingKeyModel), and so is
+// every key the sequential walk flags, so overlapping writes never read as
+// stale. The walk, exact for a sequential key, gives the readable lines.
 func RoutingAcknowledged(ops []history.RoutingOp, minOps int) Result {
 	const name = "routing-acknowledged"
 	byKey := map[string][]int{}
 	acked := 0
 	for i, o := range ops {
+		if o.Return < o.Call {
+			return unknown(name, "premise broken: operation %d (%s %v) returns at %v, before its call at %v", i, o.Kind, o.Keys, o.Return, o.Call)
+		}
 		if o.Acked() && !o.Final {
 			acked++
 		}
@@ -51,84 +64,236 @@ func RoutingAcknowledged(ops []history.RoutingOp, minOps int) Result {
 	}
 	sort.Strings(keys)
 	var bad []string
-	stale, lost, unread, judged := 0, 0, 0, 0
+	stale, lost, unread, judged, concurrent, undecided := 0, 0, 0, 0, 0, 0
 	for _, k := range keys {
 		idx := byKey[k]
 		sort.SliceStable(idx, func(a, b int) bool { return ops[idx[a]].Call < ops[idx[b]].Call })
-		var last string // last acknowledged register value ("" = nil)
-		var pending []string
-		var lo, hi int64 // counter bounds
-		counter, finalSeen := false, false
-		for _, i := range idx {
-			o := ops[i]
-			pos := indexOf(o.Keys, k)
-			switch o.Kind {
-			case history.RoutingSet, history.RoutingEvalSet:
-				switch {
-				case o.Acked():
-					last, pending = o.Value, nil
-				case !notExecuted(o.ErrKind):
-					pending = append(pending, o.Value)
-				}
-			case history.RoutingIncr:
-				counter = true
-				switch {
-				case o.Acked():
-					judged++
-					if o.Int < lo+1 || o.Int > hi+1 {
-						stale++
-						bad = append(bad, fmt.Sprintf("%s: INCR @%v answered %d, want %d..%d from the acknowledged increments", k, o.Call.Round(time.Millisecond), o.Int, lo+1, hi+1))
-					}
-					lo, hi = o.Int, o.Int
-				case !notExecuted(o.ErrKind):
-					hi++
-				}
-			case history.RoutingGet, history.RoutingEvalGet:
-				if !o.Acked() {
-					continue
-				}
-				finalSeen = finalSeen || o.Final
-				judged++
-				if counter {
-					if o.Int < lo || o.Int > hi {
-						lost++
-						bad = append(bad, fmt.Sprintf("%s: read %d @%v (final %v), want %d..%d acknowledged increments", k, o.Int, o.Call.Round(time.Millisecond), o.Final, lo, hi))
-					}
-					lo, hi = o.Int, o.Int
-					continue
-				}
-				got := ""
-				if pos >= 0 && pos < len(o.Got) {
-					got = o.Got[pos]
-				}
-				if got == last {
-					pending = nil
-					continue
-				}
-				if j := indexOf(pending, got); j >= 0 {
-					last, pending = got, pending[j+1:]
-					continue
-				}
-				if o.Final {
-					lost++
-				} else {
-					stale++
-				}
-				bad = append(bad, fmt.Sprintf("%s: read %s @%v (final %v), want the last acknowledged write %s", k, show(got), o.Call.Round(time.Millisecond), o.Final, show(last)))
-				last, pending = got, nil
-			}
-		}
-		if !finalSeen {
+		w := walkRoutingKey(ops, idx, k)
+		judged += w.judged
+		if !w.finalSeen {
 			unread++
 		}
+		overlap := routingOverlap(ops, idx)
+		if overlap {
+			concurrent++
+		}
+		if w.stale+w.lost == 0 && !overlap {
+			continue
+		}
+		switch routingKeyLinearizable(ops, idx, k, 2*time.Second) {
+		case porcupine.Ok:
+			continue // the walk's lines came from an order it could not know
+		case porcupine.Unknown:
+			undecided++
+			continue
+		}
+		if w.stale+w.lost == 0 {
+			// Overlapping operations the walk accepted in call order, in no
+			// real-time order a register or counter allows.
+			w.stale++
+			w.bad = append(w.bad, fmt.Sprintf("%s: its %d operations (overlapping) are not linearizable as one %s", k, len(idx), w.shape()))
+		}
+		stale, lost, bad = stale+w.stale, lost+w.lost, append(bad, w.bad...)
 	}
 	if stale+lost > 0 {
 		return fail(name, strings.Join(first(bad, 6), "\n"), "%d stale reads and %d lost acknowledged writes over %d keys", stale, lost, len(keys))
 	}
+	if undecided > 0 {
+		return unknown(name, "%d keys undecided: their concurrent operations were not checked within the time limit", undecided)
+	}
 	if unread > 0 {
 		return unknown(name, "%d of %d keys were never read back at the end", unread, len(keys))
 	}
-	return pass(name, "%d keys, %d acknowledged operations, %d reads judged: every read returned the last acknowledged write", len(keys), acked, judged)
+	msg := fmt.Sprintf("%d keys, %d acknowledged operations, %d reads judged: every read returned the last acknowledged write", len(keys), acked, judged)
+	if concurrent > 0 {
+		msg += fmt.Sprintf(" (%d keys with overlapping operations judged for linearizability)", concurrent)
+	}
+	return pass(name, "%s", msg)
+}
+
+// routingWalk is the sequential walk of one key's operations in call order.
+type routingWalk struct {
+	bad                 []string
+	stale, lost, judged int
+	finalSeen, counter  bool
+}
+
+func (w routingWalk) shape() string {
+	if w.counter {
+		return "counter"
+	}
+	return "register"
+}
+
+// walkRoutingKey replays key k's operations (idx, in call order) as one
+// sequential writer made them: exact when no two overlap.
+func walkRoutingKey(ops []history.RoutingOp, idx []int, k string) routingWalk {
+	var w routingWalk
+	var last string // last acknowledged register value ("" = nil)
+	var pending []string
+	var lo, hi int64 // counter bounds
+	for _, i := range idx {
+		o := ops[i]
+		pos := indexOf(o.Keys, k)
+		switch o.Kind {
+		case history.RoutingSet, history.RoutingEvalSet:
+			switch {
+			case o.Acked():
+				last, pending = o.Value, nil
+			case !notExecuted(o.ErrKind):
+				pending = append(pending, o.Value)
+			}
+		case history.RoutingIncr:
+			w.counter = true
+			switch {
+			case o.Acked():
+				w.judged++
+				if o.Int < lo+1 || o.Int > hi+1 {
+					w.stale++
+					w.bad = append(w.bad, fmt.Sprintf("%s: INCR @%v answered %d, want %d..%d from the acknowledged increments", k, o.Call.Round(time.Millisecond), o.Int, lo+1, hi+1))
+				}
+				lo, hi = o.Int, o.Int
+			case !notExecuted(o.ErrKind):
+				hi++
+			}
+		case history.RoutingGet, history.RoutingEvalGet:
+			if !o.Acked() {
+				continue
+			}
+			w.finalSeen = w.finalSeen || o.Final
+			w.judged++
+			if w.counter {
+				if o.Int < lo || o.Int > hi {
+					w.lost++
+					w.bad = append(w.bad, fmt.Sprintf("%s: read %d @%v (final %v), want %d..%d acknowledged increments", k, o.Int, o.Call.Round(time.Millisecond), o.Final, lo, hi))
+				}
+				lo, hi = o.Int, o.Int
+				continue
+			}
+			got := ""
+			if pos >= 0 && pos < len(o.Got) {
+				got = o.Got[pos]
+			}
+			if got == last {
+				pending = nil
+				continue
+			}
+			if j := indexOf(pending, got); j >= 0 {
+				last, pending = got, pending[j+1:]
+				continue
+			}
+			if o.Final {
+				w.lost++
+			} else {
+				w.stale++
+			}
+			w.bad = append(w.bad, fmt.Sprintf("%s: read %s @%v (final %v), want the last acknowledged write %s", k, show(got), o.Call.Round(time.Millisecond), o.Final, show(last)))
+			last, pending = got, nil
+		}
+	}
+	return w
+}
+
+// routingOverlap says whether two of a key's executed operations (idx, in
+// call order) overlap in time; a write whose outcome is unknown overlaps
+// everything after its call.
+func routingOverlap(ops []history.RoutingOp, idx []int) bool {
+	var end time.Duration = -1
+	for _, i := range idx {
+		o := ops[i]
+		if !routingExecuted(o) {
+			continue
+		}
+		if o.Call < end {
+			return true
+		}
+		ret := o.Return
+		if !o.Acked() {
+			ret = math.MaxInt64
+		}
+		end = max(end, ret)
+	}
+	return false
+}
+
+// routingExecuted says whether an operation is in a key's linearizable
+// history: acknowledged, or a write whose outcome is unknown. A refused or
+// redirected command did not run; a failed read observed nothing.
+func routingExecuted(o history.RoutingOp) bool {
+	if o.Acked() {
+		return true
+	}
+	switch o.Kind {
+	case history.RoutingSet, history.RoutingEvalSet, history.RoutingIncr, history.RoutingEvalIncr:
+		return !notExecuted(o.ErrKind)
+	}
+	return false
+}
+
+// routingKeyOp is one operation as one key sees it.
+type routingKeyOp struct {
+	op      history.RoutingOp
+	key     string
+	counter bool
+}
+
+type routingState struct {
+	reg string
+	n   int64
+}
+
+// routingKeyModel is one key's sequential specification: a register (SET,
+// GET) or a counter (INCR, GET). A write whose outcome is unknown returns at
+// infinity, so porcupine may order it after everything: it happened or not.
+var routingKeyModel = porcupine.Model{
+	Init: func() interface{} { return routingState{} },
+	Step: func(state, input, _ interface{}) (bool, interface{}) {
+		s, in := state.(routingState), input.(routingKeyOp)
+		o := in.op
+		switch o.Kind {
+		case history.RoutingSet, history.RoutingEvalSet:
+			return true, routingState{reg: o.Value, n: s.n}
+		case history.RoutingIncr, history.RoutingEvalIncr:
+			if o.Acked() && o.Int != s.n+1 {
+				return false, s
+			}
+			return true, routingState{reg: s.reg, n: s.n + 1}
+		}
+		if in.counter {
+			return o.Int == s.n, s
+		}
+		got := ""
+		if pos := indexOf(o.Keys, in.key); pos >= 0 && pos < len(o.Got) {
+			got = o.Got[pos]
+		}
+		return got == s.reg, s
+	},
+	DescribeOperation: func(input, _ interface{}) string {
+		in := input.(routingKeyOp)
+		return fmt.Sprintf("%s %s value=%q int=%d err=%s", in.op.Kind, in.key, in.op.Value, in.op.Int, in.op.ErrKind)
+	},
+}
+
+// routingKeyLinearizable checks key k's executed operations against
+// routingKeyModel.
+func routingKeyLinearizable(ops []history.RoutingOp, idx []int, k string, timeout time.Duration) porcupine.CheckResult {
+	counter := false
+	for _, i := range idx {
+		counter = counter || ops[i].Kind == history.RoutingIncr || ops[i].Kind == history.RoutingEvalIncr
+	}
+	var in []porcupine.Operation
+	for _, i := range idx {
+		o := ops[i]
+		if !routingExecuted(o) {
+			continue
+		}
+		ret := int64(o.Return)
+		if !o.Acked() {
+			ret = math.MaxInt64
+		}
+		in = append(in, porcupine.Operation{ClientId: o.Worker, Input: routingKeyOp{op: o, key: k, counter: counter}, Call: int64(o.Call), Return: ret})
+	}
+	return porcupine.CheckOperationsTimeout(routingKeyModel, in, timeout)
 }
 
 // CounterTally is one counter's accounting in RoutingCounters.

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,64 @@ func TestRoutingOnlyUnknown(t *testing.T) {
 	moved := append(ops, rop(history.RoutingIncr, "c", "", "", 0, 4, false, "MOVED"))
 	if r := RoutingOnlyUnknown(moved, 1); r.Status != Fail {
 		t.Fatalf("a redirect reached the caller: %s %s", r.Status, r.Message)
+	}
+}
+
+// span is an operation on key "r" from worker w over [call, ret] ms.
+func rspan(w int, kind history.RoutingKind, v, got string, call, ret int) history.RoutingOp {
+	o := history.RoutingOp{Worker: w, Kind: kind, Keys: []string{"r"}, Value: v, Call: time.Duration(call) * time.Millisecond, Return: time.Duration(ret) * time.Millisecond}
+	if kind == history.RoutingGet {
+		o.Got = []string{got}
+	}
+	return o
+}
+
+// Two writers on one key: a read that overlaps the later write may return
+// the earlier value (the later one can take effect after it) — the walk in
+// call order calls it stale, the checker must not. Once a read saw the
+// newer value, the older one is stale.
+func TestRoutingAcknowledgedTwoWritersPerKey(t *testing.T) {
+	overlapping := []history.RoutingOp{
+		rspan(1, history.RoutingSet, "a", "", 0, 10),
+		rspan(2, history.RoutingSet, "b", "", 5, 15),
+		rspan(3, history.RoutingGet, "", "a", 12, 13),
+		rspan(3, history.RoutingGet, "", "b", 20, 21),
+	}
+	overlapping[3].Final = true
+	if w := walkRoutingKey(overlapping, []int{0, 1, 2, 3}, "r"); w.stale == 0 {
+		t.Fatal("premise of the test: the call-order walk should flag the overlapping read")
+	}
+	if r := RoutingAcknowledged(overlapping, 1); r.Status != Pass {
+		t.Fatalf("concurrent writers, legal history: %s %s", r.Status, r.Message)
+	}
+	// Once a read saw b (after both writes returned), a read of a is stale.
+	stale := append(overlapping[:2:2], rspan(3, history.RoutingGet, "", "b", 16, 17), rspan(3, history.RoutingGet, "", "a", 20, 21))
+	stale[3].Final = true
+	if r := RoutingAcknowledged(stale, 1); r.Status != Fail {
+		t.Fatalf("read of the older value after both writes returned: %s %s", r.Status, r.Message)
+	}
+	// Overlapping operations the walk accepts in call order but no
+	// real-time order allows: b's write returned before the read began,
+	// the read saw a, and a's write (which started earlier) returned
+	// before b's began.
+	hidden := []history.RoutingOp{
+		rspan(1, history.RoutingSet, "a", "", 0, 4),
+		rspan(2, history.RoutingSet, "b", "", 5, 8),
+		rspan(1, history.RoutingGet, "", "b", 6, 30), // overlaps b's write: fine
+		rspan(3, history.RoutingGet, "", "a", 9, 10), // after b returned: stale
+		rspan(3, history.RoutingGet, "", "b", 40, 41),
+	}
+	hidden[4].Final = true
+	if r := RoutingAcknowledged(hidden, 1); r.Status != Fail {
+		t.Fatalf("stale read among overlapping operations: %s %s", r.Status, r.Message)
+	}
+}
+
+// A history that breaks the checker's premise is unknown, named.
+func TestRoutingAcknowledgedPremise(t *testing.T) {
+	bad := []history.RoutingOp{rspan(1, history.RoutingSet, "a", "", 10, 5), rspan(1, history.RoutingGet, "", "a", 20, 21)}
+	bad[1].Final = true
+	if r := RoutingAcknowledged(bad, 1); r.Status != Unknown || !strings.Contains(r.Message, "premise") {
+		t.Fatalf("return before call: %s %s", r.Status, r.Message)
 	}
 }
