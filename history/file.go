@@ -118,12 +118,16 @@ func Decode(r io.Reader) (History, error) {
 		return h, fmt.Errorf("decode history: %w", err)
 	}
 	defer zr.Close()
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	// A decoder, not a line scanner: one judgement's stored checker input
+	// can run to hundreds of megabytes on one line (the full routing row's),
+	// past any fixed line limit.
+	dec := json.NewDecoder(bufio.NewReaderSize(zr, 1<<20))
 	seen := false
-	for n := 1; sc.Scan(); n++ {
+	for n := 1; ; n++ {
 		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+		if err := dec.Decode(&l); err == io.EOF {
+			break
+		} else if err != nil {
 			return h, fmt.Errorf("decode history: line %d: %w", n, err)
 		}
 		switch {
@@ -146,9 +150,6 @@ func Decode(r io.Reader) (History, error) {
 		default:
 			return h, fmt.Errorf("decode history: line %d: no known record", n)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return h, fmt.Errorf("decode history: %w", err)
 	}
 	if !seen {
 		return h, errors.New("decode history: no header line")
