@@ -30,6 +30,7 @@ func (p *valkeyGoPool) pipelineOnce(ctx context.Context, cmds []Cmd) []Result {
 	if len(built) == 0 {
 		return out
 	}
+	//slotgate:per-key-scatter each command's Result stays at its own index; doMulti re-sends only what the server refused unrun
 	for j, r := range p.c.DoMulti(ctx, built...) {
 		out[at[j]] = valkeyGoResult(r)
 	}
@@ -82,6 +83,7 @@ func (p *valkeyGoPool) execOnce(ctx context.Context, cmds []Cmd) ([]Result, erro
 		block = append(block, b)
 	}
 	block = append(block, p.c.B().Exec().Build())
+	//slotgate:same-slot exec refused a transaction whose keys are not in one slot before anything is sent (slot.Same)
 	res := p.c.DoMulti(ctx, block...)
 	return valkeyGoExec(res)
 }

@@ -195,8 +195,11 @@ func PipelineAttributed(r PipelineRun) Verdict {
 				if poisoned || !ok || n < lo+1 || n > hi+1 {
 					foreign++
 					bad = append(bad, fmt.Sprintf("%s (batch %d): INCRBY %d answered %d, want %d×%d..%d", k, c.Batch, delta, c.Int, delta, lo+1, hi+1))
-					if ok && !poisoned {
-						lo, hi = n, n
+					switch {
+					case ok && !poisoned:
+						lo, hi = n, n // the key's own count, off its bounds
+					default:
+						hi++ // not this key's reply: whether its own command ran is unknown
 					}
 					continue
 				}
