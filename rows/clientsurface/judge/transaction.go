@@ -105,7 +105,7 @@ func TxAllOrNothing(r TxRun) Verdict {
 	}
 	sort.Strings(pairs)
 	var bad []string
-	half, lost, phantom, committed := 0, 0, 0, 0
+	half, replies, lost, phantom, committed := 0, 0, 0, 0, 0
 	for _, p := range pairs {
 		ops := byPair[p]
 		sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
@@ -117,9 +117,13 @@ func TxAllOrNothing(r TxRun) Verdict {
 				lo, hi = lo+1, hi+1
 			case o.Committed():
 				committed++
-				if o.A != o.B || o.A < lo+1 || o.A > hi+1 {
+				switch {
+				case o.A != o.B:
 					half++
-					bad = append(bad, fmt.Sprintf("%s: EXEC answered a=%d b=%d, want equal in %d..%d", p, o.A, o.B, lo+1, hi+1))
+					bad = append(bad, fmt.Sprintf("%s: EXEC answered a=%d b=%d: half applied", p, o.A, o.B))
+				case o.A < lo+1 || o.A > hi+1:
+					replies++
+					bad = append(bad, fmt.Sprintf("%s: EXEC answered %d, want %d..%d: a transaction ran more (or less) often than its caller was told", p, o.A, lo+1, hi+1))
 				}
 				lo, hi = o.A, o.A
 			case o.ErrKind == "network":
@@ -145,8 +149,8 @@ func TxAllOrNothing(r TxRun) Verdict {
 		}
 	}
 	if len(bad) > 0 {
-		return result(name, Fail, fmt.Sprintf("%d half-applied pairs or replies, %d pairs missing acknowledged transactions, %d pairs with transactions reported failed that ran, over %d pairs",
-			half, lost, phantom, len(pairs)), strings.Join(firstN(bad, 6), "\n"))
+		return result(name, Fail, fmt.Sprintf("%d half-applied pairs or replies, %d EXEC replies out of their bounds, %d pairs missing acknowledged transactions, %d pairs with transactions reported failed that ran, over %d pairs",
+			half, replies, lost, phantom, len(pairs)), strings.Join(firstN(bad, 6), "\n"))
 	}
 	return result(name, Pass, fmt.Sprintf("%d pairs, %d transactions (%d committed): every one all or nothing, every acknowledged EXEC reflected", len(pairs), len(r.Ops), committed), "")
 }

@@ -61,3 +61,15 @@ func TestTxCompletedCatchesFailureAndSlowness(t *testing.T) {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
+
+// A transaction run twice for one acknowledgement (a re-send after a lost
+// EXEC reply) shows in the next reply and in the read-back.
+func TestTxCatchesRunTwice(t *testing.T) {
+	r := txRun(3)
+	r.Ops[1].A, r.Ops[1].B = 3, 3
+	r.Ops[2].A, r.Ops[2].B = 4, 4
+	r.Finals[0].A, r.Finals[0].B = "4", "4"
+	if v := TxAllOrNothing(r); v.Status != Fail || !strings.Contains(v.Message, "1 EXEC replies out of their bounds") {
+		t.Fatalf("%s: %s", v.Status, v.Message)
+	}
+}
