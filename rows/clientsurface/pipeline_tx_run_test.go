@@ -34,9 +34,11 @@ type surfaceScale struct {
 
 func surfaceScaleOf() surfaceScale {
 	if cfg.Profile == harness.ProfileFull {
-		return surfaceScale{Keys: 64, Pinned: 8, Pairs: 4, Before: 10, After: 20, Hold: time.Second, HoldMax: 5 * time.Second}
+		return surfaceScale{Keys: 64, Pinned: 8, Pairs: 4, Before: 200, After: 300, Hold: time.Second, HoldMax: 5 * time.Second}
 	}
-	return surfaceScale{Keys: 24, Pinned: 4, Pairs: 2, Before: 4, After: 6, Hold: 300 * time.Millisecond, HoldMax: 3 * time.Second}
+	// About a second of traffic before the faults and a second after, at
+	// the workers' pace.
+	return surfaceScale{Keys: 24, Pinned: 4, Pairs: 2, Before: 60, After: 60, Hold: 300 * time.Millisecond, HoldMax: 3 * time.Second}
 }
 
 // Pacing of the workers: a pipeline or a transaction per tick, so eight
@@ -177,7 +179,7 @@ func runSurface(ctx SpecContext, b client.Backend) surfaceRun {
 			<-done
 		}
 	}
-	reached(ctx, ws, make([]int64, len(ws)), int64(s.Before), 20*time.Second)
+	reached(ctx, ws, make([]int64, len(ws)), int64(s.Before), 30*time.Second)
 
 	By(fmt.Sprintf("fault: slot %d moves to the next shard, held MIGRATING %v and until every path sent twice more (at most %v more)", moving, s.Hold, s.HoldMax))
 	at := snapshot(ws)
@@ -213,7 +215,7 @@ func runSurface(ctx SpecContext, b client.Backend) surfaceRun {
 		halt()
 		harness.MustConfirm(err, cfg.Seed)
 	}
-	reached(ctx, ws, snapshot(ws), int64(s.After), 20*time.Second)
+	reached(ctx, ws, snapshot(ws), int64(s.After), 30*time.Second)
 	halt()
 
 	spans := []judge.FaultSpan{
