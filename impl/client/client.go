@@ -140,6 +140,15 @@ type Pool interface {
 	// refused to send (valkey-go, keys in different slots) as *RefusedError.
 	// Subscription commands are refused with ErrBadCommand.
 	Do(ctx context.Context, cmd Cmd) (any, error)
+	// DoMulti sends cmds as one pipeline across slots and answers each
+	// command on its own, at its own index (see pipeline.go): a failure of
+	// one key never stands for the batch (spec 000 §Conformance, Locality
+	// contract: explicit per-key pipelines with partial-failure handling
+	// at the call site).
+	DoMulti(ctx context.Context, cmds []Cmd) []Result
+	// Exec runs cmds as one MULTI/EXEC transaction in one slot, re-sent
+	// whole while the server proves it did not run (see pipeline.go).
+	Exec(ctx context.Context, cmds []Cmd) ([]Result, error)
 	// Backend reports which client library serves this pool.
 	Backend() Backend
 	// Version is the client library and version, e.g. "go-redis v9.23.0".

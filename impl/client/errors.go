@@ -18,6 +18,9 @@ const (
 	KindClusterDown ErrorKind = "CLUSTERDOWN"
 	KindLoading     ErrorKind = "LOADING"
 	KindBusy        ErrorKind = "BUSY"
+	// KindExecAbort: EXEC refused a transaction that a queued command
+	// dirtied (a redirect, a wrong arity): nothing of it ran.
+	KindExecAbort ErrorKind = "EXECABORT"
 	// KindScript is a Lua runtime error, e.g. "ERR ... non local key".
 	KindScript ErrorKind = "ERR"
 	// KindNoPerm: the authenticated ACL user may not run the command or
@@ -43,7 +46,7 @@ func (e *ServerError) Error() string { return e.Msg }
 func ParseServerError(msg string) *ServerError {
 	code, _, _ := strings.Cut(msg, " ")
 	switch k := ErrorKind(code); k {
-	case KindCrossSlot, KindNoScript, KindMoved, KindAsk, KindTryAgain, KindClusterDown, KindLoading, KindBusy, KindScript,
+	case KindCrossSlot, KindNoScript, KindMoved, KindAsk, KindTryAgain, KindClusterDown, KindLoading, KindBusy, KindScript, KindExecAbort,
 		KindNoPerm, KindWrongPass, KindNoAuth:
 		return &ServerError{Kind: k, Msg: msg}
 	}

@@ -479,6 +479,19 @@ func newFrozenSlotMap(ctx context.Context, b client.Backend, keys []traffic.Dril
 func (f *frozenSlotMap) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 	return f.byKey[cmd.Keys[0]].Do(ctx, cmd)
 }
+
+// DoMulti and Exec keep the frozen map per key: each command (each
+// transaction) goes to its first key's node.
+func (f *frozenSlotMap) DoMulti(ctx context.Context, cmds []client.Cmd) []client.Result {
+	out := make([]client.Result, len(cmds))
+	for i, c := range cmds {
+		out[i].Reply, out[i].Err = f.Do(ctx, c)
+	}
+	return out
+}
+func (f *frozenSlotMap) Exec(ctx context.Context, cmds []client.Cmd) ([]client.Result, error) {
+	return f.byKey[cmds[0].Keys[0]].Exec(ctx, cmds)
+}
 func (f *frozenSlotMap) Backend() client.Backend { return f.backend }
 func (f *frozenSlotMap) Version() string         { return f.version }
 func (f *frozenSlotMap) Close() error            { return nil }
