@@ -70,6 +70,18 @@ type Options struct {
 	// client's default.
 	DialTimeout time.Duration
 	ReadTimeout time.Duration
+	// CallTimeout bounds one Pool.Do end to end — every dial, every retry
+	// the library makes on its own, the read — unless the caller's context
+	// ends sooner; zero leaves a call bounded by the library alone. Spec
+	// 000 §Client Architecture ("a dead primary halts dispatch"): against a
+	// node that answers no SYN, go-redis v9.23.0 dials DialerRetries (5)
+	// times per connection and its cluster loop (or impl's re-send of a
+	// command that provably did not run) dials again up to MaxRedirects
+	// (3) times, so a 400 ms DialTimeout let one call wait about ten
+	// seconds; the client-surface row's dial-timeout scenario measures it.
+	// valkey-go dials once per call. Set it to DialTimeout + ReadTimeout
+	// for a call that may dial once and read once. Subscribers ignore it.
+	CallTimeout time.Duration
 	// ReplicaReads sends a ModeCluster Pool's read-only commands to
 	// replicas, as a relay that scales reads does (spec 000 §Conformance,
 	// Failure drills: replica connection repair under load): go-redis

@@ -43,6 +43,7 @@ import (
 type goRedisPool struct {
 	c       redis.UniversalClient
 	version string
+	call    time.Duration // Options.CallTimeout
 }
 
 func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
@@ -69,7 +70,7 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("ping %v: %w", o.Addrs, goRedisErr(err))
 	}
-	return &goRedisPool{c: c, version: backendVersion(BackendGoRedis)}, nil
+	return &goRedisPool{c: c, version: backendVersion(BackendGoRedis), call: o.CallTimeout}, nil
 }
 
 // goRedisOptions maps Options onto a single-node client's options.
@@ -144,6 +145,8 @@ func (p *goRedisPool) Do(ctx context.Context, c Cmd) (any, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	flat := c.flatten()
 	args := make([]any, len(flat))
 	for i, a := range flat {

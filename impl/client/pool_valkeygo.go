@@ -41,10 +41,11 @@ type valkeyGoPool struct {
 	// replicas routes replica reads around a failed replica (see
 	// replicaRouter); nil without ReplicaReads, or with NaiveReplicaReads.
 	replicas *replicaRouter
+	call     time.Duration // Options.CallTimeout
 }
 
 func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
-	p := &valkeyGoPool{version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster}
+	p := &valkeyGoPool{version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster, call: o.CallTimeout}
 	if p.replicaReads && !o.NaiveReplicaReads {
 		p.replicas = newReplicaRouter(replicaCoolDown)
 	}
@@ -175,6 +176,8 @@ func (p *valkeyGoPool) Do(ctx context.Context, c Cmd) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	// Read the slot before Do: valkey-go recycles a command that succeeded.
 	slot, replicaRead := built.Slot(), p.replicas != nil && built.IsReadOnly()
 	msg, err := p.c.Do(ctx, built).ToMessage()
