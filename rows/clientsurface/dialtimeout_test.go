@@ -306,8 +306,6 @@ func dtRaw(b client.Backend, addrs []string, name string) (callFunc, string) {
 	return nil, ""
 }
 
-
-
 // checkOf is a judge verdict as the harness's check result.
 func checkOf(v judge.Verdict) check.Result {
 	return check.Result{Checker: v.Checker, Status: check.Status(v.Status), Message: v.Message, Counterexample: v.Counterexample, Observed: v.Observed}
