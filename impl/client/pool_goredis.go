@@ -84,6 +84,10 @@ func goRedisOptions(o Options) *redis.Options {
 		TLSConfig:   o.TLS,
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
+		// Zero keeps go-redis's defaults (see Options.PoolSize).
+		PoolSize:         o.PoolSize,
+		MaxActiveConns:   o.PoolSize,
+		PipelinePoolSize: goRedisPipelinePool(o),
 	}
 }
 
@@ -136,7 +140,23 @@ func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
 		Dialer:      goRedisDialer(o),
+		// Zero keeps go-redis's defaults (see Options.PoolSize).
+		PoolSize:         o.PoolSize,
+		MaxActiveConns:   o.PoolSize,
+		PipelinePoolSize: goRedisPipelinePool(o),
 	}
+}
+
+// goRedisPipelinePool is go-redis's PipelinePoolSize for o: with a
+// PoolSize, -1 (pipelines, and the ASKING pipeline of an ASK redirect, on
+// the main pool), since go-redis v9.23.0 keeps a separate pipeline pool of
+// up to 10 connections per node outside MaxActiveConns; zero, the
+// library's default, without one.
+func goRedisPipelinePool(o Options) int {
+	if o.PoolSize > 0 {
+		return -1
+	}
+	return 0
 }
 
 // Do sends cmd with its first key position declared, so a ClusterClient

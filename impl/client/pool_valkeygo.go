@@ -124,6 +124,10 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 			co.Sentinel.TopologyRefreshInterval = sentinelRefresh
 		}
 	}
+	if o.PoolSize > 0 {
+		co.PipelineMultiplex = pipelineMultiplex(o.PoolSize)
+		co.BlockingPoolSize = o.PoolSize
+	}
 	if o.AddrMap != nil {
 		co.DialCtxFn = mappedDial(o.AddrMap)
 	}
@@ -140,6 +144,16 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 		co.RetryDelay = replicas.retryDelay
 	}
 	return co
+}
+
+// pipelineMultiplex is the largest valkey-go PipelineMultiplex whose
+// 2^m pipelined connections per node fit n (Options.PoolSize).
+func pipelineMultiplex(n int) int {
+	m := 0
+	for m < valkey.MaxPipelineMultiplex && 1<<(m+1) <= n {
+		m++
+	}
+	return m
 }
 
 // sentinelRefresh is how often impl's valkey-go Sentinel client reconciles
