@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -102,7 +101,7 @@ func (r *dtRecorder) result(now time.Time) []judge.Call {
 	return out
 }
 
-// dtKeys finds perShard keys owned by each primary.
+// dtKeys finds perShard keys owned by each primary, keyed by its name.
 func dtKeys(ctx context.Context, prefix string, perShard int) map[string][]string {
 	GinkgoHelper()
 	out := map[string][]string{}
@@ -139,6 +138,7 @@ func (p *dtPath) run(ctx context.Context, target string, stop <-chan struct{}) *
 	for shard, keys := range p.keys {
 		for _, k := range keys {
 			w++
+			id := w
 			wg.Go(func() {
 				for i := 0; ; i++ {
 					select {
@@ -149,7 +149,7 @@ func (p *dtPath) run(ctx context.Context, target string, stop <-chan struct{}) *
 					default:
 					}
 					c := judge.Call{Shard: shard, Target: shard == target, Start: time.Since(p.rec.began)}
-					p.rec.start(w, c)
+					p.rec.start(id, c)
 					err := p.call(ctx, k)
 					c.Took = time.Since(p.rec.began) - c.Start
 					if err != nil {
@@ -158,7 +158,7 @@ func (p *dtPath) run(ctx context.Context, target string, stop <-chan struct{}) *
 						// fails in microseconds would flood the record.
 						time.Sleep(20 * time.Millisecond)
 					}
-					p.rec.done(w, c)
+					p.rec.done(id, c)
 				}
 			})
 		}
@@ -204,9 +204,15 @@ func dialTimeout(ctx SpecContext, b client.Backend) report.Check {
 		p.rec = &dtRecorder{began: began, inFlight: map[int]judge.Call{}}
 		wgs = append(wgs, p.run(runCtx, target.Name(), stop))
 	}
-	var warm atomic.Bool
-	Eventually(func() bool { warm.Store(len(paths[0].rec.result(time.Now())) > 20); return warm.Load() }).
-		WithTimeout(5 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
+	// Every path holds open connections to the target before the cut.
+	Eventually(func() bool {
+		for _, p := range paths {
+			if len(p.rec.result(time.Now())) < 20 {
+				return false
+			}
+		}
+		return true
+	}).WithTimeout(5 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
 
 	hold := dtHold()
 	By(fmt.Sprintf("blackholing %s (SYNs dropped, connections cut) for %v under traffic on every shard", target.Name(), hold))
