@@ -70,6 +70,34 @@ type Options struct {
 	// client's default.
 	DialTimeout time.Duration
 	ReadTimeout time.Duration
+	// CallTimeout bounds one Pool.Do end to end — every dial, every retry
+	// the library makes on its own, the read — unless the caller's context
+	// ends sooner; zero leaves a call bounded by the library alone. Spec
+	// 000 §Client Architecture ("a dead primary halts dispatch"): against a
+	// node that answers no SYN, go-redis v9.23.0 dials DialerRetries (5)
+	// times per connection and its cluster loop (or impl's re-send of a
+	// command that provably did not run) dials again up to MaxRedirects
+	// (3) times, so a 400 ms DialTimeout let one call wait about ten
+	// seconds; the client-surface row's dial-timeout scenario measures it.
+	// valkey-go dials once per call. Set it to DialTimeout + ReadTimeout
+	// for a call that may dial once and read once. Subscribers ignore it.
+	CallTimeout time.Duration
+	// PoolSize caps the connections a Pool keeps to each node for ordinary
+	// (non-blocking) commands, so a relay's connection count is a number
+	// it chose (spec 000 §Client Architecture, the command pool): go-redis
+	// ClusterOptions.PoolSize and MaxActiveConns, and no separate pipeline
+	// pool (PipelinePoolSize -1) — PoolSize alone is "the base number":
+	// go-redis v9.23.0 dials past it under load and keeps up to 10 more
+	// pipeline connections per node (12 on one node of a PoolSize 4 pool
+	// through slot moves, measured by the client-surface row's
+	// connection-leak scenario); valkey-go pipelines
+	// over 2^PipelineMultiplex connections per node, so PipelineMultiplex is
+	// the largest whose connections fit PoolSize, and BlockingPoolSize (the
+	// connections of blocking commands, which the relay does not send) is
+	// PoolSize too. Zero keeps the libraries' defaults: go-redis 5 ×
+	// GOMAXPROCS, valkey-go one pipelined connection per cluster node and
+	// up to 1024 blocking ones. Subscribers ignore it.
+	PoolSize int
 	// ReplicaReads sends a ModeCluster Pool's read-only commands to
 	// replicas, as a relay that scales reads does (spec 000 §Conformance,
 	// Failure drills: replica connection repair under load): go-redis

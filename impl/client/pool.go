@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ErrClosed is returned by a Subscriber method called after Close.
@@ -157,3 +158,15 @@ func (c Cmd) validate() error {
 // Version is the backend library and its module version, as a pool of
 // that backend reports it (for evidence recorded without an open pool).
 func (b Backend) Version() string { return backendVersion(b) }
+
+// callContext is ctx bounded by a Pool's CallTimeout d (zero: ctx as it
+// is); a caller's earlier deadline stays.
+func callContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}

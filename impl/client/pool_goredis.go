@@ -43,6 +43,7 @@ import (
 type goRedisPool struct {
 	c       redis.UniversalClient
 	version string
+	call    time.Duration // Options.CallTimeout
 }
 
 func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
@@ -69,7 +70,7 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("ping %v: %w", o.Addrs, goRedisErr(err))
 	}
-	return &goRedisPool{c: c, version: backendVersion(BackendGoRedis)}, nil
+	return &goRedisPool{c: c, version: backendVersion(BackendGoRedis), call: o.CallTimeout}, nil
 }
 
 // goRedisOptions maps Options onto a single-node client's options.
@@ -83,6 +84,10 @@ func goRedisOptions(o Options) *redis.Options {
 		TLSConfig:   o.TLS,
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
+		// Zero keeps go-redis's defaults (see Options.PoolSize).
+		PoolSize:         o.PoolSize,
+		MaxActiveConns:   o.PoolSize,
+		PipelinePoolSize: goRedisPipelinePool(o),
 	}
 }
 
@@ -135,7 +140,23 @@ func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
 		Dialer:      goRedisDialer(o),
+		// Zero keeps go-redis's defaults (see Options.PoolSize).
+		PoolSize:         o.PoolSize,
+		MaxActiveConns:   o.PoolSize,
+		PipelinePoolSize: goRedisPipelinePool(o),
 	}
+}
+
+// goRedisPipelinePool is go-redis's PipelinePoolSize for o: with a
+// PoolSize, -1 (pipelines, and the ASKING pipeline of an ASK redirect, on
+// the main pool), since go-redis v9.23.0 keeps a separate pipeline pool of
+// up to 10 connections per node outside MaxActiveConns; zero, the
+// library's default, without one.
+func goRedisPipelinePool(o Options) int {
+	if o.PoolSize > 0 {
+		return -1
+	}
+	return 0
 }
 
 // Do sends cmd with its first key position declared, so a ClusterClient
@@ -144,6 +165,8 @@ func (p *goRedisPool) Do(ctx context.Context, c Cmd) (any, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	flat := c.flatten()
 	args := make([]any, len(flat))
 	for i, a := range flat {

@@ -41,10 +41,11 @@ type valkeyGoPool struct {
 	// replicas routes replica reads around a failed replica (see
 	// replicaRouter); nil without ReplicaReads, or with NaiveReplicaReads.
 	replicas *replicaRouter
+	call     time.Duration // Options.CallTimeout
 }
 
 func newValkeyGoPool(ctx context.Context, o Options) (*valkeyGoPool, error) {
-	p := &valkeyGoPool{version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster}
+	p := &valkeyGoPool{version: backendVersion(BackendValkeyGo), replicaReads: o.ReplicaReads && o.Mode == ModeCluster, call: o.CallTimeout}
 	if p.replicaReads && !o.NaiveReplicaReads {
 		p.replicas = newReplicaRouter(replicaCoolDown)
 	}
@@ -123,6 +124,10 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 			setOption(&co.Sentinel, "TopologyRefreshInterval", sentinelRefresh)
 		}
 	}
+	if o.PoolSize > 0 {
+		co.PipelineMultiplex = pipelineMultiplex(o.PoolSize)
+		co.BlockingPoolSize = o.PoolSize
+	}
 	if o.AddrMap != nil {
 		co.DialCtxFn = mappedDial(o.AddrMap)
 	}
@@ -139,6 +144,16 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 		co.RetryDelay = replicas.retryDelay
 	}
 	return co
+}
+
+// pipelineMultiplex is the largest valkey-go PipelineMultiplex whose
+// 2^m pipelined connections per node fit n (Options.PoolSize).
+func pipelineMultiplex(n int) int {
+	m := 0
+	for m < valkey.MaxPipelineMultiplex && 1<<(m+1) <= n {
+		m++
+	}
+	return m
 }
 
 // sentinelRefresh is how often impl's valkey-go Sentinel client reconciles
@@ -175,6 +190,8 @@ func (p *valkeyGoPool) Do(ctx context.Context, c Cmd) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	// Read the slot before Do: valkey-go recycles a command that succeeded.
 	slot, replicaRead := built.Slot(), p.replicas != nil && built.IsReadOnly()
 	msg, err := p.c.Do(ctx, built).ToMessage()

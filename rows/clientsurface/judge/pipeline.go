@@ -14,25 +14,6 @@ import (
 	"time"
 )
 
-// Status is a checker's verdict, as check.Status spells it.
-type Status string
-
-const (
-	Pass Status = "pass"
-	Fail Status = "fail"
-	// Unknown: a premise of the checker did not hold; never a pass.
-	Unknown Status = "unknown"
-)
-
-// Verdict is a checker's answer: its status, one line of what it found,
-// and the smallest evidence of a failure.
-type Verdict struct {
-	Checker        string
-	Status         Status
-	Message        string
-	Counterexample string
-}
-
 // PipeKind is what one pipelined command did.
 type PipeKind string
 

@@ -11,8 +11,17 @@ import (
 )
 
 func init() {
-	check.Register(PipelineAttributed, PipelineComplete, TxAllOrNothing, TxCompleted)
+	check.Register(PipelineAttributed, PipelineComplete, TxAllOrNothing, TxCompleted, DialTimeoutBound, ConnLeak, RESP3Push)
 }
+
+// DialTimeoutBound is judge.DialTimeoutBound.
+func DialTimeoutBound(r judge.DialTimeoutRun) check.Result { return of(judge.DialTimeoutBound(r)) }
+
+// ConnLeak is judge.ConnLeak.
+func ConnLeak(r judge.ConnRun) check.Result { return of(judge.ConnLeak(r)) }
+
+// RESP3Push is judge.RESP3Push.
+func RESP3Push(r judge.PushRun) check.Result { return of(judge.RESP3Push(r)) }
 
 // PipelineAttributed is judge.PipelineAttributed.
 func PipelineAttributed(r judge.PipelineRun) check.Result { return of(judge.PipelineAttributed(r)) }
@@ -36,5 +45,5 @@ func of(v judge.Verdict) check.Result {
 	case judge.Fail:
 		s = check.Fail
 	}
-	return check.Result{Checker: v.Checker, Status: s, Message: v.Message, Counterexample: v.Counterexample}
+	return check.Result{Checker: v.Checker, Status: s, Message: v.Message, Counterexample: v.Counterexample, Observed: v.Observed}
 }
