@@ -7,6 +7,7 @@ package recheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slotgate/slotgate/check"
@@ -33,7 +34,10 @@ func Check(row report.RowID, col report.Column, scenario string, r check.Result,
 		r.Message = fmt.Sprintf("checker %s returned status %q: %s", r.Checker, r.Status, r.Message)
 	}
 	at := len(ev.Observed)
-	ev.Observed = append(ev.Observed, r.Observed...)
+	// Clipped: a suite may pass one Evidence to two checks, and an append
+	// into its spare capacity would overwrite the first check's lines with
+	// the second's.
+	ev.Observed = append(slices.Clip(ev.Observed), r.Observed...)
 	fromResult := ev.Counterexample == ""
 	if fromResult {
 		ev.Counterexample = r.Counterexample

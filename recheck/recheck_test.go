@@ -103,3 +103,21 @@ func TestFromDirListsCrashed(t *testing.T) {
 		t.Fatalf("crashed history: %+v", o)
 	}
 }
+
+// One Evidence given to two checks (a suite scores both columns of one run)
+// keeps each check's own observed lines: the second never writes into the
+// first's.
+func TestCheckSharedEvidenceKeepsEachChecksLines(t *testing.T) {
+	ev := report.Evidence{Observed: make([]string, 1, 8)}
+	ev.Observed[0] = "suite's own line"
+	first := check.Result{Checker: "a", Status: check.Pass, Observed: []string{"first's line"}}
+	second := check.Result{Checker: "b", Status: check.Pass, Observed: []string{"second's line"}}
+	a := Check(report.RowRouting, report.ColumnSilentlyWrong, "s", first, ev)
+	b := Check(report.RowRouting, report.ColumnErrors, "s", second, ev)
+	if got := a.Evidence.Observed; len(got) != 2 || got[1] != "first's line" {
+		t.Errorf("first check's lines: %q", got)
+	}
+	if got := b.Evidence.Observed; len(got) != 2 || got[1] != "second's line" {
+		t.Errorf("second check's lines: %q", got)
+	}
+}
