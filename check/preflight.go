@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
 // The pre-G3 checklist (spec 000 §Deployment Gate rule 5; §Migration path
@@ -17,35 +19,11 @@ import (
 // primaries it scanned own all of them.
 const TotalSlots = 16384
 
-// PreflightTopology is the endpoint's shape as discovered (CLUSTER INFO,
-// CLUSTER SHARDS), or one standalone node.
-type PreflightTopology struct {
-	// Cluster is true when the endpoint runs with cluster support enabled.
-	Cluster bool
-	// State, SlotsAssigned and SlotsOK are CLUSTER INFO's cluster_state,
-	// cluster_slots_assigned and cluster_slots_ok.
-	State         string
-	SlotsAssigned int
-	SlotsOK       int
-	// Nodes is every node discovered, primaries first.
-	Nodes []PreflightNode
-	// Err is why the shape could not be read at all.
-	Err string
-}
+// PreflightTopology is the record history keeps (traffic/preflight gathers it).
+type PreflightTopology = history.PreflightTopology
 
-// PreflightNode is one discovered node.
-type PreflightNode struct {
-	Addr    string
-	ID      string
-	Primary bool
-	// Slots is how many hash slots the node owns (primaries of a cluster);
-	// 0 on a standalone node, which holds the whole keyspace.
-	Slots int
-	// Health is CLUSTER SHARDS' health field ("online", "fail", "loading").
-	Health string
-	// Err is why the gatherer could not talk to the node ("" when it did).
-	Err string
-}
+// PreflightNode is the record history keeps (traffic/preflight gathers it).
+type PreflightNode = history.PreflightNode
 
 // PreflightTopologyHealthy passes when a cluster reports cluster_state:ok
 // with every slot assigned and ok, and every node answered; a standalone
@@ -116,19 +94,8 @@ func nodeList(nodes []PreflightNode) string {
 	return strings.Join(parts, ", ")
 }
 
-// SlotPair is one hash-tagged key pair whose members must share a slot.
-type SlotPair struct {
-	// Source says where the pair came from: the implementation's key rule,
-	// the live keyspace, or the operator (--pair).
-	Source string
-	A, B   string
-	// SlotA and SlotB are the members' slots; By says who computed them:
-	// "CLUSTER KEYSLOT" (the server) or "CRC16" (impl/slot, when the
-	// endpoint has cluster support disabled and refuses CLUSTER KEYSLOT).
-	SlotA, SlotB int
-	By           string
-	Err          string
-}
+// SlotPair is the record history keeps (traffic/preflight gathers it).
+type SlotPair = history.SlotPair
 
 // KeyslotEquality is the pre-G3 checklist's first item (spec 000
 // §Deployment Gate rule 5): both members of every real hash-tagged pair are
@@ -170,20 +137,8 @@ func KeyslotEquality(pairs []SlotPair) Result {
 	return r
 }
 
-// CrossSlotProbe is the A3 probe: one EVAL on an un-tagged two-key pair.
-type CrossSlotProbe struct {
-	Node string
-	// Cluster is whether the probed endpoint has cluster support enabled.
-	Cluster bool
-	Keys    [2]string
-	Slots   [2]int
-	// Ran is true when the server executed the script.
-	Ran bool
-	// ErrKind is the error reply's code (CROSSSLOT, NOSCRIPT, ...); Err its
-	// text or a transport error.
-	ErrKind string
-	Err     string
-}
+// CrossSlotProbe is the record history keeps (traffic/preflight gathers it).
+type CrossSlotProbe = history.CrossSlotProbe
 
 // CrossSlotRefused judges the A3 probe (spec 000 §Axioms A3, pre-G3
 // checklist): on a cluster-enabled endpoint (compatible or enabled mode)
@@ -211,16 +166,8 @@ func CrossSlotRefused(p CrossSlotProbe) Result {
 	return unknown(name, "probe failed without a CROSSSLOT refusal: %s → %s", what, p.Err)
 }
 
-// NodeScan is one node's full SCAN: whether the cursor came back to 0 and
-// how many keys it returned.
-type NodeScan struct {
-	Node string
-	// Slots is how many hash slots the node owns (0 on a standalone node).
-	Slots    int
-	Complete bool
-	Keys     int
-	Err      string
-}
+// NodeScan is the record history keeps (traffic/preflight gathers it).
+type NodeScan = history.NodeScan
 
 // scanCoverage says whether the scans visited the whole keyspace: on a
 // cluster every primary's SCAN completed and together they own all 16384
@@ -258,24 +205,11 @@ func scanSummary(scans []NodeScan) string {
 	return fmt.Sprintf("%d keys over %d node(s): %s", total, len(scans), strings.Join(parts, ", "))
 }
 
-// KeySize is one key's MEMORY USAGE.
-type KeySize struct {
-	Node  string
-	Key   string
-	Bytes int64
-	Slot  int
-}
+// KeySize is the record history keeps (traffic/preflight gathers it).
+type KeySize = history.KeySize
 
-// KeySizePass is the key-size sanity pass over the whole keyspace.
-type KeySizePass struct {
-	Cluster bool
-	// Threshold is the item size that refuses slot migration (256 MB).
-	Threshold int64
-	Scans     []NodeScan
-	// Largest holds every key above Threshold and the largest keys seen
-	// below it, for evidence.
-	Largest []KeySize
-}
+// KeySizePass is the record history keeps (traffic/preflight gathers it).
+type KeySizePass = history.KeySizePass
 
 // KeySizesUnder is G4's key-size sanity pass (spec 000 §Migration path G4;
 // §Failure Modes ">256MB items refuse slot migration — silent, permanent
@@ -317,27 +251,8 @@ func KeySizesUnder(p KeySizePass) Result {
 	return r
 }
 
-// CPUSample is one node's engine CPU over an interval: the delta of INFO
-// cpu's used_cpu_{sys,user}_main_thread (or, on servers without them, the
-// process's used_cpu_{sys,user}) between two reads Interval apart.
-type CPUSample struct {
-	Node     string
-	Primary  bool
-	Interval time.Duration
-	// CPUSeconds is the CPU time the engine used within Interval.
-	CPUSeconds float64
-	// Source says which INFO fields were read.
-	Source string
-	Err    string
-}
-
-// Utilisation is the engine's busy fraction of one core over the interval.
-func (s CPUSample) Utilisation() float64 {
-	if s.Interval <= 0 {
-		return 0
-	}
-	return s.CPUSeconds / s.Interval.Seconds()
-}
+// CPUSample is the record history keeps (traffic/preflight gathers it).
+type CPUSample = history.CPUSample
 
 // CPUHeadroom is G5's rule (spec 000 §Migration path G5: "keep CPU <80%
 // during resharding — resharding is compute-intensive"): every node's
@@ -387,16 +302,8 @@ func maxCPU(samples []CPUSample) string {
 	return fmt.Sprintf("%.1f%% on %s", 100*best.Utilisation(), best.Node)
 }
 
-// LeaseCount is the old keyspace's live leases, counted by a full SCAN of
-// every primary.
-type LeaseCount struct {
-	Cluster bool
-	// Pattern is the SCAN MATCH pattern of an old-keyspace lease.
-	Pattern string
-	Scans   []NodeScan
-	// Sample holds some of the lease keys found, for evidence.
-	Sample []string
-}
+// LeaseCount is the record history keeps (traffic/preflight gathers it).
+type LeaseCount = history.LeaseCount
 
 // OldLeasesDrained is the C-gate's condition carried into the pre-G3
 // checklist (spec 000 §Deployment Gate rule 3, "observed old-keyspace

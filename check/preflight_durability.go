@@ -4,34 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/slotgate/slotgate/history"
 )
 
-// DurabilitySample is one primary's replication and persistence settings,
-// as `slotgate preflight` reads them (INFO replication and persistence,
-// CONFIG GET where the endpoint allows it).
-type DurabilitySample struct {
-	Node string
-	// Replicas is connected_slaves; ReplicasOnline those in state online.
-	Replicas, ReplicasOnline int
-	// MaxLag is the largest replica lag INFO reports, in seconds.
-	MaxLag int
-	// MinReplicasToWrite and MinReplicasMaxLag are the primary's
-	// min-replicas-to-write and min-replicas-max-lag; -1 when unreadable.
-	MinReplicasToWrite, MinReplicasMaxLag int
-	// Cluster is true on a cluster endpoint; NodeTimeout is its
-	// cluster-node-timeout (0 when unreadable).
-	Cluster     bool
-	NodeTimeout time.Duration
-	// AOF is appendonly; RDBSave the save schedule ("" = none); Persistence
-	// false when neither could be read.
-	AOF         bool
-	RDBSave     string
-	Persistence bool
-	// ConfigErr is why CONFIG GET was refused (managed services rename or
-	// forbid it): those settings are then unknown, not zero.
-	ConfigErr string
-	Err       string
-}
+// DurabilitySample is the record history keeps (traffic/preflight gathers it).
+type DurabilitySample = history.DurabilitySample
 
 // DurabilityWant is what the fencing directory needs of the store (spec
 // 000 §Safety theorems on the production topology): MinReplicas online

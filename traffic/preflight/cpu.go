@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 )
 
 // cpuRead is one INFO cpu read: the engine's CPU seconds so far and when
@@ -49,13 +49,13 @@ func (g *gatherer) readCPU(ctx context.Context, n *node) (cpuRead, error) {
 // sampleCPU reads INFO cpu on every node twice, CPUInterval apart, all
 // nodes at once (so the whole item takes one interval).
 func (g *gatherer) sampleCPU(ctx context.Context) {
-	samples := make([]check.CPUSample, len(g.nodes))
+	samples := make([]history.CPUSample, len(g.nodes))
 	idx := map[*node]int{}
 	for i, n := range g.nodes {
 		idx[n] = i
 	}
 	forEach(g.nodes, func(n *node) {
-		s := check.CPUSample{Node: n.Addr, Primary: n.Primary}
+		s := history.CPUSample{Node: n.Addr, Primary: n.Primary}
 		defer func() { samples[idx[n]] = s }()
 		if n.pool == nil {
 			s.Err = "not connected: " + n.Err

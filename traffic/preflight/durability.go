@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 )
 
@@ -23,15 +23,15 @@ func (g *gatherer) durability(ctx context.Context) {
 			primaries = append(primaries, n)
 		}
 	}
-	samples := make([]check.DurabilitySample, len(primaries))
+	samples := make([]history.DurabilitySample, len(primaries))
 	for i, n := range primaries {
 		samples[i] = g.readDurability(ctx, n)
 	}
 	g.obs.Durability = samples
 }
 
-func (g *gatherer) readDurability(ctx context.Context, n *node) check.DurabilitySample {
-	s := check.DurabilitySample{Node: n.Addr, Cluster: g.obs.Topology.Cluster, MinReplicasToWrite: -1, MinReplicasMaxLag: -1}
+func (g *gatherer) readDurability(ctx context.Context, n *node) history.DurabilitySample {
+	s := history.DurabilitySample{Node: n.Addr, Cluster: g.obs.Topology.Cluster, MinReplicasToWrite: -1, MinReplicasMaxLag: -1}
 	if n.pool == nil {
 		s.Err = "not connected: " + n.Err
 		return s

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 )
 
@@ -17,7 +17,7 @@ import (
 // (SCAN above all) goes to this node's own connection, never through a
 // cluster client that would pick one node for a keyless command.
 type node struct {
-	check.PreflightNode
+	history.PreflightNode
 	pool client.Pool
 }
 
@@ -199,7 +199,7 @@ func (g *gatherer) discover(ctx context.Context) error {
 	topo.Cluster = cl["cluster_enabled"] == "1"
 	if !topo.Cluster {
 		for _, addr := range g.opts.Endpoints {
-			n := &node{PreflightNode: check.PreflightNode{Addr: addr, Primary: true}}
+			n := &node{PreflightNode: history.PreflightNode{Addr: addr, Primary: true}}
 			g.nodes = append(g.nodes, n)
 		}
 	} else {
@@ -236,7 +236,7 @@ func (g *gatherer) readCluster(ctx context.Context) error {
 		return err
 	}
 	for _, sn := range shardNodes {
-		g.nodes = append(g.nodes, &node{PreflightNode: check.PreflightNode{
+		g.nodes = append(g.nodes, &node{PreflightNode: history.PreflightNode{
 			Addr: sn.addr, ID: sn.id, Primary: sn.primary, Slots: sn.slots, Health: sn.health,
 		}})
 	}

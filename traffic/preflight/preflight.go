@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 )
 
@@ -117,14 +117,14 @@ type Observations struct {
 	// Seed is the endpoint that answered first; Server its version.
 	Seed     string
 	Server   string
-	Topology check.PreflightTopology
-	Pairs    []check.SlotPair
-	Probe    *check.CrossSlotProbe
-	KeySizes *check.KeySizePass
-	CPU      []check.CPUSample
-	Leases   *check.LeaseCount
+	Topology history.PreflightTopology
+	Pairs    []history.SlotPair
+	Probe    *history.CrossSlotProbe
+	KeySizes *history.KeySizePass
+	CPU      []history.CPUSample
+	Leases   *history.LeaseCount
 	// Durability is every primary's replication and persistence settings.
-	Durability []check.DurabilitySample
+	Durability []history.DurabilitySample
 	// Gathered lists the items gathered, in checklist order.
 	Gathered []Item
 	// Took is how long gathering took.

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -156,6 +156,6 @@ func TestTopKeysKeepsEveryBigKey(t *testing.T) {
 	}
 }
 
-func checkKeySize(i int, b int64) check.KeySize {
-	return check.KeySize{Node: "n", Key: "k" + string(rune('a'+i)), Bytes: b}
+func checkKeySize(i int, b int64) history.KeySize {
+	return history.KeySize{Node: "n", Key: "k" + string(rune('a'+i)), Bytes: b}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
 	"github.com/slotgate/slotgate/impl/slot"
@@ -22,8 +22,8 @@ var errStop = errors.New("stop")
 // each batch to each. The scan is Complete only when the cursor came back
 // to 0; it stops early after maxKeys keys (0 = no limit) or when each
 // returns errStop, and records any other error.
-func (g *gatherer) scanNode(ctx context.Context, n *node, match string, maxKeys int, each func([]string) error) check.NodeScan {
-	s := check.NodeScan{Node: n.Addr, Slots: n.Slots}
+func (g *gatherer) scanNode(ctx context.Context, n *node, match string, maxKeys int, each func([]string) error) history.NodeScan {
+	s := history.NodeScan{Node: n.Addr, Slots: n.Slots}
 	if n.pool == nil {
 		s.Err = "not connected: " + n.Err
 		return s
@@ -82,10 +82,10 @@ type topKeys struct {
 	mu        sync.Mutex
 	k         int
 	threshold int64
-	keys      []check.KeySize
+	keys      []history.KeySize
 }
 
-func (t *topKeys) add(ks check.KeySize) {
+func (t *topKeys) add(ks history.KeySize) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.keys = append(t.keys, ks)
@@ -102,9 +102,9 @@ func (t *topKeys) add(ks check.KeySize) {
 // keySizes is the key-size pass: a full SCAN of every primary, each key's
 // MEMORY USAGE (Workers at a time per node).
 func (g *gatherer) keySizes(ctx context.Context) {
-	pass := &check.KeySizePass{Cluster: g.obs.Topology.Cluster, Threshold: g.opts.KeySizeThreshold}
+	pass := &history.KeySizePass{Cluster: g.obs.Topology.Cluster, Threshold: g.opts.KeySizeThreshold}
 	prim := g.primaries()
-	pass.Scans = make([]check.NodeScan, len(prim))
+	pass.Scans = make([]history.NodeScan, len(prim))
 	top := &topKeys{k: 5, threshold: g.opts.KeySizeThreshold}
 	idx := map[*node]int{}
 	for i, n := range prim {
@@ -150,7 +150,7 @@ func (g *gatherer) measure(ctx context.Context, n *node, keys []string, top *top
 				mu.Unlock()
 				return
 			}
-			top.add(check.KeySize{Node: n.Addr, Key: key, Bytes: size, Slot: int(slot.Of(key))})
+			top.add(history.KeySize{Node: n.Addr, Key: key, Bytes: size, Slot: int(slot.Of(key))})
 		}()
 	}
 	wg.Wait()
@@ -165,9 +165,9 @@ var oldLeasePattern = fencing.OldKeys(fencing.Session{Community: "*", ID: "*"}).
 // oldLeases counts the live old-keyspace leases with a full SCAN MATCH of
 // every primary (fencing.CountLeases' pattern, visited per node).
 func (g *gatherer) oldLeases(ctx context.Context) {
-	c := &check.LeaseCount{Cluster: g.obs.Topology.Cluster, Pattern: oldLeasePattern}
+	c := &history.LeaseCount{Cluster: g.obs.Topology.Cluster, Pattern: oldLeasePattern}
 	prim := g.primaries()
-	c.Scans = make([]check.NodeScan, len(prim))
+	c.Scans = make([]history.NodeScan, len(prim))
 	idx := map[*node]int{}
 	for i, n := range prim {
 		idx[n] = i
@@ -268,20 +268,20 @@ func (p *pairer) pairs() [][2]string {
 // slotPairs gathers the tagged pairs: the key rule's, the live keyspace's
 // (up to KeyspacePairs), and the operator's; then each member's slot.
 func (g *gatherer) slotPairs(ctx context.Context) {
-	var pairs []check.SlotPair
+	var pairs []history.SlotPair
 	for _, s := range ruleSessions[:min(len(ruleSessions), g.opts.RulePairs)] {
 		k := fencing.NewKeys(s)
-		pairs = append(pairs, check.SlotPair{Source: "key rule (fencing.NewKeys)", A: k.Lease, B: k.Generation})
+		pairs = append(pairs, history.SlotPair{Source: "key rule (fencing.NewKeys)", A: k.Lease, B: k.Generation})
 	}
 	for i := len(ruleSessions); i < g.opts.RulePairs; i++ {
 		k := fencing.NewKeys(fencing.Session{Community: "preflight", ID: "s" + strconv.Itoa(i)})
-		pairs = append(pairs, check.SlotPair{Source: "key rule (fencing.NewKeys)", A: k.Lease, B: k.Generation})
+		pairs = append(pairs, history.SlotPair{Source: "key rule (fencing.NewKeys)", A: k.Lease, B: k.Generation})
 	}
 	for _, p := range g.discoverPairs(ctx) {
-		pairs = append(pairs, check.SlotPair{Source: "live keyspace", A: p[0], B: p[1]})
+		pairs = append(pairs, history.SlotPair{Source: "live keyspace", A: p[0], B: p[1]})
 	}
 	for _, p := range g.opts.Pairs {
-		pairs = append(pairs, check.SlotPair{Source: "--pair", A: p[0], B: p[1]})
+		pairs = append(pairs, history.SlotPair{Source: "--pair", A: p[0], B: p[1]})
 	}
 	for i := range pairs {
 		p := &pairs[i]
@@ -344,7 +344,7 @@ var probeKeys = [2]string{"slotgate:preflight:probe:a", "slotgate:preflight:prob
 // crossSlotProbe sends the A3 probe, one EVAL on the un-tagged pair, to the
 // seed node.
 func (g *gatherer) crossSlotProbe(ctx context.Context) {
-	p := &check.CrossSlotProbe{Node: g.seedAddr, Cluster: g.obs.Topology.Cluster, Keys: probeKeys}
+	p := &history.CrossSlotProbe{Node: g.seedAddr, Cluster: g.obs.Topology.Cluster, Keys: probeKeys}
 	for i, k := range probeKeys {
 		s, _, err := g.keySlot(ctx, k)
 		if err != nil {
