@@ -154,7 +154,7 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 	cred := cluster.Credentials()
 	topo := client.Options{Backend: client.BackendGoRedis, Username: cred.Username, Password: cred.Password, TLS: cred.TLS}
 	ctlOpts := topo
-	ctlOpts.NaiveTopology, ctlOpts.StaticSlotMap, ctlOpts.DialTimeout, ctlOpts.ReadTimeout = true, true, time.Second, time.Second
+	ctlOpts.NaiveTopology, ctlOpts.StaticSlotMap, ctlOpts.DialTimeout, ctlOpts.ReadTimeout = true, true, controlTimeout, controlTimeout
 	// The raw library for the admission: go-redis with only its own
 	// topology handling (NaiveTopology), whatever its release does.
 	rawOpts := topo
@@ -353,6 +353,13 @@ func swallowWriter(ctx context.Context, b client.Backend, shard int, clock *traf
 	pool := routing.Wrap(p, routing.Options{Mutant: routing.MutantSwallowRedirects})
 	return &traffic.DrillWorkload{Pool: pool, Clock: clock, Keys: keys, Timeout: time.Second, Pace: s.Pace}, &stopper{C: make(chan struct{})}
 }
+
+// controlTimeout is every naive-client control's dial and read timeout,
+// set rather than inherited: the client libraries' defaults differ between
+// releases (go-redis's cluster read timeout was 3 s, then 5 s), and a
+// control's hazard must not move with them. It bounds one try, as the
+// workloads' 1 s deadline per command does, not the halt.
+const controlTimeout = time.Second
 
 // maxControlWait caps how long a drill waits for a halt to pass its budget:
 // with a budget above it a halt still going is undecided (and the naive

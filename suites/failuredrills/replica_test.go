@@ -134,7 +134,11 @@ func (w *repairWorkload) history() []check.ReplicaOp {
 // the client library's own replica-read behaviour (negative control).
 func replicaPool(ctx context.Context, b client.Backend, name string, naive bool) client.Pool {
 	GinkgoHelper()
-	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, ReplicaReads: true, NaiveReplicaReads: naive})
+	o := client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, ReplicaReads: true, NaiveReplicaReads: naive}
+	if naive {
+		o.DialTimeout, o.ReadTimeout = controlTimeout, controlTimeout
+	}
+	p, err := client.NewPool(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(p.Close)
 	return p
@@ -418,7 +422,8 @@ const (
 func staleTopologyPool(ctx context.Context, drilled *fixtures.Node) client.Pool {
 	GinkgoHelper()
 	seeds := slices.DeleteFunc(cluster.Addrs(), func(a string) bool { return a == drilled.Addr() })
-	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendValkeyGo, Mode: client.ModeCluster, Addrs: seeds, ClientName: staleName, ReplicaReads: true, NaiveTopology: true})
+	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendValkeyGo, Mode: client.ModeCluster, Addrs: seeds, ClientName: staleName, ReplicaReads: true, NaiveTopology: true,
+		DialTimeout: controlTimeout, ReadTimeout: controlTimeout})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(p.Close)
 	return p
