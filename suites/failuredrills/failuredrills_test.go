@@ -354,11 +354,11 @@ func swallowWriter(ctx context.Context, b client.Backend, shard int, clock *traf
 	return &traffic.DrillWorkload{Pool: pool, Clock: clock, Keys: keys, Timeout: time.Second, Pace: s.Pace}, &stopper{C: make(chan struct{})}
 }
 
-// controlTimeout is every naive-client control's dial and read timeout,
-// set rather than inherited: the client libraries' defaults differ between
-// releases (go-redis's cluster read timeout was 3 s, then 5 s), and a
-// control's hazard must not move with them. It bounds one try, as the
-// workloads' 1 s deadline per command does, not the halt.
+// controlTimeout is the naive-topology controls' dial and read timeout,
+// set rather than inherited: go-redis's defaults differ between releases
+// (the cluster read timeout was 3 s, then 5 s), and a control's hazard must
+// not move with them. It bounds one try, as the workloads' 1 s deadline per
+// command does; with the slot map pinned it cannot end the halt.
 const controlTimeout = time.Second
 
 // maxControlWait caps how long a drill waits for a halt to pass its budget:
