@@ -141,7 +141,8 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 	// The control's halt outlasts maxGap twice over, so a halt of the
 	// healthy shards is unmistakable; it need not last longer (a halted
 	// writer holds every other one for up to Budget).
-	halting := &traffic.DrillWorkload{Pool: &routing.HaltAll{Pool: harness.Pool(ctx, b, cluster), Budget: 2 * maxGap}, Clock: clock, Keys: keysFor("h"), Timeout: time.Second, Pace: s.Pace}
+	haltAll := &routing.HaltAll{Pool: harness.Pool(ctx, b, cluster), Budget: 2 * maxGap}
+	halting := &traffic.DrillWorkload{Pool: haltAll, Clock: clock, Keys: keysFor("h"), Timeout: time.Second, Pace: s.Pace}
 	// The halt-budget controls: a go-redis pool and a go-redis
 	// subscription client (publishing through impl's go-redis pool, so
 	// only the subscriber is naive) whose slot maps stay the one they read
@@ -223,16 +224,30 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 		if mode == fault.FailoverKill {
 			if r.haltDrills == 0 {
 				// One killed failover is enough to show the control halts.
+				// It runs on until its healthy shards have been silent
+				// for longer than maxGap since their last success (see
+				// maxKillLag), or for as long as it can halt them.
+				last := d.Start
+				waitUntil(d.Start+maxKillLag+haltAll.Budget+250*time.Millisecond, clock, func() bool {
+					if servedElsewhere(halting, shard, last) {
+						last = clock.Now()
+					}
+					return clock.Now()-last > maxGap+250*time.Millisecond
+				})
 				close(stopHalting)
 				r.haltDrills, r.haltUntil = len(r.drills), clock.Now()
 			}
 			if r.naiveDrills == 0 {
-				// The naive controls are judged by the same budgets: they
-				// run on until theirs passed (or they, and the raw
-				// library, recovered).
-				waitUntil(d.Start+min(max(budget.Pool, budget.Subscription), maxControlWait)+250*time.Millisecond, clock, func() bool {
-					return served(naive, shard, d.Start) && naiveSubs.delivered(shard, d.Start) && served(raw, shard, d.Start) && rawSubs.delivered(shard, d.Start)
-				})
+				// The naive controls and the raw library are judged by the
+				// same budgets, as their longest silence on the shard:
+				// they run on until each has been silent for longer than
+				// its budget, or came back after a silence.
+				wait := min(max(budget.Pool, budget.Subscription), maxControlWait) + 250*time.Millisecond
+				waitSilent(clock, d.Start, wait, d.Start+wait+maxKillLag,
+					func(t time.Duration) bool { return served(naive, shard, t) },
+					func(t time.Duration) bool { return naiveSubs.delivered(shard, t) },
+					func(t time.Duration) bool { return served(raw, shard, t) },
+					func(t time.Duration) bool { return rawSubs.delivered(shard, t) })
 				stopControls()
 			}
 		}
@@ -367,6 +382,45 @@ const controlTimeout = time.Second
 // does not wait minutes.
 const maxControlWait = 30 * time.Second
 
+// maxKillLag bounds how long after a drill began its primary may still
+// serve: fault.Failover's window opens before the kill, and a container's
+// kill takes a moment. A role's last success in that moment starts the
+// silence the halt checkers measure (the longest gap between successes),
+// so the controls are waited on from it, not from the drill's start, or a
+// control that never recovers can show a silence shorter than its budget.
+const maxKillLag = 3 * time.Second
+
+// waitSilent polls every 50 ms until each role has either made no progress
+// for longer than quiet, or made progress again after a silence (it came
+// back: its halt is decided), or clock passes limit. progress(t) says the
+// role succeeded with an operation begun at or after t.
+func waitSilent(clock *traffic.Clock, from, quiet, limit time.Duration, progress ...func(t time.Duration) bool) {
+	last := make([]time.Duration, len(progress))
+	back := make([]bool, len(progress))
+	for i := range last {
+		last[i] = from
+	}
+	for clock.Now() < limit {
+		now, done := clock.Now(), true
+		for i, p := range progress {
+			if p(last[i]) {
+				back[i] = back[i] || now-last[i] > silence
+				last[i] = now
+			}
+			done = done && (back[i] || now-last[i] > quiet)
+		}
+		if done {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// silence is a pause in a role's progress long enough that progress after
+// it is a recovery, not the pace of its workload (publishers every 10 ms,
+// writers every few ms).
+const silence = 500 * time.Millisecond
+
 // waitUntil polls done every 50 ms until it holds or clock passes until.
 func waitUntil(until time.Duration, clock *traffic.Clock, done func() bool) {
 	for clock.Now() < until && !done() {
@@ -379,6 +433,17 @@ func waitUntil(until time.Duration, clock *traffic.Clock, done func() bool) {
 func served(w *traffic.DrillWorkload, shard int, since time.Duration) bool {
 	for _, o := range w.Ops() {
 		if o.Shard == shard && o.Call >= since && o.Acked() {
+			return true
+		}
+	}
+	return false
+}
+
+// servedElsewhere says w recorded a successful write on a shard other than
+// shard that started at or after since.
+func servedElsewhere(w *traffic.DrillWorkload, shard int, since time.Duration) bool {
+	for _, o := range w.Ops() {
+		if o.Shard != shard && o.Call >= since && o.Acked() {
 			return true
 		}
 	}
