@@ -707,17 +707,19 @@ func healthyFailures(ops []history.DrillOp, d check.Drill, end time.Duration) st
 
 // admitDispatch records the raw clients' admission for the dispatch halt
 // and the subscription client's recovery after a failover, from the same
-// drills. go-redis: the naive-topology pool and subscriber are the raw
-// library (impl's reload on a failed node off). valkey-go: impl adds
+// drills. go-redis: the raw-topology pool and subscriber are the raw
+// library (NaiveTopology: impl's reload on a failed node off, the
+// release's own slot-map refresh kept, unlike the controls' pinned map).
+// valkey-go: impl adds
 // nothing to a command pool or subscriber without replica reads (impl/client
 // topology.go: the library refreshes its slot map on a connection error
 // itself), so the scored pool and subscriber are the raw library.
-func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naivePool, naiveSub check.Result, cut string) {
+func admitDispatch(b client.Backend, version string, poolHalts, subHalts, libPool, libSub check.Result, cut string) {
 	GinkgoHelper()
 	rawPool, rawSub := poolHalts, subHalts
 	how := "impl adds no topology code to valkey-go's command pool or subscriber, so the scored clients are the raw library"
 	if b == client.BackendGoRedis {
-		rawPool, rawSub = naivePool, naiveSub
+		rawPool, rawSub = libPool, libSub
 		how = "the raw library is go-redis with only its own slot-map refresh (NaiveTopology), on its own keys and topics during the same failovers, up to the first kill"
 	}
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementDispatchHalt, Client: version, Raw: rawPool, Wrapped: poolHalts,
