@@ -117,7 +117,7 @@ type Options struct {
 	// nothing without ReplicaReads, or for go-redis.
 	NaiveReplicaReads bool
 	// NaiveTopology keeps only the client library's own slot-map refresh
-	// (go-redis: on a redirect or every 60 s; valkey-go: on a redirect or
+	// (go-redis: on a redirect or every 60 s, 10 s before v9.21; valkey-go: on a redirect or
 	// an error, never periodically) instead of impl's recovery from a dead
 	// node (see topology.go): go-redis pools and subscribers then keep
 	// dialing a killed primary, and replica-read pools of both backends do
@@ -125,6 +125,18 @@ type Options struct {
 	// negative controls (spec 000 §Client Architecture, "a dead primary
 	// halts dispatch").
 	NaiveTopology bool
+	// StaticSlotMap pins a go-redis ModeCluster client's slot map to the
+	// one it read when it started: ClusterOptions.ClusterSlots serves that
+	// snapshot to every reload the library makes (periodic, on a MOVED, or
+	// impl's own), so only a per-command redirect reaches a new owner and a
+	// killed primary is dialed until the client is closed. A client
+	// configured with a fixed slot map does exactly this. It exists for the
+	// failure-drills negative controls (spec 000 §Client Architecture, "a
+	// dead primary halts dispatch"): NaiveTopology alone leaves the halt to
+	// the library's periodic reload, 10 s before go-redis v9.21 (not
+	// configurable) and 60 s by default since v9.22, so its hazard would
+	// hang on the linked version. valkey-go ignores it.
+	StaticSlotMap bool
 	// MasterName is the Sentinel master set a ModeSentinel client follows.
 	MasterName string
 	// AddrMap, when set, rewrites every address the client dials (a node a

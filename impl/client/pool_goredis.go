@@ -53,11 +53,14 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 		co := goRedisClusterOptions(o)
 		co.ReadOnly = o.ReplicaReads
 		if o.ReplicaReads && !o.NaiveTopology {
+			// Options of go-redis v9.21 and later; an older release
+			// reloads every 10 s and skips a failing node for 15 s, and
+			// the replica drills judge that.
 			setOption(co, "ClusterStateReloadInterval", replicaRefresh)
-			co.FailingTimeoutSeconds = int(replicaRefresh / time.Second)
+			setOption(co, "FailingTimeoutSeconds", int(replicaRefresh/time.Second))
 		}
 		cc := redis.NewClusterClient(co)
-		if !o.NaiveTopology {
+		if !o.NaiveTopology && !o.StaticSlotMap {
 			reloadOnNodeFailure(cc)
 		}
 		c = cc
@@ -130,7 +133,7 @@ func goRedisDialer(o Options) func(ctx context.Context, network, addr string) (n
 
 // goRedisClusterOptions maps Options onto a cluster client's options.
 func goRedisClusterOptions(o Options) *redis.ClusterOptions {
-	return &redis.ClusterOptions{
+	co := &redis.ClusterOptions{
 		Addrs:       o.Addrs,
 		Protocol:    int(o.Protocol),
 		ClientName:  o.ClientName,
@@ -145,6 +148,10 @@ func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 		MaxActiveConns:   o.PoolSize,
 		PipelinePoolSize: goRedisPipelinePool(o),
 	}
+	if o.StaticSlotMap {
+		co.ClusterSlots = staticSlots(o)
+	}
+	return co
 }
 
 // goRedisPipelinePool is go-redis's PipelinePoolSize for o: with a

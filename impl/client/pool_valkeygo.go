@@ -117,12 +117,17 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 	if o.Mode == ModeSentinel {
 		co.ForceSingleClient = false
 		co.Sentinel = valkey.SentinelOption{MasterSet: o.MasterName, Dialer: co.Dialer, ClientName: o.ClientName}
-		if !o.NaiveSentinel {
-			// valkey-go's Sentinel client is otherwise event-driven only:
-			// one missed +switch-master keeps it on a demoted primary
-			// (SentinelOption.TopologyRefreshInterval's own doc).
-			setOption(&co.Sentinel, "TopologyRefreshInterval", sentinelRefresh)
+		// valkey-go's Sentinel client is otherwise event-driven only: one
+		// missed +switch-master keeps it on a demoted primary
+		// (SentinelOption.TopologyRefreshInterval's own doc). The naive
+		// control sets the option's "off" (zero) itself rather than
+		// inherit it; a release without the option (v1.0.73 and older) has
+		// no periodic refresh at all.
+		refresh := sentinelRefresh
+		if o.NaiveSentinel {
+			refresh = 0
 		}
+		setOption(&co.Sentinel, "TopologyRefreshInterval", refresh)
 	}
 	if o.PoolSize > 0 {
 		co.PipelineMultiplex = pipelineMultiplex(o.PoolSize)
@@ -133,10 +138,14 @@ func valkeyGoOptions(o Options, replicas *replicaRouter) valkey.ClientOption {
 	}
 	if co.SendToReplicas != nil {
 		co.DialCtxFn = readOnlyDial(o)
-		if !o.NaiveTopology {
-			// A repaired replica returns only with a topology refresh
-			// (see topology.go).
-			co.ClusterOption.ShardsRefreshInterval = replicaRefresh
+		// A repaired replica returns only with a topology refresh (see
+		// topology.go). NaiveTopology sets the refresh's "off" (zero, no
+		// periodic refresh: cluster.go starts its ticker only when it is
+		// positive, in every release since v1.0.60) rather than inherit
+		// it.
+		co.ClusterOption.ShardsRefreshInterval = replicaRefresh
+		if o.NaiveTopology {
+			co.ClusterOption.ShardsRefreshInterval = 0
 		}
 	}
 	if replicas != nil && co.SendToReplicas != nil {

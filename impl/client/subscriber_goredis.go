@@ -91,7 +91,7 @@ func newGoRedisSubscriber(ctx context.Context, o Options) (*goRedisSubscriber, e
 	switch o.Mode {
 	case ModeCluster:
 		s.cluster = redis.NewClusterClient(goRedisClusterOptions(o))
-		s.naive = o.NaiveTopology
+		s.naive = o.NaiveTopology || o.StaticSlotMap
 		c = s.cluster
 	case ModeSingle:
 		s.single = redis.NewClient(goRedisOptions(o))

@@ -3,9 +3,11 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -63,6 +65,42 @@ const replicaRefresh = time.Second
 func reloadOnNodeFailure(c *redis.ClusterClient) {
 	h := &nodeFailureHook{reload: func() { c.ReloadState(context.Background()) }}
 	c.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
+}
+
+// staticSlots is the ClusterOptions.ClusterSlots of a StaticSlotMap client:
+// the first call asks the seeds for CLUSTER SLOTS, one after another until
+// one answers, and every later call returns that answer. go-redis calls it
+// in place of its own CLUSTER SLOTS (loadState in osscluster.go, the same in
+// v9.7 through v9.23) on every reload, so the client's slot map never
+// changes; MOVED and ASK are still followed per command, by the address in
+// the reply. A first call that finds no seed answering returns the error,
+// and the next call asks again.
+func staticSlots(o Options) func(context.Context) ([]redis.ClusterSlot, error) {
+	var (
+		mu    sync.Mutex
+		slots []redis.ClusterSlot
+	)
+	return func(ctx context.Context) ([]redis.ClusterSlot, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if slots != nil {
+			return slots, nil
+		}
+		var errs []error
+		for _, addr := range o.Addrs {
+			so := goRedisOptions(o)
+			so.Addr, so.Dialer = addr, goRedisDialer(o)
+			c := redis.NewClient(so)
+			s, err := c.ClusterSlots(ctx).Result()
+			_ = c.Close()
+			if err == nil {
+				slots = s
+				return slots, nil
+			}
+			errs = append(errs, fmt.Errorf("cluster slots from %s: %w", addr, err))
+		}
+		return nil, errors.Join(errs...)
+	}
 }
 
 // nodeFailureHook is a go-redis hook on every node client of one

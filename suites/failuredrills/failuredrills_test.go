@@ -90,15 +90,17 @@ type drillRun struct {
 	haltUntil  time.Duration
 	// subHalts are the subscription client's halts per drill; naivePool
 	// and naiveSubHalts are the halt-budget controls' (a go-redis pool and
-	// subscription client with only the library's own topology refresh),
-	// run up to the first killed shard until its halt passed the budget:
-	// naiveDrills drills, measured until naiveUntil.
-	subHalts, naiveSubHalts []check.RoleHalt
-	subHistory              history.SubscriptionHistory
-	subTopics               map[string]int
-	naivePool               []history.DrillOp
-	naiveDrills             int
-	naiveUntil              time.Duration
+	// subscription client whose slot map is pinned at start), rawPool and
+	// rawSubHalts the raw library's for the admission (go-redis with only
+	// its own topology refresh), all run up to the first killed shard
+	// until the controls' halts passed the budget: naiveDrills drills,
+	// measured until naiveUntil.
+	subHalts, naiveSubHalts, rawSubHalts []check.RoleHalt
+	subHistory                           history.SubscriptionHistory
+	subTopics                            map[string]int
+	naivePool, rawPool                   []history.DrillOp
+	naiveDrills                          int
+	naiveUntil                           time.Duration
 	// swallow is the acked-writes column's variant: a writer pinned to the
 	// first drilled shard's primary through routing.MutantSwallowRedirects,
 	// run during that first (graceful) failover only.
@@ -139,31 +141,51 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 	// The control's halt outlasts maxGap twice over, so a halt of the
 	// healthy shards is unmistakable; it need not last longer (a halted
 	// writer holds every other one for up to Budget).
-	halting := &traffic.DrillWorkload{Pool: &routing.HaltAll{Pool: harness.Pool(ctx, b, cluster), Budget: 2 * maxGap}, Clock: clock, Keys: keysFor("h"), Timeout: time.Second, Pace: s.Pace}
+	haltAll := &routing.HaltAll{Pool: harness.Pool(ctx, b, cluster), Budget: 2 * maxGap}
+	halting := &traffic.DrillWorkload{Pool: haltAll, Clock: clock, Keys: keysFor("h"), Timeout: time.Second, Pace: s.Pace}
 	// The halt-budget controls: a go-redis pool and a go-redis
 	// subscription client (publishing through impl's go-redis pool, so
-	// only the subscriber is naive) that refresh their slot maps only as
-	// the library does. Fresh pools: go-redis's 60 s periodic reload does
-	// not come due within the drills.
+	// only the subscriber is naive) whose slot maps stay the one they read
+	// at start (client.Options.StaticSlotMap), so they keep dialing a
+	// killed primary on every go-redis release: with the library's own
+	// refresh alone the halt would end at its periodic reload, 10 s before
+	// v9.21, and such a control recovered inside the budget. The timeouts
+	// are set rather than inherited (go-redis's defaults changed between
+	// releases); they bound each try, not the halt.
 	cred := cluster.Credentials()
-	naiveOpts := client.Options{Backend: client.BackendGoRedis, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: "slotgate-naive-topology",
-		Username: cred.Username, Password: cred.Password, TLS: cred.TLS, NaiveTopology: true}
-	naivePool, err := client.NewPool(ctx, naiveOpts)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(naivePool.Close)
-	naive := &traffic.DrillWorkload{Pool: naivePool, Clock: clock, Keys: keysFor("n"), Timeout: time.Second, Pace: s.Pace}
-	subs := startSubRole(ctx, b, false, harness.Pool(ctx, b, cluster), clock, rng, "slotgate-drill-sub-"+string(b))
-	naiveSubs := startSubRole(ctx, client.BackendGoRedis, true, harness.Pool(ctx, client.BackendGoRedis, cluster), clock, rng, "slotgate-drill-naive-sub")
+	topo := client.Options{Backend: client.BackendGoRedis, Username: cred.Username, Password: cred.Password, TLS: cred.TLS}
+	ctlOpts := topo
+	ctlOpts.NaiveTopology, ctlOpts.StaticSlotMap, ctlOpts.DialTimeout, ctlOpts.ReadTimeout = true, true, controlTimeout, controlTimeout
+	// The raw library for the admission: go-redis with only its own
+	// topology handling (NaiveTopology), whatever its release does.
+	rawOpts := topo
+	rawOpts.NaiveTopology = true
+	topoPool := func(o client.Options, name string) client.Pool {
+		o.Mode, o.Addrs, o.ClientName = client.ModeCluster, cluster.Addrs(), name
+		p, err := client.NewPool(ctx, o)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(p.Close)
+		return p
+	}
+	naive := &traffic.DrillWorkload{Pool: topoPool(ctlOpts, "slotgate-naive-topology"), Clock: clock, Keys: keysFor("n"), Timeout: time.Second, Pace: s.Pace}
+	raw := &traffic.DrillWorkload{Pool: topoPool(rawOpts, "slotgate-raw-topology"), Clock: clock, Keys: keysFor("r"), Timeout: time.Second, Pace: s.Pace}
+	subs := startSubRole(ctx, client.Options{Backend: b}, harness.Pool(ctx, b, cluster), clock, rng, "slotgate-drill-sub-"+string(b))
+	goRedisPool := harness.Pool(ctx, client.BackendGoRedis, cluster)
+	naiveSubs := startSubRole(ctx, ctlOpts, goRedisPool, clock, rng, "slotgate-drill-naive-sub")
+	rawSubs := startSubRole(ctx, rawOpts, goRedisPool, clock, rng, "slotgate-drill-raw-sub")
 	budget := cfg.HaltBudget
 	stop, stopHalting, stopNaive := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	done := make(chan struct{}, 4)
+	done := make(chan struct{}, 5)
 	go func() { scored.Run(ctx, stop); done <- struct{}{} }()
 	go func() { halting.Run(ctx, stopHalting); done <- struct{}{} }()
 	go func() { naive.Run(ctx, stopNaive); done <- struct{}{} }()
+	go func() { raw.Run(ctx, stopNaive); done <- struct{}{} }()
 	r := &drillRun{clock: clock}
+	var err error
 	stopControls := func() {
 		close(stopNaive)
 		naiveSubs.stop()
+		rawSubs.stop()
 		r.naiveDrills, r.naiveUntil = len(r.drills), clock.Now()
 	}
 	time.Sleep(s.Before)
@@ -202,15 +224,30 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 		if mode == fault.FailoverKill {
 			if r.haltDrills == 0 {
 				// One killed failover is enough to show the control halts.
+				// It runs on until its healthy shards have been silent
+				// for longer than maxGap since their last success (see
+				// maxKillLag), or for as long as it can halt them.
+				last := d.Start
+				waitUntil(d.Start+maxKillLag+haltAll.Budget+250*time.Millisecond, clock, func() bool {
+					if servedElsewhere(halting, shard, last) {
+						last = clock.Now()
+					}
+					return clock.Now()-last > maxGap+250*time.Millisecond
+				})
 				close(stopHalting)
 				r.haltDrills, r.haltUntil = len(r.drills), clock.Now()
 			}
 			if r.naiveDrills == 0 {
-				// The naive controls are judged by the same budgets: they
-				// run on until theirs passed (or they recovered).
-				waitUntil(d.Start+min(max(budget.Pool, budget.Subscription), maxControlWait)+250*time.Millisecond, clock, func() bool {
-					return served(naive, shard, d.Start) && naiveSubs.delivered(shard, d.Start)
-				})
+				// The naive controls and the raw library are judged by the
+				// same budgets, as their longest silence on the shard:
+				// they run on until each has been silent for longer than
+				// its budget, or came back after a silence.
+				wait := min(max(budget.Pool, budget.Subscription), maxControlWait) + 250*time.Millisecond
+				waitSilent(clock, d.Start, wait, d.Start+wait+maxKillLag,
+					func(t time.Duration) bool { return served(naive, shard, t) },
+					func(t time.Duration) bool { return naiveSubs.delivered(shard, t) },
+					func(t time.Duration) bool { return served(raw, shard, t) },
+					func(t time.Duration) bool { return rawSubs.delivered(shard, t) })
 				stopControls()
 			}
 		}
@@ -248,6 +285,8 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 	r.subHalts, r.subHistory = subs.halts(r.drills, r.until)
 	r.subTopics = subs.topicShard
 	r.naiveSubHalts, _ = naiveSubs.halts(r.drills[:r.naiveDrills], r.naiveUntil)
+	r.rawSubHalts, _ = rawSubs.halts(r.drills[:r.naiveDrills], r.naiveUntil)
+	<-done
 	<-done
 	<-done
 	<-done
@@ -267,7 +306,7 @@ func runDrills(ctx SpecContext, b client.Backend) *drillRun {
 	DeferCleanup(fresh.Close)
 	scored.ReadBack(ctx, fresh)
 	swallow.ReadBack(ctx, fresh)
-	r.ops, r.haltAll, r.naivePool, r.swallow = scored.Ops(), halting.Ops(), naive.Ops(), swallow.Ops()
+	r.ops, r.haltAll, r.naivePool, r.rawPool, r.swallow = scored.Ops(), halting.Ops(), naive.Ops(), raw.Ops(), swallow.Ops()
 	r.timeline = drillTimeline(b, r, clock)
 	return r
 }
@@ -288,6 +327,7 @@ func drillTimeline(b client.Backend, r *drillRun, clock *traffic.Clock) *report.
 	h := history.History{Scenario: "failure-drills/" + string(b), Seed: cfg.Seed, Began: clock.Began(), Faults: harness.HistoryWindows(clock.Began(), harness.Windows(r.faults...))}
 	h.Ops = append(harness.DrillOps(string(b), r.ops), harness.DrillOps("halt-all (control)", r.haltAll)...)
 	h.Ops = append(h.Ops, harness.DrillOps("naive go-redis (control)", r.naivePool)...)
+	h.Ops = append(h.Ops, harness.DrillOps("raw go-redis (admission)", r.rawPool)...)
 	for _, dh := range check.DrillHalts(r.ops, r.drills, r.until) {
 		h.Spans = append(h.Spans, history.Span{Name: "pool halt", Client: fmt.Sprintf("shard %d", dh.Drill.Shard), Start: dh.Drill.Start, End: dh.Drill.Start + dh.Dead})
 	}
@@ -329,11 +369,57 @@ func swallowWriter(ctx context.Context, b client.Backend, shard int, clock *traf
 	return &traffic.DrillWorkload{Pool: pool, Clock: clock, Keys: keys, Timeout: time.Second, Pace: s.Pace}, &stopper{C: make(chan struct{})}
 }
 
+// controlTimeout is the naive-topology controls' dial and read timeout,
+// set rather than inherited: go-redis's defaults differ between releases
+// (the cluster read timeout was 3 s, then 5 s), and a control's hazard must
+// not move with them. It bounds one try, as the workloads' 1 s deadline per
+// command does; with the slot map pinned it cannot end the halt.
+const controlTimeout = time.Second
+
 // maxControlWait caps how long a drill waits for a halt to pass its budget:
 // with a budget above it a halt still going is undecided (and the naive
 // controls cannot be shown failing, so the cell is blind), and the suite
 // does not wait minutes.
 const maxControlWait = 30 * time.Second
+
+// maxKillLag bounds how long after a drill began its primary may still
+// serve: fault.Failover's window opens before the kill, and a container's
+// kill takes a moment. A role's last success in that moment starts the
+// silence the halt checkers measure (the longest gap between successes),
+// so the controls are waited on from it, not from the drill's start, or a
+// control that never recovers can show a silence shorter than its budget.
+const maxKillLag = 3 * time.Second
+
+// waitSilent polls every 50 ms until each role has either made no progress
+// for longer than quiet, or made progress again after a silence (it came
+// back: its halt is decided), or clock passes limit. progress(t) says the
+// role succeeded with an operation begun at or after t.
+func waitSilent(clock *traffic.Clock, from, quiet, limit time.Duration, progress ...func(t time.Duration) bool) {
+	last := make([]time.Duration, len(progress))
+	back := make([]bool, len(progress))
+	for i := range last {
+		last[i] = from
+	}
+	for clock.Now() < limit {
+		now, done := clock.Now(), true
+		for i, p := range progress {
+			if p(last[i]) {
+				back[i] = back[i] || now-last[i] > silence
+				last[i] = now
+			}
+			done = done && (back[i] || now-last[i] > quiet)
+		}
+		if done {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// silence is a pause in a role's progress long enough that progress after
+// it is a recovery, not the pace of its workload (publishers every 10 ms,
+// writers every few ms).
+const silence = 500 * time.Millisecond
 
 // waitUntil polls done every 50 ms until it holds or clock passes until.
 func waitUntil(until time.Duration, clock *traffic.Clock, done func() bool) {
@@ -347,6 +433,17 @@ func waitUntil(until time.Duration, clock *traffic.Clock, done func() bool) {
 func served(w *traffic.DrillWorkload, shard int, since time.Duration) bool {
 	for _, o := range w.Ops() {
 		if o.Shard == shard && o.Call >= since && o.Acked() {
+			return true
+		}
+	}
+	return false
+}
+
+// servedElsewhere says w recorded a successful write on a shard other than
+// shard that started at or after since.
+func servedElsewhere(w *traffic.DrillWorkload, shard int, since time.Duration) bool {
+	for _, o := range w.Ops() {
+		if o.Shard != shard && o.Call >= since && o.Acked() {
 			return true
 		}
 	}
@@ -448,11 +545,13 @@ func dispatch(ctx SpecContext, b client.Backend) report.Check {
 	ctl := check.Judge(check.DrillDispatch, check.DrillHalts(r.haltAll, r.drills[:r.haltDrills], r.haltUntil), maxGap, maxFailPct)
 	naivePool := check.Judge(check.HaltsWithin, check.PoolHalts(check.DrillHalts(r.naivePool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
 	naiveSub := check.Judge(check.HaltsWithin, r.naiveSubHalts, budget.Subscription)
-	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", naivePool, r.naiveDrills), r.judgedRaw("resubscribe-failover", naiveSub, r.naiveDrills), r.cutShort())
+	rawPool := check.Judge(check.HaltsWithin, check.PoolHalts(check.DrillHalts(r.rawPool, r.drills[:r.naiveDrills], r.naiveUntil)), budget.Pool)
+	rawSub := check.Judge(check.HaltsWithin, r.rawSubHalts, budget.Subscription)
+	admitDispatch(b, pool.Version(), r.judgedRaw("dispatch-halt", check.Judge(check.HaltsWithin, check.PoolHalts(halts), budget.Pool), len(r.drills)), r.judgedRaw("resubscribe-failover", check.Judge(check.HaltsWithin, r.subHalts, budget.Subscription), len(r.drills)), r.judgedRaw("dispatch-halt", rawPool, r.naiveDrills), r.judgedRaw("resubscribe-failover", rawSub, r.naiveDrills), r.cutShort())
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Variant("halt-all", "a call path that stops every command while one primary is dead (spec 000's residual redis-rs behaviour), run on its own keys during the same failovers up to the first killed shard's recovery", ctl),
-		harness.Variant("naive-topology-pool", "go-redis's own ClusterClient with only its own slot-map refresh (MOVED, or every 60 s; impl's reload on a failed node off): it keeps dialing the killed primary — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
-		harness.Variant("naive-topology-subscriber", "go-redis's subscription client with only its own slot-map refresh (no reload on a broken connection), publishing through impl's go-redis pool: it re-dials the killed primary to resubscribe — its own topics during the same failovers up to the first kill, until its halt passed the subscription budget", naiveSub))
+		harness.Variant("naive-topology-pool", "a go-redis ClusterClient whose slot map is the one it read at start (ClusterOptions.ClusterSlots serving that snapshot to every reload; impl's reload on a failed node off; 1 s dial and read timeouts): it follows MOVED per command but keeps dialing the killed primary, on every go-redis release — run on its own keys during the same failovers up to the first kill, until its halt passed the pool budget", naivePool),
+		harness.Variant("naive-topology-subscriber", "a go-redis subscription client whose slot map is pinned the same way (no reload on a broken connection or a MOVED), publishing through impl's go-redis pool: it re-dials the killed primary to resubscribe — its own topics during the same failovers up to the first kill, until its halt passed the subscription budget", naiveSub))
 }
 
 // roleMetrics puts one role's halts into the evidence metrics, per mode:
@@ -608,17 +707,19 @@ func healthyFailures(ops []history.DrillOp, d check.Drill, end time.Duration) st
 
 // admitDispatch records the raw clients' admission for the dispatch halt
 // and the subscription client's recovery after a failover, from the same
-// drills. go-redis: the naive-topology pool and subscriber are the raw
-// library (impl's reload on a failed node off). valkey-go: impl adds
+// drills. go-redis: the raw-topology pool and subscriber are the raw
+// library (NaiveTopology: impl's reload on a failed node off, the
+// release's own slot-map refresh kept, unlike the controls' pinned map).
+// valkey-go: impl adds
 // nothing to a command pool or subscriber without replica reads (impl/client
 // topology.go: the library refreshes its slot map on a connection error
 // itself), so the scored pool and subscriber are the raw library.
-func admitDispatch(b client.Backend, version string, poolHalts, subHalts, naivePool, naiveSub check.Result, cut string) {
+func admitDispatch(b client.Backend, version string, poolHalts, subHalts, libPool, libSub check.Result, cut string) {
 	GinkgoHelper()
 	rawPool, rawSub := poolHalts, subHalts
 	how := "impl adds no topology code to valkey-go's command pool or subscriber, so the scored clients are the raw library"
 	if b == client.BackendGoRedis {
-		rawPool, rawSub = naivePool, naiveSub
+		rawPool, rawSub = libPool, libSub
 		how = "the raw library is go-redis with only its own slot-map refresh (NaiveTopology), on its own keys and topics during the same failovers, up to the first kill"
 	}
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementDispatchHalt, Client: version, Path: harness.LibraryPath(b, "ClusterClient.Do (slot map reloaded on MOVED or periodically)", "Client.Do (topology refreshed on an error)"), Raw: rawPool, Wrapped: poolHalts,

@@ -130,11 +130,28 @@ func (w *repairWorkload) history() []check.ReplicaOp {
 	return append([]check.ReplicaOp(nil), w.ops...)
 }
 
+// replicaControlDial and replicaControlRead are the valkey-go replica-read
+// controls' dial and read timeouts (ReadTimeout is valkey-go's
+// ConnWriteTimeout), set rather than inherited: valkey-go's own defaults
+// (DefaultDialTimeout; ConnWriteTimeout ten keep-alive intervals), so a
+// connection to the dead replica is given up no sooner than the library
+// would. A shorter one tears it down and refreshes the slot map sooner,
+// and the control would measure that timeout, not the library's replica
+// routing.
+const (
+	replicaControlDial = 5 * time.Second
+	replicaControlRead = 10 * time.Second
+)
+
 // replicaPool opens a command pool that reads from replicas; naive keeps
 // the client library's own replica-read behaviour (negative control).
 func replicaPool(ctx context.Context, b client.Backend, name string, naive bool) client.Pool {
 	GinkgoHelper()
-	p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, ReplicaReads: true, NaiveReplicaReads: naive})
+	o := client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, ReplicaReads: true, NaiveReplicaReads: naive}
+	if naive {
+		o.DialTimeout, o.ReadTimeout = replicaControlDial, replicaControlRead
+	}
+	p, err := client.NewPool(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(p.Close)
 	return p
@@ -418,7 +435,8 @@ const (
 func staleTopologyPool(ctx context.Context, drilled *fixtures.Node) client.Pool {
 	GinkgoHelper()
 	seeds := slices.DeleteFunc(cluster.Addrs(), func(a string) bool { return a == drilled.Addr() })
-	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendValkeyGo, Mode: client.ModeCluster, Addrs: seeds, ClientName: staleName, ReplicaReads: true, NaiveTopology: true})
+	p, err := client.NewPool(ctx, client.Options{Backend: client.BackendValkeyGo, Mode: client.ModeCluster, Addrs: seeds, ClientName: staleName, ReplicaReads: true, NaiveTopology: true,
+		DialTimeout: replicaControlDial, ReadTimeout: replicaControlRead})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(p.Close)
 	return p

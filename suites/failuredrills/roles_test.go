@@ -40,12 +40,14 @@ const (
 	publishTimeout = time.Second
 )
 
-// startSubRole opens a relay — a subscription client of backend b
-// (client.Options.NaiveTopology for the control) publishing through pool —
-// subscribes one topic per shard and starts the publishers.
-func startSubRole(ctx context.Context, b client.Backend, naive bool, pool client.Pool, clock *traffic.Clock, rng *rand.Rand, name string) *subRole {
+// startSubRole opens a relay — a subscription client of o.Backend (o's
+// topology options make the raw library or a control of it) publishing
+// through pool — subscribes one topic per shard and starts the publishers.
+// o.Mode, Addrs and ClientName are set here.
+func startSubRole(ctx context.Context, o client.Options, pool client.Pool, clock *traffic.Clock, rng *rand.Rand, name string) *subRole {
 	GinkgoHelper()
-	sub, err := client.NewSubscriber(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Addrs: cluster.Addrs(), ClientName: name, NaiveTopology: naive})
+	o.Mode, o.Addrs, o.ClientName = client.ModeCluster, cluster.Addrs(), name
+	sub, err := client.NewSubscriber(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	relay := pubsub.New(sub, pool, pubsub.Options{})
 	DeferCleanup(relay.Close)

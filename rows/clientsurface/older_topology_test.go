@@ -1,0 +1,393 @@
+package clientsurface_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/slotgate/slotgate/check"
+	"github.com/slotgate/slotgate/fault"
+	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/routing"
+	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/rows/clientsurface/judge"
+	"github.com/slotgate/slotgate/suites/harness"
+	"github.com/slotgate/slotgate/traffic"
+)
+
+// Spec 000 §Client Architecture sets a version floor below Valkey 8, and
+// the clients read a different topology reply there: valkey-go v1.0.79
+// asks CLUSTER SHARDS of a server of version 8 or more and CLUSTER SLOTS
+// below (cluster.go getClusterSlots; ClusterOption.PreferClusterShards, off
+// here, would make it CLUSTER SHARDS from 7 on), go-redis always asks
+// CLUSTER SLOTS (osscluster.go loadState). A Valkey 8 run never shows a
+// client routing on a Redis 7 reply, so this scenario starts a second
+// cluster of Debian's redis-server 7 beside the row's own and routes keys
+// through slot migrations (MOVED and ASK) on it: the raw library (the
+// admission) and impl's path (routing.Wrap over impl/client's pool, the
+// gate), each judged for errors handed to the caller and for acknowledged
+// writes read back.
+
+// olderServer is the Redis 7 server binary, looked up on PATH (Debian 12's
+// redis-server package is 7.0; scripts/deps.sh installs it when it can).
+const olderServer = "redis-server"
+
+var _ = Describe("client-surface: older topology reply", func() {
+	for _, b := range harness.BackendsFromEnv() {
+		harness.Emit(
+			harness.Scenario{
+				Name: "client-surface/older-topology/redirects/" + string(b), Row: report.RowClientSurface, Column: report.ColumnErrors,
+				Spec: "on a Redis 7 cluster (its CLUSTER SLOTS topology reply), keys routed through slot migrations: no MOVED/ASK/TRYAGAIN or other error reaches the caller (000 §Client Architecture, version floor; §Conformance, Routing)",
+				Run:  harness.Requires(olderAvailable, func(ctx SpecContext) report.Check { return olderRedirects(ctx, b) }),
+			},
+			harness.Scenario{
+				Name: "client-surface/older-topology/acknowledged/" + string(b), Row: report.RowClientSurface, Column: report.ColumnSilentlyWrong,
+				Spec: "on a Redis 7 cluster (its CLUSTER SLOTS topology reply), keys routed through slot migrations: every acknowledged write is read back and no read is stale (000 §Client Architecture, version floor; §Conformance, Routing)",
+				Run:  harness.Requires(olderAvailable, func(ctx SpecContext) report.Check { return olderAcknowledged(ctx, b) }),
+			},
+		)
+	}
+})
+
+// olderAvailable says whether a Redis 7 server can be started here: the
+// scenario is not run (never passed) without one.
+func olderAvailable() error {
+	if _, err := exec.LookPath(olderServer); err != nil {
+		return fmt.Errorf("%s (Redis 7) is not installed, so no cluster can serve Redis 7's topology reply (Debian: apt-get install redis-server, as scripts/deps.sh does): %w", olderServer, errors.ErrUnsupported)
+	}
+	return nil
+}
+
+// olderScale sizes the scenario: Slots slots each moved Rounds times to
+// the next shard, held MIGRATING for Hold so the clients meet ASK, with
+// KeysPerSlot keys per slot and path.
+type olderScale struct {
+	Slots, Rounds, KeysPerSlot, MinOps int
+	Hold                               time.Duration
+}
+
+func olderScaleOf() olderScale {
+	if cfg.Profile == harness.ProfileFull {
+		return olderScale{Slots: 4, Rounds: 2, KeysPerSlot: 3, MinOps: 200, Hold: 300 * time.Millisecond}
+	}
+	// NOTE: 2 slots × 1 move; a 150 ms hold is long enough for every
+	// worker of the slot to meet ASK on a loaded 2-core runner (the routing
+	// row's measure).
+	return olderScale{Slots: 2, Rounds: 1, KeysPerSlot: 2, MinOps: 40, Hold: 150 * time.Millisecond}
+}
+
+// olderRun is one backend's run on the Redis 7 cluster: the raw library,
+// impl's path and the two bad variants, recorded during the same
+// migrations.
+type olderRun struct {
+	raw, impl, pinned, swallow judge.OlderTopologyRun
+	version                    string // the client library's
+	slots                      int
+	faults                     []report.FaultWindow
+	evidence                   report.Evidence
+}
+
+var olderRuns = harness.NewOnce(runOlder)
+
+func runOlder(ctx SpecContext, b client.Backend) *olderRun {
+	GinkgoHelper()
+	s := olderScaleOf()
+	rng := cfg.Rand("client-surface/older-topology/" + string(b))
+	By("starting a cluster of " + olderServer)
+	// Local processes whatever the run's provider: the row's own cluster
+	// stays where the run put it, this one is the Redis 7 binary here.
+	older, err := fixtures.Run(ctx, fixtures.ClusterSpec(3, 0), append(cfg.FixtureOptions(), fixtures.WithServer(olderServer), fixtures.WithProvider(fixtures.ProviderLocal))...)
+	if older != nil {
+		DeferCleanup(older.Close)
+	}
+	Expect(err).NotTo(HaveOccurred(), "start a cluster of %s", olderServer)
+
+	By("counting the topology commands the raw library sends while it opens a pool")
+	before, err := topologyCalls(ctx, older)
+	Expect(err).NotTo(HaveOccurred())
+	rawPool := harness.Pool(ctx, b, older)
+	_, err = rawPool.Do(ctx, client.NewCmd("SET", []string{"ot:probe"}, "1"))
+	Expect(err).NotTo(HaveOccurred())
+	after, err := topologyCalls(ctx, older)
+	Expect(err).NotTo(HaveOccurred())
+	slotsCalls, shardsCalls := after["cluster|slots"]-before["cluster|slots"], after["cluster|shards"]-before["cluster|shards"]
+
+	slots := harness.DistinctSlots(rng, s.Slots)
+	tag := fmt.Sprintf("%x", rng.Uint32())
+	keysIn := func(who string, slots []int) []string {
+		var out []string
+		for _, sl := range slots {
+			for i := range s.KeysPerSlot {
+				out = append(out, traffic.RoutingKeysIn(fmt.Sprintf("ot%s-%s-%d", tag, who, i), sl).Reg)
+			}
+		}
+		return out
+	}
+	// The bad variants write keys of the first slot through a single-node
+	// client on its owner at the start: the naive client that never reads
+	// a topology reply. pinned hands the redirects to the caller;
+	// swallow (routing.MutantSwallowRedirects) answers them with success.
+	owner, err := older.NodeForSlot(ctx, slots[0])
+	Expect(err).NotTo(HaveOccurred())
+	single := func(name string) client.Pool {
+		p, err := client.NewPool(ctx, client.Options{Backend: b, Mode: client.ModeSingle, Addrs: []string{owner.Addr()}, ClientName: name})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(p.Close)
+		return p
+	}
+	clock := traffic.ClockOf(ctx)
+	loads := map[string]*topologyWorkload{
+		"raw":     {pool: rawPool, clock: clock, keys: keysIn("r", slots)},
+		"impl":    {pool: routing.Wrap(harness.Pool(ctx, b, older), routing.Options{}), clock: clock, keys: keysIn("i", slots)},
+		"pinned":  {pool: single("slotgate-older-pinned"), clock: clock, keys: keysIn("p", slots[:1])},
+		"swallow": {pool: routing.Wrap(single("slotgate-older-swallow"), routing.Options{Mutant: routing.MutantSwallowRedirects}), clock: clock, keys: keysIn("s", slots[:1])},
+	}
+	By(fmt.Sprintf("raw, impl and two bad clients on slots %v of %s while each slot moves %d times, held MIGRATING %v", slots, older.ServerVersion(), s.Rounds, s.Hold))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, l := range loads {
+		wg.Go(func() { l.run(ctx, stop) })
+	}
+	moves, wanted := 0, s.Slots*s.Rounds
+	r := &olderRun{version: rawPool.Version(), slots: len(slots)}
+	var faultErr error
+	for range s.Rounds {
+		for _, sl := range slots {
+			if _, faultErr = fault.Apply(ctx, older, fault.MoveSlot{Slot: sl, To: -1, Hold: s.Hold}); faultErr != nil {
+				break
+			}
+			moves++
+		}
+		if faultErr != nil {
+			break
+		}
+	}
+	// Traffic after the last move: every load sends at least one more
+	// command, so a slot map left stale by the migrations shows.
+	lastMove := clock.Now()
+	Eventually(func() bool {
+		for _, l := range loads {
+			if !l.sentSince(lastMove) {
+				return false
+			}
+		}
+		return true
+	}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
+	close(stop)
+	wg.Wait()
+	harness.MustConfirm(faultErr, cfg.Seed)
+	r.faults = harness.Faults(ctx)
+
+	By("reading every key back through a fresh redirect-absorbing pool")
+	fresh := routing.Wrap(harness.Pool(ctx, b, older), routing.Options{})
+	for _, l := range loads {
+		l.readBack(ctx, fresh)
+	}
+	run := func(l *topologyWorkload, aware bool) judge.OlderTopologyRun {
+		out := judge.OlderTopologyRun{Server: older.ServerVersion(), Moves: moves, Wanted: wanted, Ops: l.history(), MinOps: s.MinOps, ClusterAware: aware}
+		if aware {
+			out.SlotsCalls, out.ShardsCalls = slotsCalls, shardsCalls
+		}
+		return out
+	}
+	r.raw, r.impl, r.pinned, r.swallow = run(loads["raw"], true), run(loads["impl"], true), run(loads["pinned"], false), run(loads["swallow"], false)
+	// The bad variants run on one slot's keys: their own minimum.
+	r.pinned.MinOps, r.swallow.MinOps = s.MinOps/4, s.MinOps/4
+	r.evidence = harness.Evidence(cfg, older, rawPool)
+	return r
+}
+
+// topologyCalls sums the CLUSTER SLOTS and CLUSTER SHARDS calls every node
+// of t counted (INFO commandstats: cmdstat_cluster|slots, ...|shards).
+func topologyCalls(ctx context.Context, t *fixtures.Topology) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, n := range t.Nodes() {
+		v, err := n.Do(ctx, "INFO", "commandstats")
+		if err != nil {
+			return nil, fmt.Errorf("info commandstats on %s: %w", n.Name(), err)
+		}
+		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
+			name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+			cmd, isCmd := strings.CutPrefix(name, "cmdstat_")
+			if !ok || !isCmd || (cmd != "cluster|slots" && cmd != "cluster|shards") {
+				continue
+			}
+			calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
+			c, err := strconv.ParseInt(calls, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("info commandstats on %s: %q: %w", n.Name(), line, err)
+			}
+			out[cmd] += c
+		}
+	}
+	return out, nil
+}
+
+// topologyWorkload runs one worker per key: SET key seq, then GET key, with
+// seq 1, 2, 3, ..., recording each operation. It asserts nothing.
+type topologyWorkload struct {
+	pool  client.Pool
+	clock *traffic.Clock
+	keys  []string
+	mu    sync.Mutex
+	ops   []judge.TopologyOp
+}
+
+// opTimeout bounds each command: a call path that hangs shows as an
+// error, not as a stalled worker.
+const opTimeout = time.Second
+
+func (w *topologyWorkload) run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	for _, k := range w.keys {
+		wg.Go(func() {
+			for seq := int64(1); ; seq++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				w.do(ctx, w.pool, judge.TopologyOp{Key: k, Write: true, Seq: seq}, client.NewCmd("SET", []string{k}, strconv.FormatInt(seq, 10)))
+				w.do(ctx, w.pool, judge.TopologyOp{Key: k}, client.NewCmd("GET", []string{k}))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// do sends cmd through p and records o with its outcome (a GET's value in
+// Seq).
+func (w *topologyWorkload) do(ctx context.Context, p client.Pool, o judge.TopologyOp, cmd client.Cmd) {
+	o.Call = w.clock.Now()
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	v, err := p.Do(octx, cmd)
+	cancel()
+	o.Return = w.clock.Now()
+	if err == nil && !o.Write && v != nil {
+		o.Seq, err = client.AsInt64(v)
+	}
+	if err != nil {
+		o.ErrKind, o.Err = traffic.ErrKind(err), err.Error()
+	}
+	w.mu.Lock()
+	w.ops = append(w.ops, o)
+	w.mu.Unlock()
+}
+
+// readBack reads every key once through p, retrying an error for a while
+// (it must see what survived, not a settling cluster), and records the
+// reads as Final.
+func (w *topologyWorkload) readBack(ctx context.Context, p client.Pool) {
+	for _, k := range w.keys {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := len(w.history())
+			w.do(ctx, p, judge.TopologyOp{Key: k, Final: true}, client.NewCmd("GET", []string{k}))
+			last := w.history()[n]
+			if last.Acked() || time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+			w.mu.Lock()
+			w.ops = w.ops[:n] // a failed read-back is retried, not judged
+			w.mu.Unlock()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// sentSince says a command of w began at or after t.
+func (w *topologyWorkload) sentSince(t time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.ops) - 1; i >= 0; i-- {
+		if w.ops[i].Call >= t {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *topologyWorkload) history() []judge.TopologyOp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]judge.TopologyOp(nil), w.ops...)
+}
+
+// verdictResult carries a judge verdict into the harness's result type.
+func verdictResult(v judge.Verdict) check.Result {
+	return check.Result{Checker: v.Checker, Status: check.Status(v.Status), Message: v.Message, Counterexample: v.Counterexample, Observed: v.Observed}
+}
+
+// olderPath names the library code the raw run exercised, with the
+// topology reply it was seen to read.
+func olderPath(b client.Backend, r judge.OlderTopologyRun) string {
+	api := "go-redis ClusterClient.Do"
+	if b == client.BackendValkeyGo {
+		api = "valkey-go Client.Do (cluster client)"
+	}
+	return fmt.Sprintf("%s, slot map from %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS counted as it opened)", api, r.TopologyReply(), r.SlotsCalls, r.ShardsCalls)
+}
+
+func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
+	r := olderRuns.Get(ctx, b)
+	ev := r.evidence
+	ev.Faults = r.faults
+	result := verdictResult(judge.OlderTopologyErrors(r.impl))
+	raw := verdictResult(judge.OlderTopologyErrors(r.raw))
+	rawAck := verdictResult(judge.OlderTopologyAcknowledged(r.raw))
+	implAck := verdictResult(judge.OlderTopologyAcknowledged(r.impl))
+	ev.Observed = append(ev.Observed,
+		fmt.Sprintf("%s on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened a pool)", r.version, r.raw.Server, r.raw.TopologyReply(), r.raw.SlotsCalls, r.raw.ShardsCalls),
+		fmt.Sprintf("raw %s pool on its own keys of the same slots: %s: %s", r.version, raw.Status, raw.Message))
+	moved := 0
+	for _, o := range r.pinned.Ops {
+		if o.ErrKind == string(client.KindMoved) || o.ErrKind == string(client.KindAsk) {
+			moved++
+		}
+	}
+	ctl := harness.Variant("single-node-client", "a single-node client on the first slot's owner at the start, which reads no topology reply and does not follow MOVED/ASK: after the slot left, the redirects reach the caller", verdictResult(judge.OlderTopologyErrors(r.pinned)))
+	ctl = harness.Premise(ctl, moved > 0, "no MOVED or ASK seen: the single-node client never met a slot that left its node")
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementOlderTopology, Client: r.version, Path: olderPath(b, r.raw),
+		Raw: check.All("older-topology", raw, rawAck), Wrapped: check.All("older-topology", result, implAck),
+		Wrapper:  "impl/routing.Wrap over impl/client's cluster pool",
+		Evidence: fmt.Sprintf("A cluster of %s (3 primaries), the raw %s cluster pool on its own %d keys of %d migrating slots, %d of %d migrations (MOVED and ASK): no error reaches the caller, every acknowledged write read back.", r.raw.Server, r.version, len(keysOf(r.raw)), r.slots, r.raw.Moves, r.raw.Wanted)})
+	return harness.Check(report.RowClientSurface, report.ColumnErrors, "", result, ev, ctl)
+}
+
+func olderAcknowledged(ctx SpecContext, b client.Backend) report.Check {
+	r := olderRuns.Get(ctx, b)
+	ev := r.evidence
+	ev.Faults = r.faults
+	result := verdictResult(judge.OlderTopologyAcknowledged(r.impl))
+	raw := verdictResult(judge.OlderTopologyAcknowledged(r.raw))
+	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s pool on its own keys of the same slots: %s: %s", r.version, raw.Status, raw.Message))
+	acked := 0
+	for _, o := range r.swallow.Ops {
+		if o.Write && o.Acked() && !o.Final {
+			acked++
+		}
+	}
+	ctl := harness.Variant(string(routing.MutantSwallowRedirects), "a single-node client on the first slot's owner at the start whose call path answers MOVED/ASK with success: after the slot left, its writes are acknowledged and never land", verdictResult(judge.OlderTopologyAcknowledged(r.swallow)))
+	ctl = harness.Premise(ctl, acked > 0, "the swallowing client had no write acknowledged")
+	return harness.Check(report.RowClientSurface, report.ColumnSilentlyWrong, "", result, ev, ctl)
+}
+
+// keysOf is the distinct keys of r's operations.
+func keysOf(r judge.OlderTopologyRun) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range r.Ops {
+		out[o.Key] = true
+	}
+	return out
+}
