@@ -20,6 +20,7 @@ import (
 	"github.com/slotgate/slotgate/impl/routing"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
+	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -324,11 +325,6 @@ func (w *topologyWorkload) history() []judge.TopologyOp {
 	return append([]judge.TopologyOp(nil), w.ops...)
 }
 
-// verdictResult carries a judge verdict into the harness's result type.
-func verdictResult(v judge.Verdict) check.Result {
-	return check.Result{Checker: v.Checker, Status: check.Status(v.Status), Message: v.Message, Counterexample: v.Counterexample, Observed: v.Observed}
-}
-
 // olderPath names the library code the raw run exercised, with the
 // topology reply it was seen to read.
 func olderPath(b client.Backend, r judge.OlderTopologyRun) string {
@@ -343,10 +339,10 @@ func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
 	r := olderRuns.Get(ctx, b)
 	ev := r.evidence
 	ev.Faults = r.faults
-	result := verdictResult(judge.OlderTopologyErrors(r.impl))
-	raw := verdictResult(judge.OlderTopologyErrors(r.raw))
-	rawAck := verdictResult(judge.OlderTopologyAcknowledged(r.raw))
-	implAck := verdictResult(judge.OlderTopologyAcknowledged(r.impl))
+	result := check.Judge(replay.OlderTopologyErrors, r.impl)
+	raw := check.Judge(replay.OlderTopologyErrors, r.raw)
+	rawAck := check.Judge(replay.OlderTopologyAcknowledged, r.raw)
+	implAck := check.Judge(replay.OlderTopologyAcknowledged, r.impl)
 	ev.Observed = append(ev.Observed,
 		fmt.Sprintf("%s on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened a pool)", r.version, r.raw.Server, r.raw.TopologyReply(), r.raw.SlotsCalls, r.raw.ShardsCalls),
 		fmt.Sprintf("raw %s pool on its own keys of the same slots: %s: %s", r.version, raw.Status, raw.Message))
@@ -356,7 +352,7 @@ func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
 			moved++
 		}
 	}
-	ctl := harness.Variant("single-node-client", "a single-node client on the first slot's owner at the start, which reads no topology reply and does not follow MOVED/ASK: after the slot left, the redirects reach the caller", verdictResult(judge.OlderTopologyErrors(r.pinned)))
+	ctl := harness.Variant("single-node-client", "a single-node client on the first slot's owner at the start, which reads no topology reply and does not follow MOVED/ASK: after the slot left, the redirects reach the caller", check.Judge(replay.OlderTopologyErrors, r.pinned))
 	ctl = harness.Premise(ctl, moved > 0, "no MOVED or ASK seen: the single-node client never met a slot that left its node")
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementOlderTopology, Client: r.version, Path: olderPath(b, r.raw),
 		Raw: check.All("older-topology", raw, rawAck), Wrapped: check.All("older-topology", result, implAck),
@@ -369,8 +365,8 @@ func olderAcknowledged(ctx SpecContext, b client.Backend) report.Check {
 	r := olderRuns.Get(ctx, b)
 	ev := r.evidence
 	ev.Faults = r.faults
-	result := verdictResult(judge.OlderTopologyAcknowledged(r.impl))
-	raw := verdictResult(judge.OlderTopologyAcknowledged(r.raw))
+	result := check.Judge(replay.OlderTopologyAcknowledged, r.impl)
+	raw := check.Judge(replay.OlderTopologyAcknowledged, r.raw)
 	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s pool on its own keys of the same slots: %s: %s", r.version, raw.Status, raw.Message))
 	acked := 0
 	for _, o := range r.swallow.Ops {
@@ -378,7 +374,7 @@ func olderAcknowledged(ctx SpecContext, b client.Backend) report.Check {
 			acked++
 		}
 	}
-	ctl := harness.Variant(string(routing.MutantSwallowRedirects), "a single-node client on the first slot's owner at the start whose call path answers MOVED/ASK with success: after the slot left, its writes are acknowledged and never land", verdictResult(judge.OlderTopologyAcknowledged(r.swallow)))
+	ctl := harness.Variant(string(routing.MutantSwallowRedirects), "a single-node client on the first slot's owner at the start whose call path answers MOVED/ASK with success: after the slot left, its writes are acknowledged and never land", check.Judge(replay.OlderTopologyAcknowledged, r.swallow))
 	ctl = harness.Premise(ctl, acked > 0, "the swallowing client had no write acknowledged")
 	return harness.Check(report.RowClientSurface, report.ColumnSilentlyWrong, "", result, ev, ctl)
 }

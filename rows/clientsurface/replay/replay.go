@@ -11,7 +11,17 @@ import (
 )
 
 func init() {
-	check.Register(PipelineAttributed, PipelineComplete, TxAllOrNothing, TxCompleted, DialTimeoutBound, ConnLeak, RESP3Push)
+	check.Register(PipelineAttributed, PipelineComplete, TxAllOrNothing, TxCompleted, DialTimeoutBound, ConnLeak, RESP3Push, OlderTopologyErrors, OlderTopologyAcknowledged)
+}
+
+// OlderTopologyErrors is judge.OlderTopologyErrors.
+func OlderTopologyErrors(r judge.OlderTopologyRun) check.Result {
+	return of(judge.OlderTopologyErrors(r))
+}
+
+// OlderTopologyAcknowledged is judge.OlderTopologyAcknowledged.
+func OlderTopologyAcknowledged(r judge.OlderTopologyRun) check.Result {
+	return of(judge.OlderTopologyAcknowledged(r))
 }
 
 // DialTimeoutBound is judge.DialTimeoutBound.
