@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,35 @@ func TestSyncTree(t *testing.T) {
 		if fileExists(filepath.Join(dst, rel)) {
 			t.Errorf("%s is in the copy", rel)
 		}
+	}
+}
+
+// The failure-drills naive-topology controls are naive by their own
+// setting (client.Options.StaticSlotMap), not by a library default: on an
+// older go-redis, whose own slot-map reload would recover within the halt
+// budget, the pinned pool still sends every command of a moved slot to its
+// old owner. Run in the module copy that links that release.
+func TestNaiveTopologyControlOnAnOlderRelease(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, err := parseClients("go-redis@"+olderGoRedis, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := prepareClientModule(root, pins, os.Environ(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := goCommand(dir, os.Environ(), "list", "-m", "-f", "{{.Version}}", clientLibraries["go-redis"]); err != nil || strings.TrimSpace(string(out)) != olderGoRedis {
+		t.Fatalf("the copy links %q (%v), want %s", out, err, olderGoRedis)
+	}
+	out, err := goCommand(dir, os.Environ(), "test", "-count=1", "-run", "^TestStaticSlotMapKeepsTheOldOwner$", "./impl/client/")
+	if err != nil {
+		t.Fatalf("on go-redis %s:\n%s", olderGoRedis, out)
+	}
+	if !strings.Contains(string(out), "ok ") {
+		t.Fatalf("the test did not run:\n%s", out)
 	}
 }

@@ -78,7 +78,7 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 
 // goRedisOptions maps Options onto a single-node client's options.
 func goRedisOptions(o Options) *redis.Options {
-	return &redis.Options{
+	ro := &redis.Options{
 		Addr:        o.Addrs[0],
 		Protocol:    int(o.Protocol),
 		ClientName:  o.ClientName,
@@ -88,10 +88,11 @@ func goRedisOptions(o Options) *redis.Options {
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
 		// Zero keeps go-redis's defaults (see Options.PoolSize).
-		PoolSize:         o.PoolSize,
-		MaxActiveConns:   o.PoolSize,
-		PipelinePoolSize: goRedisPipelinePool(o),
+		PoolSize:       o.PoolSize,
+		MaxActiveConns: o.PoolSize,
 	}
+	setOption(ro, "PipelinePoolSize", goRedisPipelinePool(o))
+	return ro
 }
 
 // goRedisFailoverOptions maps Options onto a Sentinel-following client's
@@ -144,10 +145,10 @@ func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 		ReadTimeout: o.ReadTimeout,
 		Dialer:      goRedisDialer(o),
 		// Zero keeps go-redis's defaults (see Options.PoolSize).
-		PoolSize:         o.PoolSize,
-		MaxActiveConns:   o.PoolSize,
-		PipelinePoolSize: goRedisPipelinePool(o),
+		PoolSize:       o.PoolSize,
+		MaxActiveConns: o.PoolSize,
 	}
+	setOption(co, "PipelinePoolSize", goRedisPipelinePool(o))
 	if o.StaticSlotMap {
 		co.ClusterSlots = staticSlots(o)
 	}
@@ -158,7 +159,9 @@ func goRedisClusterOptions(o Options) *redis.ClusterOptions {
 // PoolSize, -1 (pipelines, and the ASKING pipeline of an ASK redirect, on
 // the main pool), since go-redis v9.23.0 keeps a separate pipeline pool of
 // up to 10 connections per node outside MaxActiveConns; zero, the
-// library's default, without one.
+// library's default, without one. Releases without the setting (v9.17)
+// have no separate pipeline pool to bound, and the connection-leak
+// requirement judges them as they are.
 func goRedisPipelinePool(o Options) int {
 	if o.PoolSize > 0 {
 		return -1
