@@ -70,9 +70,11 @@ type Options struct {
 	// client's default.
 	DialTimeout time.Duration
 	ReadTimeout time.Duration
-	// CallTimeout bounds one Pool.Do end to end — every dial, every retry
-	// the library makes on its own, the read — unless the caller's context
-	// ends sooner; zero leaves a call bounded by the library alone. Spec
+	// CallTimeout bounds one Pool call (Do, DoMulti, Exec) — every dial,
+	// every retry the library makes on its own, impl's re-sends, and the
+	// read (go-redis ContextTimeoutEnabled, so its reads follow the
+	// context) — unless the caller's context ends sooner; zero leaves a
+	// call bounded by the library alone. Spec
 	// 000 §Client Architecture ("a dead primary halts dispatch"): against a
 	// node that answers no SYN, go-redis v9.23.0 dials DialerRetries (5)
 	// times per connection and its cluster loop (or impl's re-send of a
@@ -96,7 +98,9 @@ type Options struct {
 	// connections of blocking commands, which the relay does not send) is
 	// PoolSize too. Zero keeps the libraries' defaults: go-redis 5 ×
 	// GOMAXPROCS, valkey-go one pipelined connection per cluster node and
-	// up to 1024 blocking ones. Subscribers ignore it.
+	// up to 1024 blocking ones. A go-redis Subscriber opened with it keeps
+	// the same per-node bounds (its cluster client is built from the same
+	// options); a valkey-go Subscriber ignores it.
 	PoolSize int
 	// ReplicaReads sends a ModeCluster Pool's read-only commands to
 	// replicas, as a relay that scales reads does (spec 000 §Conformance,

@@ -5,7 +5,7 @@ import "reflect"
 // setOption sets the exported field name of the options struct that opts
 // points to, when the linked release of the client library has that field,
 // and reports whether it did. Some settings impl relies on arrived in later
-// releases (go-redis ClusterOptions.ClusterStateReloadInterval in v9.22,
+// releases (go-redis ClusterOptions.ClusterStateReloadInterval in v9.21,
 // valkey-go SentinelOption.TopologyRefreshInterval in v1.0.7x): set by name,
 // impl still compiles against an older release, so `slotgate run --client`
 // can judge that release. Without the setting the release does what it does

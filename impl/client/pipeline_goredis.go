@@ -22,6 +22,8 @@ import (
 // is never re-sent by the library (cmdsContainNoRetry), and doMulti
 // re-sends only what the server proved it did not run.
 func (p *goRedisPool) DoMulti(ctx context.Context, cmds []Cmd) []Result {
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	return doMulti(ctx, cmds, p.pipelineOnce)
 }
 
@@ -81,6 +83,8 @@ func goRedisResult(c *redis.Cmd) Result {
 // by the errors: a redirect, EXECABORT or a failed round trip on any
 // command means EXEC did not run (or its outcome is unknown).
 func (p *goRedisPool) Exec(ctx context.Context, cmds []Cmd) ([]Result, error) {
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	return exec(ctx, cmds, p.execOnce)
 }
 

@@ -12,6 +12,8 @@ import (
 // commands, which Arbitrary commands are not) and answers each at its
 // index; see doMulti for what is re-sent.
 func (p *valkeyGoPool) DoMulti(ctx context.Context, cmds []Cmd) []Result {
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	return doMulti(ctx, cmds, p.pipelineOnce)
 }
 
@@ -69,6 +71,8 @@ func valkeyGoResult(r valkey.ValkeyResult) Result {
 // no redirect at all: it is what the client-surface row's raw run
 // exercises.
 func (p *valkeyGoPool) Exec(ctx context.Context, cmds []Cmd) ([]Result, error) {
+	ctx, cancel := callContext(ctx, p.call)
+	defer cancel()
 	return exec(ctx, cmds, p.execOnce)
 }
 

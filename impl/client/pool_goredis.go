@@ -52,6 +52,10 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 	case ModeCluster:
 		co := goRedisClusterOptions(o)
 		co.ReadOnly = o.ReplicaReads
+		// A CallTimeout bounds the read too: go-redis reads under the
+		// call's context only with this set (otherwise a read started is
+		// bounded by ReadTimeout alone).
+		co.ContextTimeoutEnabled = o.CallTimeout > 0
 		if o.ReplicaReads && !o.NaiveTopology {
 			// Options of go-redis v9.21 and later; an older release
 			// reloads every 10 s and skips a failing node for 15 s, and
@@ -65,7 +69,9 @@ func newGoRedisPool(ctx context.Context, o Options) (*goRedisPool, error) {
 		}
 		c = cc
 	case ModeSingle:
-		c = redis.NewClient(goRedisOptions(o))
+		so := goRedisOptions(o)
+		so.ContextTimeoutEnabled = o.CallTimeout > 0
+		c = redis.NewClient(so)
 	case ModeSentinel:
 		c = redis.NewFailoverClient(goRedisFailoverOptions(o))
 	}

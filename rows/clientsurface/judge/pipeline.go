@@ -1,10 +1,3 @@
-// Package judge holds the client-surface row's records and its pure
-// checkers (spec 000 §Client Architecture; §Conformance, Routing and
-// Locality contract). It imports nothing of slotgate and no client
-// library: a record holds what a caller saw, as plain data, and a checker
-// is a pure function of records returning a Verdict. (check and history
-// link impl/fencing, and through it both client libraries; the sibling
-// package rows/clientsurface/replay adapts these checkers to check.Judge.)
 package judge
 
 import (
