@@ -38,10 +38,13 @@ run exercised and the seed that replays it.
   slotgate admit --client valkey-go@v1.0.73,v1.0.79 --profile full --out /tmp/adm
 
 Writes admission.html and admission.json in --out, and each release's full
-run (results.json, report.html) in --out/NAME@VERSION. Exit 0: every run
-completed and no later release meets a requirement worse than an earlier
-one; 1: a regression, or a run did not complete; 2: bad input (a release
-the module proxy does not serve or that impl does not compile against).
+run (results.json, report.html) in --out/NAME@VERSION. Exit 0: every
+release's run passed its gate and no later release meets a requirement
+worse than an earlier one (an assessed requirement not assessed on a later
+release counts as worse); 1: a regression, or a release's run failed or
+did not complete; 2: bad input (a release the module proxy does not serve
+or that impl does not compile against); 130: interrupted (the matrix of
+the releases that ran is written).
 
 Flags:
 `
@@ -146,8 +149,15 @@ func cmdAdmit(args []string, stdout, stderr io.Writer) (int, error) {
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()%1_000_000_000 + 1
 	}
+	outDir, lock, err := openOut(*out)
+	if err != nil {
+		return 0, err
+	}
+	defer lock.release()
+	*out = outDir
 	m := AdmitMatrix{Profile: *profile, Seed: *seed, StartedAt: time.Now(), Requirements: report.Requirements}
 	m.Rows = plans[0].rows
+	interrupted := false
 	for i, pin := range pins {
 		p := plans[i]
 		p.seed = *seed
@@ -166,6 +176,12 @@ func cmdAdmit(args []string, stdout, stderr io.Writer) (int, error) {
 			rel.fill(card, pin, p)
 		}
 		m.Releases = append(m.Releases, rel)
+		if code == exitSignal {
+			// Interrupted: the matrix of what ran is written, the rest
+			// of the releases are not started.
+			interrupted = true
+			break
+		}
 	}
 	m.Regressions = regressions(m.Releases)
 	if err := writeAdmission(*out, m); err != nil {
@@ -173,9 +189,16 @@ func cmdAdmit(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	printAdmitMatrix(stdout, m)
 	fmt.Fprintf(stdout, "admission: %s\n", filepath.Join(*out, "admission.html"))
+	if interrupted {
+		fmt.Fprintf(stdout, "INTERRUPTED after %d of %d releases\n", len(m.Releases), len(pins))
+		return exitSignal, nil
+	}
+	// A release whose own run did not pass judged nothing trustworthy
+	// (its admissions read not assessed): no upgrade answer rests on it.
 	code := exitPass
 	for _, r := range m.Releases {
-		if strings.HasPrefix(r.Gate, "did not complete") || r.Exit == exitSignal {
+		if r.Exit != exitPass || r.Gate != "pass" {
+			fmt.Fprintf(stdout, "%s: its run did not pass (gate %s, exit %d): see %s\n", r.Pin, r.Gate, r.Exit, filepath.Join(r.Out, "report.html"))
 			code = exitGateFail
 		}
 	}
@@ -250,7 +273,8 @@ func (r *AdmitRelease) fill(card *report.Scorecard, pin clientPin, p plan) {
 }
 
 // admitRank orders verdicts best first, for regressions: an assessed
-// verdict that got worse between releases.
+// verdict that got worse between releases, or was not assessed at all on
+// the later one (not assessed never counts as admitted).
 func admitRank(v report.AdmissionVerdict) int {
 	switch v {
 	case report.Admitted:
@@ -278,7 +302,7 @@ func regressions(rels []AdmitRelease) []string {
 					break
 				}
 				was, is := admitRank(earlier.Cells[k].Verdict), admitRank(c.Verdict)
-				if was >= 0 && is > was {
+				if was >= 0 && (is > was || is < 0) {
 					out = append(out, fmt.Sprintf("%s: %s %s, %s %s", c.Requirement, earlier.Pin, earlier.Cells[k].Verdict, later.Pin, c.Verdict))
 				}
 			}

@@ -18,8 +18,9 @@ func column(pin, backend string, verdicts ...report.AdmissionVerdict) AdmitRelea
 }
 
 // A requirement a later release meets worse than an earlier one of the same
-// library is a regression; not assessed compares with nothing, and another
-// library's column is never compared.
+// library is a regression, and so is one the later release left not
+// assessed (nothing admits it there); not assessed on the earlier release
+// compares with nothing, and another library's column is never compared.
 func TestAdmitRegressions(t *testing.T) {
 	rels := []AdmitRelease{
 		column("go-redis@v9.17.3", "go-redis", report.Admitted, report.AdmittedWithWrapper, report.NotAssessed, report.Refused),
@@ -27,7 +28,8 @@ func TestAdmitRegressions(t *testing.T) {
 		column("go-redis@v9.23.0", "go-redis", report.AdmittedWithWrapper, report.Admitted, report.Refused, report.NotAssessed),
 	}
 	got := regressions(rels)
-	if len(got) != 1 || !strings.HasPrefix(got[0], string(report.Requirements[0].ID)+": go-redis@v9.17.3 admitted, go-redis@v9.23.0 wrapper") {
+	if len(got) != 2 || !strings.HasPrefix(got[0], string(report.Requirements[0].ID)+": go-redis@v9.17.3 admitted, go-redis@v9.23.0 wrapper") ||
+		!strings.HasPrefix(got[1], string(report.Requirements[3].ID)+": go-redis@v9.17.3 refused, go-redis@v9.23.0 not-assessed") {
 		t.Errorf("regressions: %q", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -109,6 +110,20 @@ func clientModuleDir(root string, pins []clientPin) string {
 func prepareClientModule(root string, pins []clientPin, env []string, stdout io.Writer) (string, error) {
 	began := time.Now()
 	dir := clientModuleDir(root, pins)
+	// Two runs with one version set (two shards in one tree) share the
+	// copy: one prepares it at a time.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("--client: %w", err)
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("--client: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("--client: lock %s: %w", dir, err)
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
 	if err := syncTree(root, dir); err != nil {
 		return "", fmt.Errorf("--client: copy the module to %s: %w", dir, err)
 	}
@@ -160,11 +175,12 @@ func firstLines(b []byte, n int) string {
 }
 
 // skipInCopy says which entries of the module stay out of a copy: build
-// output, reports, VCS data, nested modules.
+// output, reports (any directory a run or admit locked as its --out),
+// VCS data, nested modules.
 func skipInCopy(path, rel string, d fs.DirEntry) bool {
 	top, _, _ := strings.Cut(rel, string(filepath.Separator))
-	return top == "bin" || top == ".git" || strings.HasPrefix(top, "slotgate-report") ||
-		(d.IsDir() && fileExists(filepath.Join(path, "go.mod")))
+	return top == "bin" || top == ".git" || strings.HasPrefix(top, "slotgate-report") || strings.HasPrefix(top, "slotgate-admission") ||
+		(d.IsDir() && (fileExists(filepath.Join(path, "go.mod")) || fileExists(filepath.Join(path, lockName))))
 }
 
 // syncTree makes dst a copy of src's sources: files whose size or mtime

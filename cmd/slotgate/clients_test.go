@@ -95,6 +95,8 @@ func TestSyncTree(t *testing.T) {
 	write("a/gone.go", "package a\n")
 	write("bin/big.test", "binary")
 	write("slotgate-report/results.json", "{}")
+	write("elsewhere/out/"+lockName, "")
+	write("elsewhere/out/results.json", "{}")
 	if err := syncTree(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func TestSyncTree(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dst, "a/a.go")); string(b) != "package a // changed\n" {
 		t.Errorf("changed file not copied: %q", b)
 	}
-	for _, rel := range []string{"a/gone.go", "bin/big.test", "slotgate-report/results.json"} {
+	for _, rel := range []string{"a/gone.go", "bin/big.test", "slotgate-report/results.json", "elsewhere/out/results.json"} {
 		if fileExists(filepath.Join(dst, rel)) {
 			t.Errorf("%s is in the copy", rel)
 		}
