@@ -13,6 +13,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
@@ -92,6 +95,7 @@ func olderScaleOf() olderScale {
 type olderRun struct {
 	raw, impl, pinned, swallow judge.OlderTopologyRun
 	version                    string // the client library's
+	rawPath                    string // the library API the raw run called
 	slots                      int
 	faults                     []report.FaultWindow
 	evidence                   report.Evidence
@@ -112,15 +116,29 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 	}
 	Expect(err).NotTo(HaveOccurred(), "start a cluster of %s", olderServer)
 
-	By("counting the topology commands the raw library sends while it opens a pool")
-	before, err := topologyCalls(ctx, older)
-	Expect(err).NotTo(HaveOccurred())
-	rawPool := harness.Pool(ctx, b, older)
-	_, err = rawPool.Do(ctx, client.NewCmd("SET", []string{"ot:probe"}, "1"))
-	Expect(err).NotTo(HaveOccurred())
-	after, err := topologyCalls(ctx, older)
-	Expect(err).NotTo(HaveOccurred())
-	slotsCalls, shardsCalls := after["cluster|slots"]-before["cluster|slots"], after["cluster|shards"]-before["cluster|shards"]
+	// Each client is opened alone and routes one command before the next
+	// opens, so each path's CLUSTER SLOTS / CLUSTER SHARDS counts are its
+	// own: the raw library's for the admission, impl's pool's for the gate.
+	counted := func(what string, open func() topoClient) (topoClient, int64, int64) {
+		GinkgoHelper()
+		By("counting the topology commands " + what + " sends while it opens and routes its first command")
+		before, err := topologyCalls(ctx, older)
+		Expect(err).NotTo(HaveOccurred())
+		c := open()
+		Expect(c.set(ctx, "ot:probe", 1)).To(Succeed(), "%s: first command", what)
+		after, err := topologyCalls(ctx, older)
+		Expect(err).NotTo(HaveOccurred())
+		return c, after["cluster|slots"] - before["cluster|slots"], after["cluster|shards"] - before["cluster|shards"]
+	}
+	// Opening is inside the count: valkey-go reads the topology as it
+	// opens, go-redis on its first command.
+	var rawPath string
+	raw, rawSlots, rawShards := counted("the raw library", func() (c topoClient) { c, rawPath = olderRaw(b, older); return c })
+	var implPool client.Pool
+	impl, implSlots, implShards := counted("impl's pool", func() topoClient {
+		implPool = harness.Pool(ctx, b, older)
+		return poolClient{routing.Wrap(implPool, routing.Options{})}
+	})
 
 	slots := harness.DistinctSlots(rng, s.Slots)
 	tag := fmt.Sprintf("%x", rng.Uint32())
@@ -147,10 +165,10 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 	}
 	clock := traffic.ClockOf(ctx)
 	loads := map[string]*topologyWorkload{
-		"raw":     {pool: rawPool, clock: clock, keys: keysIn("r", slots)},
-		"impl":    {pool: routing.Wrap(harness.Pool(ctx, b, older), routing.Options{}), clock: clock, keys: keysIn("i", slots)},
-		"pinned":  {pool: single("slotgate-older-pinned"), clock: clock, keys: keysIn("p", slots[:1])},
-		"swallow": {pool: routing.Wrap(single("slotgate-older-swallow"), routing.Options{Mutant: routing.MutantSwallowRedirects}), clock: clock, keys: keysIn("s", slots[:1])},
+		"raw":     {client: raw, clock: clock, keys: keysIn("r", slots)},
+		"impl":    {client: impl, clock: clock, keys: keysIn("i", slots)},
+		"pinned":  {client: poolClient{single("slotgate-older-pinned")}, clock: clock, keys: keysIn("p", slots[:1])},
+		"swallow": {client: poolClient{routing.Wrap(single("slotgate-older-swallow"), routing.Options{Mutant: routing.MutantSwallowRedirects})}, clock: clock, keys: keysIn("s", slots[:1])},
 	}
 	By(fmt.Sprintf("raw, impl and two bad clients on slots %v of %s while each slot moves %d times, held MIGRATING %v", slots, older.ServerVersion(), s.Rounds, s.Hold))
 	stop := make(chan struct{})
@@ -159,7 +177,7 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 		wg.Go(func() { l.run(ctx, stop) })
 	}
 	moves, wanted := 0, s.Slots*s.Rounds
-	r := &olderRun{version: rawPool.Version(), slots: len(slots)}
+	r := &olderRun{version: implPool.Version(), slots: len(slots), rawPath: rawPath}
 	var faultErr error
 	for range s.Rounds {
 		for _, sl := range slots {
@@ -189,21 +207,19 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 	r.faults = harness.Faults(ctx)
 
 	By("reading every key back through a fresh redirect-absorbing pool")
-	fresh := routing.Wrap(harness.Pool(ctx, b, older), routing.Options{})
+	fresh := poolClient{routing.Wrap(harness.Pool(ctx, b, older), routing.Options{})}
 	for _, l := range loads {
 		l.readBack(ctx, fresh)
 	}
-	run := func(l *topologyWorkload, aware bool) judge.OlderTopologyRun {
-		out := judge.OlderTopologyRun{Server: older.ServerVersion(), Moves: moves, Wanted: wanted, Ops: l.history(), MinOps: s.MinOps, ClusterAware: aware}
-		if aware {
-			out.SlotsCalls, out.ShardsCalls = slotsCalls, shardsCalls
-		}
-		return out
+	run := func(l *topologyWorkload, aware bool, slotsCalls, shardsCalls int64) judge.OlderTopologyRun {
+		return judge.OlderTopologyRun{Server: older.ServerVersion(), Moves: moves, Wanted: wanted, Ops: l.history(), MinOps: s.MinOps,
+			ClusterAware: aware, SlotsCalls: slotsCalls, ShardsCalls: shardsCalls}
 	}
-	r.raw, r.impl, r.pinned, r.swallow = run(loads["raw"], true), run(loads["impl"], true), run(loads["pinned"], false), run(loads["swallow"], false)
+	r.raw, r.impl = run(loads["raw"], true, rawSlots, rawShards), run(loads["impl"], true, implSlots, implShards)
+	r.pinned, r.swallow = run(loads["pinned"], false, 0, 0), run(loads["swallow"], false, 0, 0)
 	// The bad variants run on one slot's keys: their own minimum.
 	r.pinned.MinOps, r.swallow.MinOps = s.MinOps/4, s.MinOps/4
-	r.evidence = harness.Evidence(cfg, older, rawPool)
+	r.evidence = harness.Evidence(cfg, older, implPool)
 	return r
 }
 
@@ -233,14 +249,100 @@ func topologyCalls(ctx context.Context, t *fixtures.Topology) (map[string]int64,
 	return out, nil
 }
 
+// topoClient is the two commands the older-topology workload sends, on
+// one client path: SET key seq, and GET key as a seq (0: nil).
+type topoClient interface {
+	set(ctx context.Context, key string, seq int64) error
+	get(ctx context.Context, key string) (int64, error)
+}
+
+// poolClient is a topoClient over an impl/client pool (impl's path, the
+// bad variants, the read-back).
+type poolClient struct{ p client.Pool }
+
+func (c poolClient) set(ctx context.Context, k string, seq int64) error {
+	_, err := c.p.Do(ctx, client.NewCmd("SET", []string{k}, strconv.FormatInt(seq, 10)))
+	return err
+}
+
+func (c poolClient) get(ctx context.Context, k string) (int64, error) {
+	v, err := c.p.Do(ctx, client.NewCmd("GET", []string{k}))
+	if err != nil || v == nil {
+		return 0, err
+	}
+	return client.AsInt64(v)
+}
+
+// goredisTopo is a topoClient over go-redis's own cluster client.
+type goredisTopo struct{ c *redis.ClusterClient }
+
+func (c goredisTopo) set(ctx context.Context, k string, seq int64) error {
+	return rawErrOrNil(c.c.Set(ctx, k, seq, 0).Err())
+}
+
+func (c goredisTopo) get(ctx context.Context, k string) (int64, error) {
+	v, err := c.c.Get(ctx, k).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return v, rawErrOrNil(err)
+}
+
+// valkeyTopo is a topoClient over valkey-go's own cluster client.
+type valkeyTopo struct{ c valkey.Client }
+
+func (c valkeyTopo) set(ctx context.Context, k string, seq int64) error {
+	return rawErrOrNil(c.c.Do(ctx, c.c.B().Set().Key(k).Value(strconv.FormatInt(seq, 10)).Build()).Error())
+}
+
+func (c valkeyTopo) get(ctx context.Context, k string) (int64, error) {
+	v, err := c.c.Do(ctx, c.c.B().Get().Key(k).Build()).AsInt64()
+	if valkey.IsValkeyNil(err) {
+		return 0, nil
+	}
+	return v, rawErrOrNil(err)
+}
+
+// rawErrOrNil classifies a library error as impl's seam does (rawErr), so
+// traffic.ErrKind names a MOVED or ASK the library handed back.
+func rawErrOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return rawErr(err)
+}
+
+// olderRaw opens the library's own cluster client on t, with the library's
+// defaults (no impl option, no impl retry or reload), and names the API
+// it calls.
+func olderRaw(b client.Backend, t *fixtures.Topology) (topoClient, string) {
+	GinkgoHelper()
+	cred := t.Credentials()
+	switch b {
+	case client.BackendGoRedis:
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: t.Addrs(), ClientName: "slotgate-older-raw",
+			Username: cred.Username, Password: cred.Password, TLSConfig: cred.TLS})
+		DeferCleanup(c.Close)
+		return goredisTopo{c}, "go-redis ClusterClient.Set/Get"
+	case client.BackendValkeyGo:
+		c, err := valkey.NewClient(valkey.ClientOption{InitAddress: t.Addrs(), ClientName: "slotgate-older-raw", DisableCache: true,
+			Username: cred.Username, Password: cred.Password, TLSConfig: cred.TLS})
+		Expect(err).NotTo(HaveOccurred(), "open valkey-go client on %s", t.Spec)
+		DeferCleanup(c.Close)
+		return valkeyTopo{c}, "valkey-go Client.Do SET/GET (cluster client)"
+	}
+	Fail("unknown backend " + string(b))
+	return nil, ""
+}
+
 // topologyWorkload runs one worker per key: SET key seq, then GET key, with
 // seq 1, 2, 3, ..., recording each operation. It asserts nothing.
 type topologyWorkload struct {
-	pool  client.Pool
-	clock *traffic.Clock
-	keys  []string
-	mu    sync.Mutex
-	ops   []judge.TopologyOp
+	client topoClient
+	clock  *traffic.Clock
+	keys   []string
+	mu     sync.Mutex
+	ops    []judge.TopologyOp
 }
 
 // opTimeout bounds each command: a call path that hangs shows as an
@@ -259,25 +361,27 @@ func (w *topologyWorkload) run(ctx context.Context, stop <-chan struct{}) {
 					return
 				default:
 				}
-				w.do(ctx, w.pool, judge.TopologyOp{Key: k, Write: true, Seq: seq}, client.NewCmd("SET", []string{k}, strconv.FormatInt(seq, 10)))
-				w.do(ctx, w.pool, judge.TopologyOp{Key: k}, client.NewCmd("GET", []string{k}))
+				w.do(ctx, w.client, judge.TopologyOp{Key: k, Write: true, Seq: seq})
+				w.do(ctx, w.client, judge.TopologyOp{Key: k})
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// do sends cmd through p and records o with its outcome (a GET's value in
-// Seq).
-func (w *topologyWorkload) do(ctx context.Context, p client.Pool, o judge.TopologyOp, cmd client.Cmd) {
+// do sends o (a SET of o.Seq, or a GET) through c and records it with its
+// outcome (a GET's value in Seq).
+func (w *topologyWorkload) do(ctx context.Context, c topoClient, o judge.TopologyOp) {
 	o.Call = w.clock.Now()
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
-	v, err := p.Do(octx, cmd)
+	var err error
+	if o.Write {
+		err = c.set(octx, o.Key, o.Seq)
+	} else {
+		o.Seq, err = c.get(octx, o.Key)
+	}
 	cancel()
 	o.Return = w.clock.Now()
-	if err == nil && !o.Write && v != nil {
-		o.Seq, err = client.AsInt64(v)
-	}
 	if err != nil {
 		o.ErrKind, o.Err = traffic.ErrKind(err), err.Error()
 	}
@@ -286,15 +390,15 @@ func (w *topologyWorkload) do(ctx context.Context, p client.Pool, o judge.Topolo
 	w.mu.Unlock()
 }
 
-// readBack reads every key once through p, retrying an error for a while
+// readBack reads every key once through c, retrying an error for a while
 // (it must see what survived, not a settling cluster), and records the
 // reads as Final.
-func (w *topologyWorkload) readBack(ctx context.Context, p client.Pool) {
+func (w *topologyWorkload) readBack(ctx context.Context, c topoClient) {
 	for _, k := range w.keys {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			n := len(w.history())
-			w.do(ctx, p, judge.TopologyOp{Key: k, Final: true}, client.NewCmd("GET", []string{k}))
+			w.do(ctx, c, judge.TopologyOp{Key: k, Final: true})
 			last := w.history()[n]
 			if last.Acked() || time.Now().After(deadline) || ctx.Err() != nil {
 				break
@@ -327,11 +431,7 @@ func (w *topologyWorkload) history() []judge.TopologyOp {
 
 // olderPath names the library code the raw run exercised, with the
 // topology reply it was seen to read.
-func olderPath(b client.Backend, r judge.OlderTopologyRun) string {
-	api := "go-redis ClusterClient.Do"
-	if b == client.BackendValkeyGo {
-		api = "valkey-go Client.Do (cluster client)"
-	}
+func olderPath(api string, r judge.OlderTopologyRun) string {
 	return fmt.Sprintf("%s, slot map from %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS counted as it opened)", api, r.TopologyReply(), r.SlotsCalls, r.ShardsCalls)
 }
 
@@ -344,8 +444,9 @@ func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
 	rawAck := check.Judge(replay.OlderTopologyAcknowledged, r.raw)
 	implAck := check.Judge(replay.OlderTopologyAcknowledged, r.impl)
 	ev.Observed = append(ev.Observed,
-		fmt.Sprintf("%s on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened a pool)", r.version, r.raw.Server, r.raw.TopologyReply(), r.raw.SlotsCalls, r.raw.ShardsCalls),
-		fmt.Sprintf("raw %s pool on its own keys of the same slots: %s: %s", r.version, raw.Status, raw.Message))
+		fmt.Sprintf("raw %s (%s) on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened)", r.rawPath, r.version, r.raw.Server, r.raw.TopologyReply(), r.raw.SlotsCalls, r.raw.ShardsCalls),
+		fmt.Sprintf("impl's pool on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened)", r.impl.Server, r.impl.TopologyReply(), r.impl.SlotsCalls, r.impl.ShardsCalls),
+		fmt.Sprintf("raw %s on its own keys of the same slots: %s: %s", r.rawPath, raw.Status, raw.Message))
 	moved := 0
 	for _, o := range r.pinned.Ops {
 		if o.ErrKind == string(client.KindMoved) || o.ErrKind == string(client.KindAsk) {
@@ -354,10 +455,10 @@ func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
 	}
 	ctl := harness.Variant("single-node-client", "a single-node client on the first slot's owner at the start, which reads no topology reply and does not follow MOVED/ASK: after the slot left, the redirects reach the caller", check.Judge(replay.OlderTopologyErrors, r.pinned))
 	ctl = harness.Premise(ctl, moved > 0, "no MOVED or ASK seen: the single-node client never met a slot that left its node")
-	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementOlderTopology, Client: r.version, Path: olderPath(b, r.raw),
+	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementOlderTopology, Client: r.version, Path: olderPath(r.rawPath, r.raw),
 		Raw: check.All("older-topology", raw, rawAck), Wrapped: check.All("older-topology", result, implAck),
 		Wrapper:  "impl/routing.Wrap over impl/client's cluster pool",
-		Evidence: fmt.Sprintf("A cluster of %s (3 primaries), the raw %s cluster pool on its own %d keys of %d migrating slots, %d of %d migrations (MOVED and ASK): no error reaches the caller, every acknowledged write read back.", r.raw.Server, r.version, len(keysOf(r.raw)), r.slots, r.raw.Moves, r.raw.Wanted)})
+		Evidence: fmt.Sprintf("A cluster of %s (3 primaries), the raw %s on its own %d keys of %d migrating slots, %d of %d migrations (MOVED and ASK): no error reaches the caller, every acknowledged write read back.", r.raw.Server, r.rawPath, len(keysOf(r.raw)), r.slots, r.raw.Moves, r.raw.Wanted)})
 	return harness.Check(report.RowClientSurface, report.ColumnErrors, "", result, ev, ctl)
 }
 
@@ -367,7 +468,7 @@ func olderAcknowledged(ctx SpecContext, b client.Backend) report.Check {
 	ev.Faults = r.faults
 	result := check.Judge(replay.OlderTopologyAcknowledged, r.impl)
 	raw := check.Judge(replay.OlderTopologyAcknowledged, r.raw)
-	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s pool on its own keys of the same slots: %s: %s", r.version, raw.Status, raw.Message))
+	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s on its own keys of the same slots: %s: %s", r.rawPath, raw.Status, raw.Message))
 	acked := 0
 	for _, o := range r.swallow.Ops {
 		if o.Write && o.Acked() && !o.Final {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
 	"github.com/slotgate/slotgate/rows/clientsurface/replay"
@@ -64,25 +66,42 @@ func messageKind(sub string) string {
 	return kindMessage
 }
 
-// pushRecorder keeps one path's confirmations, deliveries and
-// interleaved commands.
+// pushRecorder keeps one path's confirmations, deliveries and the
+// observed arrivals on each connection (judge.PushEvent), timed from t0.
 type pushRecorder struct {
-	mu          sync.Mutex
-	confirmed   []judge.Sub
-	delivered   []judge.Push
-	interleaved atomic.Int64
+	t0        time.Time
+	mu        sync.Mutex
+	confirmed []judge.Sub
+	delivered []judge.Push
+	events    []judge.PushEvent
 }
 
-func (r *pushRecorder) confirm(kind, ch string) {
+func newPushRecorder() *pushRecorder { return &pushRecorder{t0: time.Now()} }
+
+// eventLocked records an arrival of kind on conn now; r.mu is held.
+func (r *pushRecorder) eventLocked(conn, kind string) {
+	r.events = append(r.events, judge.PushEvent{Conn: conn, Kind: kind, At: time.Since(r.t0)})
+}
+
+func (r *pushRecorder) confirm(conn, kind, ch string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.confirmed = append(r.confirmed, judge.Sub{Kind: kind, Channel: ch})
+	r.eventLocked(conn, judge.EventConfirm)
 }
 
-func (r *pushRecorder) deliver(kind, ch, payload string) {
+func (r *pushRecorder) deliver(conn, kind, ch, payload string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.delivered = append(r.delivered, judge.Push{Kind: kind, Channel: ch, Payload: payload})
+	r.eventLocked(conn, judge.EventDelivery)
+}
+
+// reply records a command's reply (PONG) seen on conn.
+func (r *pushRecorder) reply(conn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.eventLocked(conn, judge.EventReply)
 }
 
 // hasConfirmed reports every (kind, channel) of chans confirmed.
@@ -105,8 +124,8 @@ func (r *pushRecorder) deliveries() []judge.Push {
 
 // pushPath is one subscription path the workload drives: subscribe sends
 // the subscribe command (confirmations reach rec), interleave sends one
-// command on the subscription connection while pushes arrive (false when
-// the path has no such command).
+// command on the subscription connection while pushes arrive, its reply
+// recorded when it is seen (false when the path has no such command).
 type pushPath struct {
 	name       string
 	rec        *pushRecorder
@@ -161,29 +180,36 @@ func resp3Push(ctx SpecContext, b client.Backend) report.Check {
 	for i, p := range paths {
 		ev.Metrics[p.name+"_published"] = float64(len(runs[i].Published))
 		ev.Metrics[p.name+"_delivered"] = float64(len(runs[i].Delivered))
-		ev.Metrics[p.name+"_interleaved"] = float64(runs[i].Interleaved)
+		ev.Metrics[p.name+"_interleaved"] = float64(runs[i].Interleaved())
+		ev.Metrics[p.name+"_idle_ms"] = float64(runs[i].Idle().Milliseconds())
 	}
 	rawAPI := map[client.Backend]string{
 		client.BackendGoRedis:  "go-redis ClusterClient.Subscribe/SSubscribe → PubSub.Receive, PubSub.Ping (Protocol 3)",
-		client.BackendValkeyGo: "valkey-go Client.Receive (SUBSCRIBE, SSUBSCRIBE) with WithOnSubscriptionHook, Client.Do PING (RESP3)",
+		client.BackendValkeyGo: "valkey-go Client.Nodes()[node].Receive (SUBSCRIBE), Client.Receive (SSUBSCRIBE) with WithOnSubscriptionHook, Client.Nodes()[node].Do PING (RESP3)",
 	}[b]
 	ev.Observed = append(ev.Observed, "impl: "+observed(impl), "raw "+rawAPI+": "+observed(raw), "prefix-matching handler: "+observed(bad))
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementRESP3Push, Client: pub.Version(), Path: rawAPI,
 		Raw: raw, Wrapped: impl, Wrapper: "impl/client Subscriber (per-slot sessions, confirmations awaited)",
-		Evidence: fmt.Sprintf("SUBSCRIBE and SSUBSCRIBE to %d channels of 1 to %d characters, each a prefix of the next; half confirmed after %v idle while the other half's pushes arrive; %d PUBLISH and %d SPUBLISH per channel.",
+		Evidence: fmt.Sprintf("SUBSCRIBE and SSUBSCRIBE to %d channels of 1 to %d characters, each a prefix of the next; a quarter subscribed after %v idle, a quarter while the first half's pushes arrive; %d PUBLISH and %d SPUBLISH per channel.",
 			sc.Longest, sc.Longest, sc.Idle, sc.PerChannel, sc.PerChannel)})
 	ctl := harness.Variant("prefix-handler", "a relay handler that hands a push to the first subscribed name its channel starts with (shortest first)", bad)
 	return harness.Check(row, report.ColumnSilentlyWrong, "", impl, ev, ctl)
 }
 
 // pushWorkload runs one path: subscribe the first half of chans (both
-// kinds), leave the connection idle, then publish to the first half while
-// the second half is subscribed and interleaved commands run, then
-// publish to the second half, and wait for every delivery.
+// kinds), leave the connections idle, subscribe a quarter (their
+// confirmations arrive on the idle connections, before any push), then
+// publish to the first half round after round while the last quarter is
+// subscribed and the path's own command runs on the subscription
+// connection — at least one round after the last quarter is confirmed, so
+// its confirmations sit among pushes — then publish to the second half
+// and wait for every delivery. The checker reads the idleness and the
+// interleaving from the recorded arrivals.
 func pushWorkload(ctx context.Context, p *pushPath, pub client.Pool, chans []string, sc pushScale) judge.PushRun {
 	GinkgoHelper()
 	half := len(chans) / 2
 	first, second := chans[:half], chans[half:]
+	idleSubs, busySubs := second[:len(second)/2], second[len(second)/2:]
 	var run judge.PushRun
 	for _, k := range []string{kindSubscribe, kindSSubscribe} {
 		for _, ch := range chans {
@@ -204,14 +230,14 @@ func pushWorkload(ctx context.Context, p *pushPath, pub client.Pool, chans []str
 	}
 	subscribe(first)
 	harness.WaitAtMost(ctx, 10*time.Second, 20*time.Millisecond, func() bool { return confirmed(first) })
-	// The workload's idle stretch: nothing crosses the subscription
-	// connection, so the later confirmations arrive on an idle one.
-	idleFrom := time.Now()
+	// The workload's idle stretch (its purpose, not a wait for a
+	// condition): nothing is sent or published until it ends.
 	select {
 	case <-time.After(sc.Idle):
 	case <-ctx.Done():
 	}
-	run.Idle = time.Since(idleFrom)
+	subscribe(idleSubs)
+	harness.WaitAtMost(ctx, 10*time.Second, 20*time.Millisecond, func() bool { return confirmed(idleSubs) })
 
 	var mu sync.Mutex
 	publish := func(chs []string, seq int) {
@@ -230,15 +256,20 @@ func pushWorkload(ctx context.Context, p *pushPath, pub client.Pool, chans []str
 			}
 		}
 	}
-	// Pushes on the first half while the second half is subscribed and
-	// the path's own command runs on the same connection.
+	// Pushes on the first half, round after round, until PerChannel rounds
+	// went out and the last quarter's subscriptions were confirmed (bounded),
+	// then one more round: a confirmation then has pushes on both sides.
+	var busyConfirmed atomic.Bool
 	stop := make(chan struct{})
 	var pubs sync.WaitGroup
 	pubs.Go(func() {
-		for seq := 0; seq < sc.PerChannel; seq++ {
+		defer close(stop)
+		limit := time.Now().Add(10 * time.Second)
+		seq := 0
+		for ; ctx.Err() == nil && (seq < sc.PerChannel || (!busyConfirmed.Load() && time.Now().Before(limit))); seq++ {
 			publish(first, seq)
 		}
-		close(stop)
+		publish(first, seq)
 	})
 	pubs.Go(func() {
 		for {
@@ -252,10 +283,12 @@ func pushWorkload(ctx context.Context, p *pushPath, pub client.Pool, chans []str
 			}
 		}
 	})
-	subscribe(second)
+	// The last quarter goes out once pushes are arriving.
+	harness.WaitAtMost(ctx, 10*time.Second, 5*time.Millisecond, func() bool { return len(p.rec.deliveries()) > 0 })
+	subscribe(busySubs)
+	harness.WaitAtMost(ctx, 10*time.Second, 5*time.Millisecond, func() bool { return confirmed(busySubs) })
+	busyConfirmed.Store(true)
 	pubs.Wait()
-	run.Interleaved = int(p.rec.interleaved.Load())
-	harness.WaitAtMost(ctx, 10*time.Second, 20*time.Millisecond, func() bool { return confirmed(second) })
 	for seq := 0; seq < sc.PerChannel; seq++ {
 		publish(second, seq)
 	}
@@ -267,8 +300,8 @@ func pushWorkload(ctx context.Context, p *pushPath, pub client.Pool, chans []str
 	run.Delivered = p.rec.deliveries()
 	p.rec.mu.Lock()
 	run.Confirmed = slices.Clone(p.rec.confirmed)
+	run.Events = slices.Clone(p.rec.events)
 	p.rec.mu.Unlock()
-	run.Interleaved += 2 * len(second) // the second half's SUBSCRIBE and SSUBSCRIBE went out among the pushes
 	run.MinPublished, run.MinIdle = 2*len(chans)*sc.PerChannel*9/10, sc.Idle
 	return run
 }
@@ -279,7 +312,7 @@ func implPushPath(ctx context.Context, b client.Backend, addrs []string, name st
 	GinkgoHelper()
 	s, err := client.NewSubscriber(ctx, client.Options{Backend: b, Mode: client.ModeCluster, Protocol: client.RESP3, Addrs: addrs, ClientName: name})
 	Expect(err).NotTo(HaveOccurred())
-	rec := &pushRecorder{}
+	rec := newPushRecorder()
 	var mu sync.Mutex
 	var held []string // subscribed names, for the prefix handler
 	done := make(chan struct{})
@@ -299,9 +332,9 @@ func implPushPath(ctx context.Context, b client.Backend, addrs []string, name st
 			}
 			switch m.Kind {
 			case client.MsgMessage:
-				rec.deliver(kindMessage, ch, m.Payload)
+				rec.deliver(implConn(kindSubscribe, m.Channel), kindMessage, ch, m.Payload)
 			case client.MsgSMessage:
-				rec.deliver(kindSMessage, ch, m.Payload)
+				rec.deliver(implConn(kindSSubscribe, m.Channel), kindSMessage, ch, m.Payload)
 			}
 		}
 	}()
@@ -314,9 +347,10 @@ func implPushPath(ctx context.Context, b client.Backend, addrs []string, name st
 		if err := f(ctx, chans...); err != nil {
 			return err
 		}
-		// impl returns once the server confirmed every name.
+		// impl returns once the server confirmed every name: the return is
+		// when the application sees the confirmation.
 		for _, ch := range chans {
-			rec.confirm(kind, ch)
+			rec.confirm(implConn(kind, ch), kind, ch)
 		}
 		mu.Lock()
 		held = append(held, chans...)
@@ -325,10 +359,21 @@ func implPushPath(ctx context.Context, b client.Backend, addrs []string, name st
 		return nil
 	}
 	// impl's Subscriber carries no command of its own: its interleaving is
-	// the second half's subscribes among the pushes.
+	// the later subscriptions' confirmations among the pushes.
 	p.interleave = func(context.Context) bool { return false }
 	p.close = func() { _ = s.Close(); <-done }
 	return p
+}
+
+// implConn names the session of impl's Subscriber a subscription kind and
+// channel use: impl shows no connection, but keeps one session for
+// SUBSCRIBE and one per slot for SSUBSCRIBE, and hands their arrivals to
+// the application in order, as they are seen there.
+func implConn(kind, ch string) string {
+	if kind == kindSSubscribe {
+		return fmt.Sprintf("ssubscribe:slot %d", slot.Of(ch))
+	}
+	return kindSubscribe
 }
 
 // pace spaces interleaved commands a millisecond apart (a tight loop
@@ -345,7 +390,7 @@ func pace(ctx context.Context) bool {
 // rawPushPath is the library's own pub/sub API on RESP3.
 func rawPushPath(ctx context.Context, b client.Backend, addrs []string, name string) *pushPath {
 	GinkgoHelper()
-	rec := &pushRecorder{}
+	rec := newPushRecorder()
 	p := &pushPath{name: "raw", rec: rec}
 	rctx, cancel := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
@@ -358,7 +403,9 @@ func rawPushPath(ctx context.Context, b client.Backend, addrs []string, name str
 		classic := c.Subscribe(ctx)
 		var mu sync.Mutex
 		all := []*redis.PubSub{classic}
-		receive := func(ps *redis.PubSub, msgKind string) {
+		// Each PubSub is one connection; its Receive loop sees the
+		// confirmations, pushes and PONGs in the order they arrived.
+		receive := func(ps *redis.PubSub, conn, msgKind string) {
 			loops.Go(func() {
 				for {
 					v, err := ps.Receive(rctx)
@@ -370,9 +417,11 @@ func rawPushPath(ctx context.Context, b client.Backend, addrs []string, name str
 					}
 					switch m := v.(type) {
 					case *redis.Subscription:
-						rec.confirm(m.Kind, m.Channel)
+						rec.confirm(conn, m.Kind, m.Channel)
 					case *redis.Message:
-						rec.deliver(msgKind, m.Channel, m.Payload)
+						rec.deliver(conn, msgKind, m.Channel, m.Payload)
+					case *redis.Pong:
+						rec.reply(conn)
 					}
 				}
 			})
@@ -385,7 +434,7 @@ func rawPushPath(ctx context.Context, b client.Backend, addrs []string, name str
 				}
 				if !started {
 					started = true
-					receive(classic, kindMessage)
+					receive(classic, "classic", kindMessage)
 				}
 				return nil
 			}
@@ -394,14 +443,14 @@ func rawPushPath(ctx context.Context, b client.Backend, addrs []string, name str
 				mu.Lock()
 				all = append(all, ps)
 				mu.Unlock()
-				receive(ps, kindSMessage)
+				receive(ps, "shard:"+ch, kindSMessage)
 			}
 			return nil
 		}
+		// PubSub.Ping writes PING on the classic connection; its PONG comes
+		// back through that connection's Receive loop.
 		p.interleave = func(ctx context.Context) bool {
-			if classic.Ping(ctx) == nil {
-				rec.interleaved.Add(1)
-			}
+			_ = classic.Ping(ctx)
 			return pace(ctx)
 		}
 		p.close = func() {
@@ -417,30 +466,48 @@ func rawPushPath(ctx context.Context, b client.Backend, addrs []string, name str
 	case client.BackendValkeyGo:
 		c, err := valkey.NewClient(valkey.ClientOption{InitAddress: addrs, ClientName: name, DisableCache: true})
 		Expect(err).NotTo(HaveOccurred())
-		hctx := valkey.WithOnSubscriptionHook(rctx, func(s valkey.PubSubSubscription) { rec.confirm(s.Kind, s.Channel) })
+		// SUBSCRIBE carries no slot, so the cluster client would send it to
+		// an arbitrary node; the classic subscriptions and the PINGs go to
+		// one node through Client.Nodes (the cluster client's own
+		// connections), so they share that node's pipelined connection
+		// under RESP3 (subscribe commands and a slot-less PING both take
+		// wire 0). A shard channel's subscription goes to its slot's owner.
+		nodes := c.Nodes()
+		addrs := slices.Sorted(maps.Keys(nodes))
+		Expect(addrs).NotTo(BeEmpty())
+		node, nodeConn := nodes[addrs[0]], "node "+addrs[0]
+		conn := func(kind, ch string) string {
+			if kind == kindSSubscribe {
+				return "shard:" + ch
+			}
+			return nodeConn
+		}
+		// The hook and the message callback run on the connection's reader
+		// goroutine, in arrival order.
+		hctx := valkey.WithOnSubscriptionHook(rctx, func(s valkey.PubSubSubscription) { rec.confirm(conn(s.Kind, s.Channel), s.Kind, s.Channel) })
 		p.subscribe = func(_ context.Context, kind string, chans []string) error {
 			// Receive blocks while the subscription lasts: one per call,
 			// each channel of a shard kind in its own (its slot's node).
-			cmds := []valkey.Completed{c.B().Subscribe().Channel(chans...).Build()}
-			msgKind := kindMessage
-			if kind == kindSSubscribe {
-				cmds, msgKind = nil, kindSMessage
-				for _, ch := range chans {
-					cmds = append(cmds, c.B().Ssubscribe().Channel(ch).Build())
-				}
-			}
-			for _, cmd := range cmds {
+			if kind == kindSubscribe {
+				cmd := node.B().Subscribe().Channel(chans...).Build()
 				loops.Go(func() {
-					_ = c.Receive(hctx, cmd, func(m valkey.PubSubMessage) { rec.deliver(msgKind, m.Channel, m.Message) })
+					_ = node.Receive(hctx, cmd, func(m valkey.PubSubMessage) { rec.deliver(nodeConn, kindMessage, m.Channel, m.Message) })
+				})
+				return nil
+			}
+			for _, ch := range chans {
+				cmd := c.B().Ssubscribe().Channel(ch).Build()
+				loops.Go(func() {
+					_ = c.Receive(hctx, cmd, func(m valkey.PubSubMessage) { rec.deliver("shard:"+ch, kindSMessage, m.Channel, m.Message) })
 				})
 			}
 			return nil
 		}
-		// Under RESP3 valkey-go's subscriptions share each node's pipelined
-		// connection, so a PING goes out among the pushes.
+		// The PONG is read off the classic subscriptions' connection;
+		// it is recorded when Do returns it.
 		p.interleave = func(ctx context.Context) bool {
-			if c.Do(ctx, c.B().Ping().Build()).Error() == nil {
-				rec.interleaved.Add(1)
+			if node.Do(ctx, node.B().Ping().Build()).Error() == nil {
+				rec.reply(nodeConn)
 			}
 			return pace(ctx)
 		}

@@ -8,9 +8,15 @@ import (
 func TestRESP3Push(t *testing.T) {
 	pub := []Push{{"message", "a", "p1"}, {"message", "ab", "p2"}, {"smessage", "a", "p3"}}
 	wanted := []Sub{{"subscribe", "a"}, {"subscribe", "ab"}, {"ssubscribe", "a"}}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// c1: confirmed, idle 1.2 s, confirmed again, then a PONG between two
+	// pushes; c2: a confirmation before its only pushes.
+	events := []PushEvent{{"c1", EventConfirm, 0}, {"c1", EventConfirm, ms(1200)}, {"c1", EventDelivery, ms(1201)},
+		{"c1", EventReply, ms(1202)}, {"c1", EventDelivery, ms(1203)}, {"c2", EventConfirm, ms(1300)}, {"c2", EventDelivery, ms(1301)}, {"c2", EventDelivery, ms(1302)}}
 	run := func(delivered []Push, confirmed []Sub) PushRun {
-		return PushRun{Published: pub, Delivered: delivered, Wanted: wanted, Confirmed: confirmed, Interleaved: 3, Idle: time.Second, MinPublished: 3, MinIdle: time.Second}
+		return PushRun{Published: pub, Delivered: delivered, Wanted: wanted, Confirmed: confirmed, Events: events, MinPublished: 3, MinIdle: time.Second}
 	}
+	with := func(es []PushEvent) PushRun { r := run(pub, wanted); r.Events = es; return r }
 	for _, tc := range []struct {
 		name string
 		run  PushRun
@@ -23,7 +29,11 @@ func TestRESP3Push(t *testing.T) {
 		{"lost", run(pub[:2], wanted), Fail},
 		{"foreign", run(append(pub, Push{"message", "a", "zz"}), wanted), Fail},
 		{"unconfirmed", run(pub, wanted[:2]), Fail},
-		{"no interleaving", func() PushRun { r := run(pub, wanted); r.Interleaved = 0; return r }(), Unknown},
+		// The reply after the last push, or between pushes of another
+		// connection, is no interleaving.
+		{"no interleaving", with([]PushEvent{events[0], events[1], events[2], events[4], {"c1", EventReply, ms(1204)}, {"c2", EventReply, ms(1202)}}), Unknown},
+		{"never idle", with([]PushEvent{events[0], {"c1", EventDelivery, ms(600)}, events[1], events[2], events[3], events[4]}), Unknown},
+		{"idle but no confirmation after", with([]PushEvent{events[0], {"c1", EventDelivery, ms(1200)}, events[3], {"c1", EventDelivery, ms(1203)}}), Unknown},
 		{"too few", func() PushRun { r := run(pub, wanted); r.MinPublished = 10; return r }(), Unknown},
 	} {
 		if got := RESP3Push(tc.run); got.Status != tc.want {
