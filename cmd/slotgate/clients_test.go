@@ -44,6 +44,11 @@ func TestRunClientPinLabelsTheLinkedVersion(t *testing.T) {
 			}
 		}
 	}
+	// v9.17.3 has no Cmder.NoRetry: its label says impl cannot keep a
+	// timed-out write from being re-sent there.
+	if b, _ := os.ReadFile(filepath.Join(out, "results.json")); !strings.Contains(string(b), "no Cmder.NoRetry") {
+		t.Error("results.json does not warn that go-redis v9.17.3 re-sends timed-out writes")
+	}
 	if after, _ := os.ReadFile(filepath.Join(root, "go.mod")); !bytes.Equal(after, goMod) {
 		t.Error("--client changed the working tree's go.mod")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"reflect"
 	"strings"
 	"time"
 
@@ -29,6 +30,20 @@ type noRetryCmd struct{ *redis.Cmd }
 
 // NoRetry implements redis.Cmder.
 func (noRetryCmd) NoRetry() bool { return true }
+
+// goRedisHonorsNoRetry says whether the linked go-redis asks a command
+// whether it may be retried: Cmder.NoRetry first exists in v9.19.0. Below
+// that release noRetryCmd's method is never called and a timed-out INCR is
+// re-sent by the library (the routing row's non-idempotent check counts it
+// twice), so every label of such a build says so (goRedisNoRetryMissing):
+// impl's at-most-once guarantee for writes needs go-redis v9.19.0 or later.
+var goRedisHonorsNoRetry = func() bool {
+	_, ok := reflect.TypeFor[redis.Cmder]().MethodByName("NoRetry")
+	return ok
+}()
+
+// goRedisNoRetryMissing is the label's note for a go-redis without NoRetry.
+const goRedisNoRetryMissing = "(no Cmder.NoRetry, below v9.19.0: a timed-out write may be re-sent)"
 
 // goRedisRetryable reports a command go-redis may re-send after an unknown
 // outcome: only a read (readOnlyCommands), which is the same however often

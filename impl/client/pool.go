@@ -109,7 +109,11 @@ func moduleVersion(path, linked string) string {
 func backendVersion(b Backend) string {
 	switch b {
 	case BackendGoRedis:
-		return string(b) + " " + moduleVersion(goRedisModule, linkedGoRedis)
+		v := string(b) + " " + moduleVersion(goRedisModule, linkedGoRedis)
+		if !goRedisHonorsNoRetry {
+			v += " " + goRedisNoRetryMissing
+		}
+		return v
 	case BackendValkeyGo:
 		return string(b) + " " + moduleVersion(valkeyGoModule, linkedValkeyGo)
 	}

@@ -23,3 +23,19 @@ func TestVersionFromTheBuild(t *testing.T) {
 		t.Errorf("LinkFlags: %q", f)
 	}
 }
+
+// The linked go-redis (go.mod's) has Cmder.NoRetry, so its label carries no
+// warning; a build without it says so in every label.
+func TestVersionLabelWarnsWithoutNoRetry(t *testing.T) {
+	if !goRedisHonorsNoRetry {
+		t.Skip("this build links a go-redis without Cmder.NoRetry")
+	}
+	if v := backendVersion(BackendGoRedis); strings.Contains(v, goRedisNoRetryMissing) {
+		t.Errorf("label %q warns though NoRetry exists", v)
+	}
+	goRedisHonorsNoRetry = false
+	t.Cleanup(func() { goRedisHonorsNoRetry = true })
+	if v := backendVersion(BackendGoRedis); !strings.Contains(v, goRedisNoRetryMissing) {
+		t.Errorf("label %q does not warn", v)
+	}
+}
