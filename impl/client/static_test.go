@@ -30,7 +30,11 @@ func TestStaticSlotMapKeepsTheOldOwner(t *testing.T) {
 		wantRedirect string
 	}{
 		{"static slot map", true, sends, sends, "every command"},
-		{"library's own", false, 1, 3, "only the first commands"},
+		// go-redis reloads its slot map asynchronously after a MOVED, so
+		// a few more commands may reach the old owner before the reload
+		// lands; fewer than half is the library's own handling, all of
+		// them the pinned map's.
+		{"library's own", false, 1, sends / 2, "only the first commands"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := client.NewPool(ctx, client.Options{Backend: client.BackendGoRedis, Mode: client.ModeCluster, Addrs: ts.cluster.Addrs(), NaiveTopology: true, StaticSlotMap: tc.static})
