@@ -52,12 +52,15 @@ var _ = Describe("failure-drills: cluster-bus partition", func() {
 	for _, b := range harness.BackendsFromEnv() {
 		harness.Emit(
 			harness.Scenario{
-				Name: "failure-drills/partition/" + string(b), Row: row, Column: report.ColumnErrors,
+				// One scenario name per column: histories are stored by
+				// scenario name, so each column keeps its own judgement
+				// for `slotgate check --from`.
+				Name: "failure-drills/partition/" + string(b) + "/" + string(report.ColumnErrors), Row: row, Column: report.ColumnErrors,
 				Spec: "a shard's primary cut off the cluster bus: it refuses writes after the node timeout, the majority fails over, healthy shards keep being served and the client moves onto the new primary; halt window measured (issue #8; 000 §Conformance, Failure drills; §Client Architecture)",
 				Run:  harness.Requires(available, func(ctx SpecContext) report.Check { return partitionDispatch(ctx, b) }),
 			},
 			harness.Scenario{
-				Name: "failure-drills/partition/" + string(b), Row: row, Column: report.ColumnSilentlyWrong,
+				Name: "failure-drills/partition/" + string(b) + "/" + string(report.ColumnSilentlyWrong), Row: row, Column: report.ColumnSilentlyWrong,
 				Spec: "every acknowledged write survives the partition or is in the loss ledger — on the isolated primary's copy only, acknowledged inside the partition window — counted as a finding (issue #8; 000 §Conformance, Failure drills)",
 				Run:  harness.Requires(available, func(ctx SpecContext) report.Check { return partitionAccounted(ctx, b) }),
 			},

@@ -33,10 +33,21 @@ type Scenario struct {
 	Run  func(ctx SpecContext) report.Check
 }
 
+// emitted are the scenario names this suite process declared: a history is
+// stored under its scenario's name, so two scenarios of one name (two
+// columns of one run, say) would overwrite each other's judgement and
+// leave one check that `slotgate check --from` cannot replay.
+var emitted = map[string]bool{}
+
 // Emit declares one Ginkgo spec per scenario, labelled with its row and
-// column, recording and asserting the check it returns.
+// column, recording and asserting the check it returns. A scenario name
+// declared twice stops the suite as it is built.
 func Emit(scenarios ...Scenario) {
 	for _, s := range scenarios {
+		if emitted[s.Name] {
+			panic(fmt.Sprintf("harness.Emit: scenario %q declared twice; histories are stored by scenario name, so give each column its own (e.g. %s/%s)", s.Name, s.Name, s.Column))
+		}
+		emitted[s.Name] = true
 		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), func(ctx SpecContext) {
 			began := time.Now()
 			rec := history.NewRecorder(s.Name, 0, nil)
