@@ -28,6 +28,26 @@ var _ = Describe("marconi-stream/lost-reply", Serial, func() {
 	})
 })
 
+// holdConnections runs n blocking calls (BLPOP with a 200 ms timeout) at
+// once on the writers' node, so the pool keeps n connections to it open.
+func holdConnections(ctx context.Context, pool client.Pool, runs []*lostReplyRun, n int) {
+	GinkgoHelper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := "marconi:warm:{" + runs[i%len(runs)].tenant + "}"
+			_, errs[i] = pool.Do(ctx, client.NewCmd("BLPOP", []string{key}, "0.2"))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
 // lostReplyBatch is how many entries each phase offers.
 const lostReplyBatch = 10
 
@@ -122,6 +142,14 @@ func runLostReply(ctx context.Context, b client.Backend) report.Check {
 		}
 		return true
 	})
+
+	// The two writers share the pool, and at the cut each must find a
+	// connection to the node already open: the toxic drops a new
+	// connection's handshake reply too, so an append that has to dial
+	// never reaches the server and is never applied-but-unacknowledged
+	// (the wait below then times out). Several short blocking calls at
+	// once leave that many connections idle in the pool.
+	holdConnections(ctx, pool, runs, 4)
 
 	By(fmt.Sprintf("replies of %s dropped (timeout toxic, downstream); %d more entries per writer", node.Name(), lostReplyBatch))
 	Expect(node.AddToxic(ctx, "lost-reply", "timeout", "downstream", 1, map[string]any{"timeout": 0})).To(Succeed())
