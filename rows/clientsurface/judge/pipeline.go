@@ -95,22 +95,40 @@ func (r PipelineRun) premise() string {
 	if len(batches) < r.MinBatches {
 		return fmt.Sprintf("only %d pipelines sent, need %d", len(batches), r.MinBatches)
 	}
-	if len(r.Faults) == 0 {
+	calls := make([]slotCall, len(r.Cmds))
+	for i, c := range r.Cmds {
+		calls[i] = slotCall{c.Slot, c.Call, c.Return}
+	}
+	return faultsMet(r.Faults, calls, "command")
+}
+
+// slotCall is one operation's slot and span, for faultsMet.
+type slotCall struct {
+	slot      int
+	call, ret time.Duration
+}
+
+// faultsMet is the premise both the pipeline and the transaction checkers
+// share: every fault had an operation on one of its slots in flight while
+// it lasted ("" when so), else the run never met what the fault does.
+func faultsMet(faults []FaultSpan, calls []slotCall, what string) string {
+	if len(faults) == 0 {
 		return "no fault recorded"
 	}
-	for _, f := range r.Faults {
+	for _, f := range faults {
 		in := map[int]bool{}
 		for _, s := range f.Slots {
 			in[s] = true
 		}
-		n := 0
-		for _, c := range r.Cmds {
-			if in[c.Slot] && c.Call <= f.End && c.Return >= f.Start {
-				n++
+		met := false
+		for _, c := range calls {
+			if in[c.slot] && c.call <= f.End && c.ret >= f.Start {
+				met = true
+				break
 			}
 		}
-		if n == 0 {
-			return fmt.Sprintf("no command on a slot of %s was in flight while it lasted", f.Fault)
+		if !met {
+			return fmt.Sprintf("no %s on a slot of %s was in flight while it lasted", what, f.Fault)
 		}
 	}
 	return ""

@@ -55,25 +55,11 @@ func (r TxRun) premise() string {
 	if len(r.Ops) < r.MinTx {
 		return fmt.Sprintf("only %d transactions, need %d", len(r.Ops), r.MinTx)
 	}
-	if len(r.Faults) == 0 {
-		return "no fault recorded"
+	calls := make([]slotCall, len(r.Ops))
+	for i, o := range r.Ops {
+		calls[i] = slotCall{o.Slot, o.Call, o.Return}
 	}
-	for _, f := range r.Faults {
-		in := map[int]bool{}
-		for _, s := range f.Slots {
-			in[s] = true
-		}
-		n := 0
-		for _, o := range r.Ops {
-			if in[o.Slot] && o.Call <= f.End && o.Return >= f.Start {
-				n++
-			}
-		}
-		if n == 0 {
-			return fmt.Sprintf("no transaction on a slot of %s was in flight while it lasted", f.Fault)
-		}
-	}
-	return ""
+	return faultsMet(r.Faults, calls, "transaction")
 }
 
 // TxAllOrNothing is the transaction requirement's silently-wrong checker
