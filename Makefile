@@ -25,7 +25,7 @@ vet:
 test: deps vet build unit locality smoke
 
 unit:
-	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./model/... ./validate/... ./sizing/... ./cmd/... ./suites/harness/ ./history/... ./recheck/... ./runenv/... ./mutate/...
+	$(GO) test -count=1 ./impl/... ./check/... ./report/... ./fixtures/... ./fault/... ./traffic/... ./model/... ./validate/... ./sizing/... ./cmd/... ./suites/harness/ ./history/... ./recheck/... ./runenv/... ./mutate/... $$($(GO) list ./rows/... | grep -E '/(judge|workload)$$')
 
 # The locality validator over the reference implementation (spec 000 §Conformance, Locality contract).
 locality: build
@@ -37,13 +37,15 @@ smoke: build
 conformance: deps build
 	./bin/slotgate run --profile full --out $(OUT) $(ARGS)
 
-# The smoke profile N times with fresh seeds: a flip table (cell × run), every
-# non-pass cell with its seed, and whether a replay of that row with that
-# seed reproduces it. Not part of make test. make stability N=5 ROWS=routing,axioms
-N    ?= 5
-ROWS ?=
+# A profile (smoke unless PROFILE=full) N times with fresh seeds: a flip
+# table (cell × run), every non-pass cell with its seed, and whether a replay
+# of that row with that seed reproduces it. Not part of make test.
+# make stability N=5 ROWS=routing,axioms; make stability PROFILE=full N=3
+N       ?= 5
+ROWS    ?=
+PROFILE ?= smoke
 stability: build
-	./bin/slotgate stability --runs $(N) --profile smoke --out $(OUT)-stability $(if $(ROWS),--row $(ROWS))
+	./bin/slotgate stability --runs $(N) --profile $(PROFILE) --out $(OUT)-stability $(if $(ROWS),--row $(ROWS))
 
 # Mutation testing (README "Mutation testing"): mutants of the fencing scripts
 # (and impl's Go with -tags gomut) through the rows that cover them; a kill rate.

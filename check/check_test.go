@@ -1,7 +1,6 @@
 package check_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -113,20 +112,6 @@ func TestUnknownOutcomeIsNotGuessed(t *testing.T) {
 }
 
 func TestSlotAndOutcomeCheckers(t *testing.T) {
-	good := make([]history.SlotSample, 10)
-	for i := range good {
-		good[i] = history.SlotSample{Key: "k", Local: i, Server: i}
-	}
-	if r := check.SlotMathAgrees(good, 10); r.Status != check.Pass {
-		t.Errorf("agreeing samples: %s", r.Message)
-	}
-	if r := check.SlotMathAgrees(good, 11); r.Status != check.Unknown {
-		t.Errorf("too few samples must be unknown: %s", r.Status)
-	}
-	bad := append(good, history.SlotSample{Key: "{a}b", Local: 1, Server: 2})
-	if r := check.SlotMathAgrees(bad, 1); r.Status != check.Fail {
-		t.Errorf("disagreeing sample not caught")
-	}
 	if r := check.PairsShareSlot([]check.PairSlots{{A: "a", B: "b", SlotA: 1, SlotB: 2}}); r.Status != check.Fail {
 		t.Errorf("split pair not caught")
 	}
@@ -146,38 +131,6 @@ func TestSlotAndOutcomeCheckers(t *testing.T) {
 	}
 }
 
-func TestPublishCheckers(t *testing.T) {
-	classic := []history.NodeDelta{
-		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, PublishReceived: 100},
-		{Node: "p1", Shard: 1, PublishReceived: 100}, {Node: "r1", Shard: 1, PublishReceived: 100},
-	}
-	sharded := []history.NodeDelta{
-		{Node: "p0", Shard: 0, Sender: true}, {Node: "r0", Shard: 0, ShardPublishReceived: 100},
-		{Node: "p1", Shard: 1}, {Node: "r1", Shard: 1},
-	}
-	if r := check.BroadcastReachesAll(classic, 100); r.Status != check.Pass {
-		t.Errorf("broadcast: %s", r.Message)
-	}
-	if r := check.BroadcastReachesAll(sharded, 100); r.Status != check.Fail {
-		t.Errorf("confined traffic passed as broadcast")
-	}
-	if r := check.ShardConfined(sharded, 0, 100); r.Status != check.Pass {
-		t.Errorf("confined: %s", r.Message)
-	}
-	if r := check.ShardConfined(classic, 0, 100); r.Status != check.Fail {
-		t.Errorf("classic broadcast passed as confined")
-	}
-}
-
-func TestUndeclaredKeyHazard(t *testing.T) {
-	if r := check.UndeclaredKeyHazard(history.UndeclaredKeys{RemoteErr: "ERR non local key", EarlierWriteApplied: true}); r.Status != check.Pass {
-		t.Errorf("measured refinement: %s", r.Message)
-	}
-	if r := check.UndeclaredKeyHazard(history.UndeclaredKeys{}); r.Status != check.Fail {
-		t.Errorf("single-shard observation (no remote key) must fail")
-	}
-}
-
 func TestAll(t *testing.T) {
 	p := check.Result{Status: check.Pass, Message: "a"}
 	u := check.Result{Status: check.Unknown, Message: "b"}
@@ -187,86 +140,6 @@ func TestAll(t *testing.T) {
 	}
 	if r := check.All("x", p, u, f); r.Status != check.Fail || r.Message != "c" {
 		t.Errorf("fail wins: %s %q", r.Status, r.Message)
-	}
-}
-
-func TestHaltsWithin(t *testing.T) {
-	ok := check.RoleHalt{Role: "command pool", What: "kill failover of shard 0", Halt: 4 * time.Second, Recovered: true}
-	long := check.RoleHalt{Role: "subscription client", What: "kill failover of shard 1", Halt: 36 * time.Second, Recovered: true}
-	open := check.RoleHalt{Role: "command pool", What: "kill failover of shard 2", Halt: 3 * time.Second}
-	if r := check.HaltsWithin([]check.RoleHalt{ok}, 10*time.Second); r.Status != check.Pass {
-		t.Errorf("within budget: %s %s", r.Status, r.Message)
-	}
-	if r := check.HaltsWithin([]check.RoleHalt{ok, long}, 10*time.Second); r.Status != check.Fail || !strings.Contains(r.Message, "subscription client: halted 36s") {
-		t.Errorf("over budget: %s %s", r.Status, r.Message)
-	}
-	if r := check.HaltsWithin([]check.RoleHalt{ok}, time.Millisecond); r.Status != check.Fail {
-		t.Errorf("1ms budget: %s %s", r.Status, r.Message)
-	}
-	if r := check.HaltsWithin([]check.RoleHalt{ok, open}, 10*time.Second); r.Status != check.Unknown {
-		t.Errorf("unrecovered below the budget is undecided: %s %s", r.Status, r.Message)
-	}
-	if r := check.HaltsWithin([]check.RoleHalt{open}, 2*time.Second); r.Status != check.Fail {
-		t.Errorf("unrecovered beyond the budget fails: %s %s", r.Status, r.Message)
-	}
-}
-
-func TestSubscriptionHalts(t *testing.T) {
-	s := time.Second
-	h := history.SubscriptionHistory{
-		Publishes: []history.SubPublish{
-			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1 * s}, // before the drill
-			{Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s},
-			{Publisher: 1, Seq: 1, Sub: "b", Sent: 3 * s}, // another shard
-		},
-		Deliveries: []history.SubDelivery{
-			{Publisher: 0, Seq: 1, Sub: "a", At: 2500 * time.Millisecond}, // sent before: no proof
-			{Publisher: 1, Seq: 1, Sub: "b", At: 3 * s},
-			{Publisher: 0, Seq: 2, Sub: "a", At: 6 * s},
-		},
-	}
-	drills := []check.Drill{{Shard: 0, Mode: "kill", Start: 2 * s}, {Shard: 2, Mode: "kill", Start: 7 * s}}
-	got := check.SubscriptionHalts(h, drills, map[string]int{"a": 0, "b": 1}, 9*s)
-	if len(got) != 2 || !got[0].Recovered || got[0].Halt != 4*s || got[1].Recovered || got[1].Halt != 2*s {
-		t.Errorf("SubscriptionHalts = %+v", got)
-	}
-}
-
-// One message the old primary still delivered right after a graceful
-// failover began does not end the halt: the longest silence does.
-func TestSubscriptionHaltsLongestSilence(t *testing.T) {
-	ms := time.Millisecond
-	h := history.SubscriptionHistory{
-		Publishes: []history.SubPublish{
-			{Publisher: 0, Seq: 1, Sub: "a", Sent: 1001 * ms},
-			{Publisher: 0, Seq: 2, Sub: "a", Sent: 1002 * ms},
-			{Publisher: 0, Seq: 3, Sub: "a", Sent: 1010 * ms},
-		},
-		Deliveries: []history.SubDelivery{
-			{Publisher: 0, Seq: 1, Sub: "a", At: 1002 * ms},
-			{Publisher: 0, Seq: 2, Sub: "a", At: 31000 * ms},
-			{Publisher: 0, Seq: 3, Sub: "a", At: 31001 * ms},
-		},
-	}
-	got := check.SubscriptionHalts(h, []check.Drill{{Shard: 0, Mode: "graceful", Start: 1000 * ms}}, map[string]int{"a": 0}, 31100*ms)
-	if len(got) != 1 || !got[0].Recovered || got[0].Halt != 29998*ms {
-		t.Errorf("SubscriptionHalts = %+v, want a 29.998s halt", got)
-	}
-}
-
-// The harness's reset after a drill (every connection killed) is no part
-// of the drill: its window ends at Until.
-func TestSubscriptionHaltsEndAtUntil(t *testing.T) {
-	s := time.Second
-	h := history.SubscriptionHistory{
-		Publishes: []history.SubPublish{{Publisher: 0, Seq: 1, Sub: "a", Sent: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", Sent: 3 * s}},
-		// Recovered 1 s after the drill began; then silence through the reset.
-		Deliveries: []history.SubDelivery{{Publisher: 0, Seq: 1, Sub: "a", At: 2 * s}, {Publisher: 0, Seq: 2, Sub: "a", At: 3 * s}},
-	}
-	drills := []check.Drill{{Shard: 0, Mode: "kill", Start: 1 * s, Until: 3500 * time.Millisecond}, {Shard: 1, Mode: "kill", Start: 8 * s}}
-	got := check.SubscriptionHalts(h, drills, map[string]int{"a": 0}, 9*s)
-	if !got[0].Recovered || got[0].Halt != 1*s {
-		t.Errorf("halt %v (recovered %v), want 1s: the reset's silence after Until is not the drill's", got[0].Halt, got[0].Recovered)
 	}
 }
 

@@ -1,10 +1,5 @@
 package check
 
-import (
-	"fmt"
-	"time"
-)
-
 // Happened is a scenario's own assumption made a verdict: the event it
 // exists to exercise (a NOSCRIPT fallback after SCRIPT FLUSH) was seen
 // count times. None seen is unknown, with none as the message — the path
@@ -18,16 +13,24 @@ func Happened(name string, count int, none string) Result {
 	return pass(name, "seen %d times", count)
 }
 
-// WithinBudget fails when what took longer than budget (the locality
-// validator's CI budget, spec 000 §Conformance, Locality contract: it runs
-// on every build, so it must stay fast).
-func WithinBudget(what string, took, budget time.Duration) Result {
-	const name = "within-budget"
-	if took > budget {
-		return fail(name, "", "%s took %v, over the %s budget", what, took, seconds(budget))
+// EachFails judges a control that must be caught by every one of its
+// checks on its own: whole (the checks folded with All, premises included)
+// says whether the control was exercised — its verdict is a pass or a
+// fail — and the control fails only when whole failed and each of parts
+// failed. message is the control's line, whatever the verdict. A control
+// caught by one check and missed by another passes: each check must be
+// able to fail alone.
+func EachFails(name, message string, whole Result, parts ...Result) Result {
+	r := Result{Checker: name, Status: whole.Status, Message: message}
+	if whole.Status != Fail {
+		return r // a pass, or not exercised (unknown, inconclusive)
 	}
-	return pass(name, "%s took %v, within the %s budget", what, took, seconds(budget))
+	for _, p := range parts {
+		if p.Status != Fail {
+			r.Status = Pass // exercised, but one check missed it
+			return r
+		}
+	}
+	r.Counterexample = whole.Counterexample
+	return r
 }
-
-// seconds renders a budget as "5 s", the way the spec writes it.
-func seconds(d time.Duration) string { return fmt.Sprintf("%g s", d.Seconds()) }

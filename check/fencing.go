@@ -170,7 +170,7 @@ func FencingCounterexample(recorded []history.FencingOp, timeout time.Duration) 
 // happened), so only provable double ownership is reported.
 func SingleAuthority(ops []history.FencingOp) Result {
 	const name = "single-authority"
-	events := byEffect(ops)
+	events := ByEffect(ops)
 	holder := map[string]history.FencingOp{}
 	var bad []string
 	acquires := 0
@@ -205,6 +205,21 @@ func SingleAuthority(ops []history.FencingOp) Result {
 		return fail(name, strings.Join(first(bad, 3), "\n"), "%d acquisitions took a session another owner held (two live leases)", len(bad))
 	}
 	return pass(name, "%d acquisitions, never two owners of one session", acquires)
+}
+
+// ByEffect orders ops by when they took effect as far as a scan can tell:
+// their return, except an unknown release, which may have taken effect at
+// its call (its holder's tenure cannot be proved past it).
+func ByEffect(ops []history.FencingOp) []history.FencingOp {
+	at := func(o history.FencingOp) time.Duration {
+		if o.Unknown && o.Kind == history.OpRelease {
+			return o.Call
+		}
+		return o.Return
+	}
+	out := append([]history.FencingOp(nil), ops...)
+	sort.SliceStable(out, func(i, j int) bool { return at(out[i]) < at(out[j]) })
+	return out
 }
 
 // GenerationsIncrease is T2 (spec 000 §Safety theorems): per session, the

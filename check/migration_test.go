@@ -58,14 +58,8 @@ func TestMigrationGenerations(t *testing.T) {
 	}
 }
 
-func TestKeyspaceChecks(t *testing.T) {
+func TestObservedSingleAuthority(t *testing.T) {
 	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 5}, {At: ms(10), OldLeases: 2}, {At: ms(20), OldLeases: 0, Forks: []string{"x"}}}
-	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
-		t.Fatalf("drain: %v", r)
-	}
-	if r := check.OldKeyspaceDrained(s, 0, ms(10)); r.Status != check.Fail {
-		t.Fatalf("timer drain: %v", r)
-	}
 	if r := check.ObservedSingleAuthority(s, 1); r.Status != check.Fail {
 		t.Fatalf("fork: %v", r)
 	}
@@ -86,37 +80,6 @@ func TestMigrationErrors(t *testing.T) {
 	cross.Unknown, cross.ErrKind = true, "CROSSSLOT"
 	if r := check.MigrationErrors(append(h, cross), 1); r.Status != check.Fail {
 		t.Fatalf("crossslot: %v", r)
-	}
-}
-
-func TestNewKeyspaceDrained(t *testing.T) {
-	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 9, NewLeases: 4}, {At: ms(10), OldLeases: 9, NewLeases: 1}, {At: ms(20), OldLeases: 9, NewLeases: 0}}
-	if r := check.NewKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
-		t.Fatalf("drain: %v", r)
-	}
-	if r := check.NewKeyspaceDrained(s, 0, ms(10)); r.Status != check.Fail {
-		t.Fatalf("not drained: %v", r)
-	}
-	if r := check.NewKeyspaceDrained(s[2:], 0, ms(20)); r.Status != check.Unknown {
-		t.Fatalf("nothing to drain: %v", r)
-	}
-}
-
-// The first sample at or after by is the witness of the state the gate
-// decided on; a later one is not.
-func TestOldKeyspaceDrainedWitness(t *testing.T) {
-	s := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 0}}
-	if r := check.OldKeyspaceDrained(s, 0, ms(20)); r.Status != check.Pass {
-		t.Fatalf("witness right after the decision shows 0: %v", r)
-	}
-	late := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(21), OldLeases: 3}, {At: ms(30), OldLeases: 0}}
-	if r := check.OldKeyspaceDrained(late, 0, ms(20)); r.Status != check.Fail {
-		t.Fatalf("drained only after the witness: %v", r)
-	}
-	// The witness call failed; the next tick, long after, is no witness.
-	tooLate := []history.KeyspaceSample{{At: ms(0), OldLeases: 9}, {At: ms(10), OldLeases: 5}, {At: ms(200), OldLeases: 0}}
-	if r := check.OldKeyspaceDrained(tooLate, 0, ms(20)); r.Status != check.Fail {
-		t.Fatalf("a sample 180 ms after the decision counted as its witness: %v", r)
 	}
 }
 

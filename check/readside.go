@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/history"
-	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/fencing/protocol"
 	"github.com/slotgate/slotgate/model"
 )
 
@@ -25,7 +25,7 @@ type ReadSideOptions struct {
 	// Phases must each see every read kind at least MinPerCell times and
 	// validate with a stale, a current and a future frame and the live
 	// lease's own.
-	Phases     []fencing.Phase
+	Phases     []protocol.Phase
 	MinPerCell int
 	// Stages must each see at least one judged read; MinMixed reads must
 	// have been made while pods of two phases ran.
@@ -97,7 +97,7 @@ func ReadSide(ops []history.ReadOp, issued []history.FencingOp, opts ReadSideOpt
 		if len(opts.Stages) > 0 {
 			byStage[stageOf(opts.Stages, op.Call)]++
 		}
-		rule := model.ReadRuleFor(fencing.Phase(op.Phase), fencing.ReadCorrect)
+		rule := model.ReadRuleFor(protocol.Phase(op.Phase), protocol.ReadCorrect)
 		k := op.Keyspace
 		last := max(k.OldCtr, k.NewCtr)
 		truth := model.Authority(k, last)
@@ -126,7 +126,7 @@ func ReadSide(ops []history.ReadOp, issued []history.FencingOp, opts ReadSideOpt
 			classes[op.Phase][op.Class]++
 			want := rule.Validate(k, op.Frame.Owner, op.Frame.Gen)
 			tv := model.AuthorityVerdict(k, last, op.Frame.Owner, op.Frame.Gen)
-			if tv == fencing.VerdictValid {
+			if tv == protocol.VerdictValid {
 				liveFrames[op.Phase]++
 			}
 			switch {
@@ -221,109 +221,4 @@ func stageOf(stages []Stage, t time.Duration) string {
 		name = s.Name
 	}
 	return name
-}
-
-// PodValidates judges the validate_fenced_header calls the relay pods make
-// on their own frames (traffic.Fleet: each lane validates one held session
-// per tick), from the history alone, by two sound real-time rules:
-//
-//   - a pod's frame is valid while its lease is CERTAINLY live — from the
-//     return of the acquire or successful renew that (re)started its TTL
-//     until that call's start plus ttl minus slack, and until its release
-//     began (as MigrationSingleAuthority) — whatever phase the pod runs and
-//     wherever the lease lives (the table: A/B validate the union pair);
-//   - a frame below a generation whose acquire was acknowledged before the
-//     validate began is stale.
-//
-// Calls inside neither are not judged; fewer than minJudged judged is Unknown.
-func PodValidates(ops []history.MigrationOp, ttl, slack time.Duration, minJudged int) Result {
-	const name = "pod-validates"
-	type leaseKey struct {
-		session, owner string
-		gen            int64
-	}
-	type window struct{ from, to time.Duration }
-	live := map[leaseKey][]window{}
-	released := map[leaseKey]time.Duration{}
-	acked := map[string][]history.MigrationOp{}
-	for _, op := range ops {
-		k := leaseKey{op.Session, op.Owner, op.Gen}
-		switch {
-		case op.Kind == history.OpRelease && (op.OK || op.Unknown):
-			if t, ok := released[k]; !ok || op.Call < t {
-				released[k] = op.Call
-			}
-		case op.Unknown || !op.OK:
-		case op.Kind == history.OpAcquire || op.Kind == history.OpRenew:
-			live[k] = append(live[k], window{op.Return, op.Call + ttl - slack})
-			if op.Kind == history.OpAcquire {
-				acked[op.Session] = append(acked[op.Session], op)
-			}
-		}
-	}
-	judged := map[string]int{}
-	var bad []string
-	n := 0
-	for _, op := range ops {
-		if op.Kind != history.OpValidate || op.Unknown {
-			continue
-		}
-		k := leaseKey{op.Session, op.Owner, op.Gen}
-		end, rel := released[k]
-		certain := false
-		for _, w := range live[k] {
-			to := w.to
-			if rel {
-				to = min(to, end)
-			}
-			if w.from <= op.Call && op.Return < to {
-				certain = true
-				break
-			}
-		}
-		var above int64
-		for _, a := range acked[op.Session] {
-			if a.Return < op.Call {
-				above = max(above, a.Gen)
-			}
-		}
-		want := 0
-		switch {
-		case certain:
-			want = int(fencing.VerdictValid)
-		case op.Gen < above:
-			want = int(fencing.VerdictStale)
-		default:
-			continue
-		}
-		n++
-		judged[op.Phase]++
-		if op.Verdict != want {
-			why := "its lease was certainly live"
-			if want == int(fencing.VerdictStale) {
-				why = fmt.Sprintf("generation %d was acknowledged before", above)
-			}
-			bad = append(bad, fmt.Sprintf("%v [pod %s, phase %s, lane %s]: want %s, %s", op.FencingOp, op.Pod, op.Phase, op.Lane, fencing.Verdict(want), why))
-		}
-	}
-	var per []string
-	for _, p := range fencing.Phases {
-		per = append(per, fmt.Sprintf("%s %d", p, judged[string(p)]))
-	}
-	if len(bad) > 0 {
-		return fail(name, strings.Join(first(bad, 3), "\n"), "%d of %d judged pod validates wrong (judged per phase: %s)", len(bad), n, strings.Join(per, ", "))
-	}
-	if n < minJudged {
-		return unknown(name, "only %d pod validates judged, need %d", n, minJudged)
-	}
-	return pass(name, "%d pod validates of their own frames judged (per phase: %s), every one as the real-time rules say", n, strings.Join(per, ", "))
-}
-
-// PodValidatesOn is PodValidates over the validates of one lane's pods,
-// its message naming the lane ("reliable lane: …"), so a result that
-// combines the lanes says which one a verdict is about.
-func PodValidatesOn(lane string, ops []history.MigrationOp, ttl, slack time.Duration, minJudged int) Result {
-	r := PodValidates(ops, ttl, slack, minJudged)
-	r.Message = lane + " lane: " + r.Message
-	return r
 }

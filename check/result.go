@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/slotgate/slotgate/history"
 )
@@ -37,9 +38,10 @@ type Result struct {
 	Counterexample string
 	// Observed lists facts the checker relied on, for the report.
 	Observed []string
-	// Call is how the result was reached when it came through Judge (or
-	// All over judged parts): the registered checker and its input, which
-	// the harness persists for `slotgate check --from`. Nil otherwise.
+	// Call is how the result was reached when it came through a defined
+	// checker's Judge (or All over judged parts): the checker's name and
+	// its input, which the harness persists for `slotgate check --from`.
+	// Nil otherwise.
 	Call *history.Call `json:"-"`
 	// judged is the digest of the result as its call produced it, so a
 	// result a suite edited afterwards is not passed off as the call's.
@@ -59,6 +61,39 @@ func (r Result) sealed() Result {
 // Replayable says whether r carries a call that reproduces it: it was
 // reached through Judge (or All over judged parts) and not edited since.
 func (r Result) Replayable() bool { return r.Call != nil && r.judged == r.digest() }
+
+// Span is a stretch of a scenario's timeline (offsets from its start).
+type Span struct {
+	Start, End time.Duration
+}
+
+// span is a closed time interval.
+type span struct{ from, to time.Duration }
+
+func (s span) overlaps(from, to time.Duration) bool { return from <= s.to && to >= s.from }
+
+// forever ends an interval that never closed (a window never reported
+// healed, a lease no release of which began).
+const forever = time.Duration(1<<63 - 1)
+
+// Passf, Failf and Unknownf build a checker's result: a row's own judge
+// package writes its checkers with them, as this package does.
+func Passf(name, format string, args ...any) Result { return pass(name, format, args...) }
+
+// Failf is a failed result with its counterexample (see Passf).
+func Failf(name, counterexample, format string, args ...any) Result {
+	return fail(name, counterexample, format, args...)
+}
+
+// Unknownf is a result whose premise did not hold (see Passf): never a
+// silent pass.
+func Unknownf(name, format string, args ...any) Result { return unknown(name, format, args...) }
+
+// Elide keeps the first n lines of s and says how many more there were.
+func Elide(s []string, n int) []string { return first(s, n) }
+
+// CountKinds renders error counts by kind, "2×network, 1×TRYAGAIN".
+func CountKinds(m map[string]int) string { return countKinds(m) }
 
 func pass(name, format string, args ...any) Result {
 	return Result{Checker: name, Status: Pass, Message: fmt.Sprintf(format, args...)}

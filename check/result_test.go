@@ -49,7 +49,7 @@ func TestBeforeUnconfirmed(t *testing.T) {
 	}
 	// A failure that stands is the judged result itself: it keeps its call
 	// for slotgate check --from.
-	judged := check.Judge(check.NoErrors, []history.OpOutcome{{Op: "set", Err: "boom", ErrKind: "other"}}, 1)
+	judged := check.NoErrorsCheck.Judge(check.NoErrorsInput{Outcomes: []history.OpOutcome{{Op: "set", Err: "boom", ErrKind: "other"}}, MinOps: 1})
 	if judged.Status != check.Fail || !judged.Replayable() {
 		t.Fatalf("setup: %+v", judged)
 	}

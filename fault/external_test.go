@@ -10,7 +10,7 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 )
 
-// Issue #8: no fault reaches a target slotgate did not start. Every fault's
+// No fault reaches a target slotgate did not start. Every fault's
 // Available refuses an attached topology with fixtures.ErrUncontrollable,
 // so Apply never injects and a row that needs one reports not run.
 func TestFaultsRefuseAttachedTarget(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // FailoverMode says how a shard loses its primary.
@@ -202,17 +203,5 @@ func shardNodes(t *fixtures.Topology, shard int) (primary, replica *fixtures.Nod
 
 // poll calls f every 20 ms until it succeeds, ctx ends, or limit passes.
 func poll(ctx context.Context, limit time.Duration, f func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	for {
-		err := f()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return wait.Within(ctx, limit, 20*time.Millisecond, func(context.Context) error { return f() })
 }

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
 )
 
 // Partition cuts a shard's primary off the cluster bus — the cluster-bus
-// partition of issue #8 (failure-drills additions; spec 000 §Conformance,
-// Failure drills). The primary leaves the cluster network
+// partition drill (spec 000 §Conformance, Failure drills). The primary
+// leaves the cluster network
 // (fixtures.Node.Disconnect: a container leaves the topology's cluster
 // network, a local process is cut at its peer gates): its bus and
 // replication links break both ways while its clients still reach it. The fault holds the partition
@@ -90,6 +91,9 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 	if err := WaitVoteQuarantine(ctx, t, f.Shard); err != nil {
 		return Window{}, err
 	}
+	if err := poll(ctx, partitionLimit, func() error { return readyToElect(ctx, t, primary, replica) }); err != nil {
+		return Window{}, fmt.Errorf("before cutting %s off: %w", primary.Name(), err)
+	}
 	p := Partitioned{Minority: primary, Majority: replica, Start: time.Now()}
 	w = Window{Fault: f.Name(), Target: primary.Name() + " off the bus, " + replica.Name() + " promoted", Start: p.Start}
 	if err := primary.Disconnect(ctx); err != nil {
@@ -154,6 +158,58 @@ func (f Partition) Inject(ctx context.Context, t *fixtures.Topology) (w Window, 
 	}
 	w.End = time.Now()
 	return w, nil
+}
+
+// readyToElect says why the majority could not (yet) elect replica once
+// primary is cut off: every running node must list primary as a primary and
+// replica as its replica, and agree on every primary's config epoch, and
+// the replica's link must be up. Topology.Reset hands a role back with
+// CLUSTER FAILOVER TAKEOVER, which bumps the taker's epoch without a vote;
+// a primary that has not yet heard of it still takes the old owner for the
+// shard's primary and refuses the replica's vote request (Valkey cluster
+// spec, "Replica election and promotion"), and a replica without a link to
+// its primary has no data age to stand with. Cut in that window, the fault
+// would wait for a promotion that never comes.
+func readyToElect(ctx context.Context, t *fixtures.Topology, primary, replica *fixtures.Node) error {
+	pid, err := primary.ID(ctx)
+	if err != nil {
+		return err
+	}
+	rid, err := replica.ID(ctx)
+	if err != nil {
+		return err
+	}
+	var epochs map[string]string
+	var first string
+	for _, n := range t.Nodes() {
+		if n.State() != fixtures.NodeRunning {
+			continue
+		}
+		v, err := n.ClusterView(ctx)
+		if err != nil {
+			return err
+		}
+		if m, known := v.Follows(pid); !known || m != "" {
+			return fmt.Errorf("%s does not yet list %s as a primary", n.Name(), primary.Name())
+		}
+		if m, known := v.Follows(rid); !known || m != pid {
+			return fmt.Errorf("%s does not yet list %s as a replica of %s", n.Name(), replica.Name(), primary.Name())
+		}
+		e := v.ConfigEpochs()
+		if epochs == nil {
+			epochs, first = e, n.Name()
+		} else if !maps.Equal(epochs, e) {
+			return fmt.Errorf("%s and %s disagree on the primaries' config epochs (%v, %v)", first, n.Name(), epochs, e)
+		}
+	}
+	repl, err := replica.Info(ctx, "replication")
+	if err != nil {
+		return err
+	}
+	if repl["master_link_status"] != "up" {
+		return fmt.Errorf("%s master_link_status:%s", replica.Name(), repl["master_link_status"])
+	}
+	return nil
 }
 
 // servesAsPrimary says why n is not (yet) a primary with cluster_state:ok.

@@ -19,6 +19,7 @@ import (
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // valkeyImage is the Valkey image the container tests run: the
@@ -155,9 +156,13 @@ func partitionDrill(t *testing.T, ctx context.Context, topo *fixtures.Topology, 
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		for !old.Disconnected() && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
+		// From the cut on (the proxy reports it; no callback offers it).
+		_ = wait.Until(ctx, time.Millisecond, func(context.Context) error {
+			if !old.Disconnected() {
+				return errors.New("not cut yet")
+			}
+			return nil
+		})
 		for seq := int64(1); ctx.Err() == nil; seq++ {
 			call := time.Now()
 			err := client.RPush(ctx, key, seq).Err()
@@ -169,7 +174,7 @@ func partitionDrill(t *testing.T, ctx context.Context, topo *fixtures.Topology, 
 			}
 			acked = append(acked, ackedWrite{seq: seq, call: call})
 			mu.Unlock()
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // a duration: paces the writer
 		}
 	}()
 	w, err := fault.Apply(ctx, topo, f)

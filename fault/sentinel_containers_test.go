@@ -10,6 +10,7 @@ import (
 	"github.com/slotgate/slotgate/fault"
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // TestSentinelFailoverContainers fails a replicated topology in containers
@@ -56,16 +57,11 @@ func TestSentinelFailoverContainers(t *testing.T) {
 		}
 		t.Logf("%s: %s in %v", f.Name(), w.Target, w.End.Sub(w.Start).Round(time.Millisecond))
 		key := "after-" + string(mode)
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		if err := wait.Within(ctx, 30*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
 			_, err := pool.Do(ctx, client.NewCmd("SET", []string{key}, "v"))
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: SET through the sentinel client: %v", mode, err)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return err
+		}); err != nil {
+			t.Fatalf("%s: SET through the sentinel client: %v", mode, err)
 		}
 		p, err := topo.CurrentPrimary(ctx)
 		if err != nil {

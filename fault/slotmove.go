@@ -25,8 +25,8 @@ type MoveSlot struct {
 	// Until, when set, keeps the slot MIGRATING past Hold until it reports
 	// true, for at most UntilMax more (10 s when zero): a hold that waits
 	// for the clients to have met the migration, not for a fixed time a
-	// loaded runner's readers can outlast (presence-mget, load 40: no read
-	// reached the slot within a 1.5 s hold).
+	// loaded runner's readers can outlast (presence-mget under heavy CPU
+	// contention: no read reached the slot within a 1.5 s hold).
 	Until    func() bool
 	UntilMax time.Duration
 }
@@ -149,9 +149,9 @@ func (f MoveSlot) Inject(ctx context.Context, t *fixtures.Topology) (Window, err
 // gossipLimit bounds each wait of a move on the cluster's gossip (the
 // owner's view, every node's config epochs, every node's view of the new
 // owner). They are polls that end as soon as the state is seen, so the
-// bound costs nothing on a quiet runner; 5 s for the epochs to agree ran
-// out at load 16+ on 2 cores (the cell scored inconclusive, "fault
-// slot/migrate not confirmed": a deadline that ignored load, issue 13).
+// bound costs nothing on a quiet runner; under heavy CPU contention a 5 s
+// bound for the epochs to agree ran out before gossip settled, and the cell
+// scored inconclusive ("fault slot/migrate not confirmed") for want of time.
 const gossipLimit = 30 * time.Second
 
 // converge waits until every running node names dst as the slot's owner —

@@ -5,16 +5,16 @@
 // run persists it so `slotgate check --from` can judge it again offline.
 //
 // Beside the generic Op, it holds the typed records each workload produces
-// (FencingOp, RoutingOp, RegistryHistory, MeshHistory, …, one file per
-// family): traffic records them, check judges them, and a Judgement stores
-// them as a checker's JSON input. They are plain data with at most a
-// String or a one-line predicate; the judging stays in check, so traffic
-// never imports check (issue 16).
+// (FencingOp, MigrationOp, SubscriptionHistory, …, one file per family): traffic
+// records them, check judges them, and a Judgement stores them as a
+// checker's JSON input. They are plain data with at most a String or a
+// one-line predicate; the judging stays in check, so traffic never imports
+// check.
 //
 // It imports nothing of the harness (check, traffic, fault, report,
-// suites), only the model and impl packages a record names (ReadOp's
-// frame, view and verdict), so every harness package may use it without
-// bending the one-way import rule.
+// suites, the model), only the protocol's plain vocabulary a record names
+// (impl/fencing/protocol: ReadOp's frame, view and verdict), so every
+// harness package may use it without bending the one-way import rule.
 package history
 
 import "time"

@@ -20,27 +20,3 @@ type AuditOffer struct {
 	// did not run.
 	DirectErr string
 }
-
-// AuditTable is one PostgreSQL table's rows, each rendered as the server's
-// row text (t::text), keyed by primary key; a key can repeat when the table
-// lost its unique key.
-type AuditTable map[string][]string
-
-// AuditError is one error a pipeline reported (its OnError hook), on the
-// scenario clock.
-type AuditError struct {
-	At                        time.Duration
-	Stage, Tenant, Op, Reason string
-	Err                       string
-}
-
-// AuditSample is one scrape of a tenant's gauges (seconds; entries).
-type AuditSample struct {
-	At          time.Duration
-	Tenant      string
-	WriterLag   float64
-	ArchiverLag float64
-	Depth       float64
-	// Backlog is appended − archived: stream entries not yet in PG.
-	Backlog float64
-}

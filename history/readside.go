@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/slotgate/slotgate/impl/fencing"
-	"github.com/slotgate/slotgate/model"
+	"github.com/slotgate/slotgate/impl/fencing/protocol"
 )
 
 // ReadKind is one read-side operation of the directory (spec 000 §Per-phase
@@ -61,14 +60,14 @@ type ReadOp struct {
 	Kind    ReadKind
 	// Frame is the header presented to validate_fenced_header, and Class
 	// its generation against the highest issued.
-	Frame model.Frame
+	Frame protocol.Frame
 	Class GenClass
 	// Got is lookup's answer (known_generation: Got.Known); Verdict is
 	// validate's.
-	Got     model.View
-	Verdict fencing.Verdict
+	Got     protocol.View
+	Verdict protocol.Verdict
 	// Keyspace is the session's keys during the call.
-	Keyspace model.StoredKeyspace
+	Keyspace protocol.StoredKeyspace
 	// Mix is the fleet's running phases at the call, e.g. "AB" (one letter:
 	// a uniform fleet).
 	Mix          string

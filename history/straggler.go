@@ -11,4 +11,7 @@ type Straggler struct {
 	Phase string
 	Left  time.Duration
 	Gone  time.Duration
+	// Listed: the rollout still listed it while it terminated (the gate's
+	// rule 2(b) could see it); Serving: it took new sessions meanwhile.
+	Listed, Serving bool
 }

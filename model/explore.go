@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/fencing/protocol"
 	"github.com/slotgate/slotgate/impl/gate"
 )
 
 // Invariant names, spelled as the spec's TLA+ model and
-// fencing.MigrationMutant.Trips spell them.
+// protocol.MigrationMutant.Trips spell them.
 const (
 	InvSingleAuthority = "Inv_SingleAuthority" // T1
 	InvMonotonic       = "Inv_Monotonic"       // T2
@@ -49,7 +49,7 @@ var Invariants = []Invariant{
 			if !s.SlotOK {
 				return false
 			}
-			return s.Gate.Mode == gate.Disabled || (s.allAt(m.cfg.Pods, fencing.C) && !s.Old.Live())
+			return s.Gate.Mode == gate.Disabled || (s.allAt(m.cfg.Pods, protocol.C) && !s.Old.Live())
 		},
 	},
 }

@@ -13,7 +13,7 @@
 //     RevertMode) over an Observation built from the model state, so the model
 //     checks the gate that the suites and the operator actually run.
 //   - The mutants are the same switch as the real code: a
-//     fencing.MigrationMutant picks the gate rule impl/gate drops (M4, M6–M9)
+//     protocol.MigrationMutant picks the gate rule impl/gate drops (M4, M6–M9)
 //     and, through MigrationMutant.ScriptPhase, the acquire script that
 //     fencing.ForPhaseMutant swaps (M1–M3, M5).
 //
@@ -21,7 +21,7 @@
 // impl/fencing/lua exactly (which keys the union check reads, which counters
 // the max+1 reads, which lease key and counter are written), and the
 // migration suite replays model traces against those scripts on a real node
-// to keep the mirror honest (suites/migration/trace_test.go).
+// to keep the mirror honest (rows/fencingmigration/trace_test.go).
 //
 // # State counts against TLC
 //
@@ -59,7 +59,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/fencing/protocol"
 	"github.com/slotgate/slotgate/impl/gate"
 )
 
@@ -83,12 +83,12 @@ type Config struct {
 	// MaxGen is the finiteness bound: an acquire that would issue a
 	// generation above it is disabled. Zero means DefaultMaxGen.
 	MaxGen int
-	// Mutant is one of the spec's M1–M9 (fencing.MigrationMutants) or
-	// fencing.MutantNone for the correct protocol.
-	Mutant fencing.MigrationMutant
-	// Read is a read-side mutant (fencing.ReadMutants) or fencing.ReadCorrect:
+	// Mutant is one of the spec's M1–M9 (protocol.MigrationMutants) or
+	// protocol.MutantNone for the correct protocol.
+	Mutant protocol.MigrationMutant
+	// Read is a read-side mutant (protocol.ReadMutants) or protocol.ReadCorrect:
 	// it changes only the read rules InvReadSide judges, never a transition.
-	Read fencing.ReadMutant
+	Read protocol.ReadMutant
 }
 
 // Model is the migration's transition system under one Config.
@@ -111,14 +111,14 @@ func New(cfg Config) (*Model, error) {
 	if cfg.MaxGen < 1 {
 		return nil, fmt.Errorf("%w: max generation %d (want >= 1)", ErrConfig, cfg.MaxGen)
 	}
-	known := cfg.Mutant == fencing.MutantNone
-	for _, m := range fencing.MigrationMutants {
+	known := cfg.Mutant == protocol.MutantNone
+	for _, m := range protocol.MigrationMutants {
 		known = known || m == cfg.Mutant
 	}
 	if !known {
 		return nil, fmt.Errorf("%w: unknown mutant %q (want M1..M9)", ErrConfig, cfg.Mutant)
 	}
-	if cfg.Read != fencing.ReadCorrect && len(cfg.Read.Phases()) == 0 {
+	if cfg.Read != protocol.ReadCorrect && len(cfg.Read.Phases()) == 0 {
 		return nil, fmt.Errorf("%w: unknown read mutant %q", ErrConfig, cfg.Read)
 	}
 	m := &Model{cfg: cfg}
@@ -166,7 +166,7 @@ func PodName(i int) string { return "p" + strconv.Itoa(i) }
 type State struct {
 	// Pods is each pod's running script phase (only the first Config.Pods
 	// entries are used).
-	Pods [MaxPods]fencing.Phase
+	Pods [MaxPods]protocol.Phase
 	// Gate is the deployment's target, mode and backfilled/reverse-merged
 	// facts, exactly as impl/gate keeps them.
 	Gate gate.State
@@ -205,7 +205,7 @@ func (k Keyspace) String() string {
 func (m *Model) Init() State {
 	s := State{Gate: gate.New(gate.Options{Mutant: m.cfg.Mutant}).State(), MonoOK: true, SlotOK: true}
 	for i := 0; i < m.cfg.Pods; i++ {
-		s.Pods[i] = fencing.O
+		s.Pods[i] = protocol.O
 	}
 	return s
 }
@@ -297,38 +297,38 @@ type acquireRule struct {
 }
 
 // ruleFor mirrors impl/fencing/lua/{o,a,b,c}/acquire.lua and, for the
-// phase fencing.MigrationMutant.ScriptPhase names, the mutant script under
+// phase protocol.MigrationMutant.ScriptPhase names, the mutant script under
 // lua/mutants/migration.
-func ruleFor(p fencing.Phase, mut fencing.MigrationMutant) acquireRule {
+func ruleFor(p protocol.Phase, mut protocol.MigrationMutant) acquireRule {
 	var r acquireRule
 	switch p {
-	case fencing.O: // old key; INCR old ctr
+	case protocol.O: // old key; INCR old ctr
 		r = acquireRule{checkOld: true, readOld: true}
-	case fencing.A: // union check; max(old,new)+1 → old ctr; write old key
+	case protocol.A: // union check; max(old,new)+1 → old ctr; write old key
 		r = acquireRule{checkOld: true, checkNew: true, readOld: true, readNew: true}
-	case fencing.B: // union check; max(old,new)+1 → new ctr; write new key
+	case protocol.B: // union check; max(old,new)+1 → new ctr; write new key
 		r = acquireRule{checkOld: true, checkNew: true, readOld: true, readNew: true, writeNew: true}
-	case fencing.C: // new key; INCR new ctr
+	case protocol.C: // new key; INCR new ctr
 		r = acquireRule{checkNew: true, readNew: true, writeNew: true}
 	}
 	if mut.ScriptPhase() != p {
 		return r
 	}
 	switch mut {
-	case fencing.M1: // m1_acquire_b.lua: checks the new lease only
+	case protocol.M1: // m1_acquire_b.lua: checks the new lease only
 		r.checkOld = false
-	case fencing.M2: // m2_acquire_a.lua: checks the old lease only
+	case protocol.M2: // m2_acquire_a.lua: checks the old lease only
 		r.checkNew = false
-	case fencing.M3: // m3_acquire_b.lua: INCR new ctr
+	case protocol.M3: // m3_acquire_b.lua: INCR new ctr
 		r.readOld = false
-	case fencing.M5: // m5_acquire_a.lua: INCR old ctr
+	case protocol.M5: // m5_acquire_a.lua: INCR old ctr
 		r.readNew = false
 	}
 	return r
 }
 
 func (s State) observation(pods int) gate.Observation {
-	obs := gate.Observation{Pods: make(map[string]fencing.Phase, pods)}
+	obs := gate.Observation{Pods: make(map[string]protocol.Phase, pods)}
 	for i := 0; i < pods; i++ {
 		obs.Pods[PodName(i+1)] = s.Pods[i]
 	}
@@ -342,7 +342,7 @@ func (s State) observation(pods int) gate.Observation {
 }
 
 // allAt says every pod runs p.
-func (s State) allAt(pods int, p fencing.Phase) bool {
+func (s State) allAt(pods int, p protocol.Phase) bool {
 	for i := 0; i < pods; i++ {
 		if s.Pods[i] != p {
 			return false
@@ -399,14 +399,14 @@ func (m *Model) Apply(s State, a Action) (next State, eff Effect, ok bool) {
 		// T3: the door opens only where old-keyspace authority is drained
 		// (backfilled, the new counter dominating, no old lease) and the
 		// whole fleet runs C.
-		if !(s.Gate.Backfilled && s.NewCtr >= s.OldCtr && !s.Old.Live() && s.allAt(m.cfg.Pods, fencing.C)) {
+		if !(s.Gate.Backfilled && s.NewCtr >= s.OldCtr && !s.Old.Live() && s.allAt(m.cfg.Pods, protocol.C)) {
 			next.SlotOK = false
 		}
 	case Enable:
 		if g.Enable(obs) != nil {
 			return s, eff, false
 		}
-		if !s.allAt(m.cfg.Pods, fencing.C) {
+		if !s.allAt(m.cfg.Pods, protocol.C) {
 			next.SlotOK = false
 		}
 	case RevertMode:
@@ -428,7 +428,7 @@ func (m *Model) Apply(s State, a Action) (next State, eff Effect, ok bool) {
 	case MigrateB:
 		// lua/b/renew.lua: own lease on the old key and the new key free →
 		// DEL old, SET new, same generation.
-		if s.Pods[pod] != fencing.B || s.Old.Owner != a.Pod || s.New.Live() {
+		if s.Pods[pod] != protocol.B || s.Old.Owner != a.Pod || s.New.Live() {
 			return s, eff, false
 		}
 		next.New, next.Old = s.Old, Lease{}
@@ -450,7 +450,7 @@ func (m *Model) acquire(s State, owner int) (State, Effect, bool) {
 	p := s.Pods[owner-1]
 	r := ruleFor(p, m.cfg.Mutant)
 	if r.checkOld && s.Old.Live() { // the scripts return the first held key they read
-		if p == fencing.B && r.checkNew && s.New.Live() {
+		if p == protocol.B && r.checkNew && s.New.Live() {
 			return s, Effect{Held: true, Gen: s.New.Gen}, true
 		}
 		return s, Effect{Held: true, Gen: s.Old.Gen}, true

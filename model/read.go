@@ -2,9 +2,8 @@ package model
 
 import (
 	"fmt"
-	"strconv"
 
-	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/fencing/protocol"
 )
 
 // The read side (spec 000 §Per-phase operation table, rows lookup,
@@ -22,33 +21,14 @@ import (
 // InvReadSide names the read-side invariant.
 const InvReadSide = "Inv_ReadSide"
 
-// Stored is one lease key as a node stores it ("gen:owner"): Gen 0 means no
-// live lease. Owners are strings so the live fleet's pod names fit.
-type Stored struct {
-	Owner string
-	Gen   int64
-}
-
-// Live says the lease is held.
-func (l Stored) Live() bool { return l.Gen != 0 }
-
-func (l Stored) String() string {
-	if !l.Live() {
-		return "-"
-	}
-	return strconv.FormatInt(l.Gen, 10) + ":" + l.Owner
-}
-
-// StoredKeyspace is one session's four fencing keys as stored: both lease
-// keys and both counters (0 = absent).
-type StoredKeyspace struct {
-	Old, New       Stored
-	OldCtr, NewCtr int64
-}
-
-func (k StoredKeyspace) String() string {
-	return fmt.Sprintf("old=%s new=%s oldCtr=%d newCtr=%d", k.Old, k.New, k.OldCtr, k.NewCtr)
-}
+// The read side's plain values live in impl/fencing/protocol, which the
+// harness's history records without importing the model.
+type (
+	Stored         = protocol.Stored
+	StoredKeyspace = protocol.StoredKeyspace
+	View           = protocol.View
+	Frame          = protocol.Frame
+)
 
 // Stored is the model keyspace as the node stores it (pod i as PodName(i)).
 func (k Keyspace) Stored() StoredKeyspace {
@@ -80,44 +60,36 @@ type ReadRule struct {
 	StaleSlack int64
 }
 
-// ReadRuleFor is phase p's read rule under read mutant m (fencing.ReadCorrect
+// ReadRuleFor is phase p's read rule under read mutant m (protocol.ReadCorrect
 // for the table). It mirrors the Lua exactly; the migration suite's trace
 // conformance replays it against the real scripts.
-func ReadRuleFor(p fencing.Phase, m fencing.ReadMutant) ReadRule {
+func ReadRuleFor(p protocol.Phase, m protocol.ReadMutant) ReadRule {
 	var r ReadRule
 	switch p {
-	case fencing.O: // old key, old ctr, old pair
+	case protocol.O: // old key, old ctr, old pair
 		r = ReadRule{LookupOld: true, KnownOld: true, ValidateOld: true}
-	case fencing.A, fencing.B: // union (new wins), max(old, new), union pair
+	case protocol.A, protocol.B: // union (new wins), max(old, new), union pair
 		r = ReadRule{LookupOld: true, LookupNew: true, KnownOld: true, KnownNew: true, ValidateOld: true, ValidateNew: true}
-	case fencing.C: // new key, new ctr, new pair
+	case protocol.C: // new key, new ctr, new pair
 		r = ReadRule{LookupNew: true, KnownNew: true, ValidateNew: true}
 	}
 	if !m.Applies(p) {
 		return r
 	}
 	switch m {
-	case fencing.ReadLookupOneKeyspace:
+	case protocol.ReadLookupOneKeyspace:
 		r.LookupOld = false
-	case fencing.ReadKnownMin:
+	case protocol.ReadKnownMin:
 		r.KnownMin = true
-	case fencing.ReadValidateOnePair:
+	case protocol.ReadValidateOnePair:
 		r.ValidateOld = false
-	case fencing.ReadValidateOffByOne:
+	case protocol.ReadValidateOffByOne:
 		r.StaleSlack = 1
-	case fencing.ReadKnownFromLease:
+	case protocol.ReadKnownFromLease:
 		r.KnownFromLease = true
 	}
 	return r
 }
-
-// View is what lookup and known_generation answer.
-type View struct {
-	Holder Stored
-	Known  int64
-}
-
-func (v View) String() string { return fmt.Sprintf("holder=%s known=%d", v.Holder, v.Known) }
 
 func (r ReadRule) counters(k StoredKeyspace, fold func(a, b int64) int64) int64 {
 	switch {
@@ -155,15 +127,15 @@ func (r ReadRule) Lookup(k StoredKeyspace) View {
 }
 
 // Validate is validate_fenced_header of frame (owner, gen) under the rule.
-func (r ReadRule) Validate(k StoredKeyspace, owner string, gen int64) fencing.Verdict {
+func (r ReadRule) Validate(k StoredKeyspace, owner string, gen int64) protocol.Verdict {
 	frame := Stored{Owner: owner, Gen: gen}
 	if gen != 0 && ((r.ValidateNew && k.New == frame) || (r.ValidateOld && k.Old == frame)) {
-		return fencing.VerdictValid
+		return protocol.VerdictValid
 	}
 	if gen+r.StaleSlack < r.counters(k, maxOf) {
-		return fencing.VerdictStale
+		return protocol.VerdictStale
 	}
-	return fencing.VerdictNotLive
+	return protocol.VerdictNotLive
 }
 
 // Authority is the truth a read must tell in a keyspace with at most one
@@ -185,20 +157,14 @@ func Authority(k StoredKeyspace, lastIssued int64) View {
 // not-live otherwise (§Per-phase operation table: "a frame that passes
 // validation under A/B would pass under whichever single keyspace currently
 // holds authority").
-func AuthorityVerdict(k StoredKeyspace, lastIssued int64, owner string, gen int64) fencing.Verdict {
+func AuthorityVerdict(k StoredKeyspace, lastIssued int64, owner string, gen int64) protocol.Verdict {
 	if a := Authority(k, lastIssued); a.Holder.Live() && a.Holder == (Stored{Owner: owner, Gen: gen}) {
-		return fencing.VerdictValid
+		return protocol.VerdictValid
 	}
 	if gen < lastIssued {
-		return fencing.VerdictStale
+		return protocol.VerdictStale
 	}
-	return fencing.VerdictNotLive
-}
-
-// Frame is a fenced header a probe presents.
-type Frame struct {
-	Owner string
-	Gen   int64
+	return protocol.VerdictNotLive
 }
 
 // Frames are the headers the read checks present in a state: every live
@@ -209,14 +175,14 @@ func (m *Model) Frames(s State) []Frame {
 	var out []Frame
 	for _, l := range []Stored{k.Old, k.New} {
 		if l.Live() {
-			out = append(out, Frame{l.Owner, l.Gen})
+			out = append(out, Frame{Owner: l.Owner, Gen: l.Gen})
 		}
 	}
 	last := int64(s.LastIssued)
 	for i := 1; i <= m.cfg.Pods; i++ {
 		for _, g := range []int64{1, last - 1, last, last + 1} {
 			if g >= 1 {
-				out = append(out, Frame{PodName(i), g})
+				out = append(out, Frame{Owner: PodName(i), Gen: g})
 			}
 		}
 	}

@@ -5,8 +5,8 @@ package mutate
 // exactly that mutated text). Each reason says why no row can or need
 // kill it. Filled by triage of `make mutate` survivors (README).
 var Equivalents = map[string]string{
-	// Marconi's audit append script (--kind marconi-lua), triaged from the
-	// 2026-12-02 run (docs/MUTATION.md).
+	// Marconi's audit append script (--kind marconi-lua), triaged from a
+	// `--kind marconi-lua` run (docs/MUTATION.md).
 	"impl/marconi/audit/lua/append.lua:48:relational:0e3d9d": "idLess's `am < bm` → `am <= bm` sits under `if am ~= bm`: with am ≠ bm the two comparisons agree, so no input tells them apart",
 	"impl/marconi/audit/lua/append.lua:61:swap-keys:43d118":  "`EXISTS KEYS[1]` (the stream) → `EXISTS KEYS[2]` (the writer offset): only this script writes either key, the first append creates both (XADD, then SET) in one atomic call, and neither is ever deleted (an XADD trim leaves the key), so the two EXISTS agree on every reachable state",
 	"impl/marconi/audit/lua/append.lua:74:relational:872ae4": "`pending > 0` → `pending >= 0` only adds the XPENDING call when nothing is pending, whose summary reply then has a nil lowest id (false in Lua), so `if p[2] and …` leaves minid alone: the same trim, one read more",

@@ -22,7 +22,7 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// Why Go mutants run only the specs whose coverage reaches them (issue 14):
+// Why Go mutants run only the specs whose coverage reaches them:
 // running every spec of a mutant's rows cost ~3 minutes a mutant on 2
 // cores, most of it specs that never execute the mutated function. Cover
 // runs each spec of the covering rows once, alone, from suite binaries
@@ -58,7 +58,7 @@ var ErrSchemata = errors.New("the schemata build with no mutant active does not 
 // goUnit is one spec (or Ordered group) of a suite and what its baseline
 // run covered.
 type goUnit struct {
-	pkg   string         // ./suites/registry
+	pkg   string         // ./rows/registry
 	rows  []report.RowID // the requested rows the spec is labelled with
 	name  string         // its full text (the group's container text)
 	focus string         // an anchored --ginkgo.focus for exactly it

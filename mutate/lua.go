@@ -47,21 +47,21 @@ func LuaRows(phase string, full bool) []report.RowID {
 func LuaStages(row report.RowID) []Stage {
 	switch row {
 	case report.RowFencingScripts:
-		return []Stage{{Pkg: "./suites/fencing", Rows: []report.RowID{row}}}
+		return []Stage{{Pkg: "./rows/fencingscripts", Rows: []report.RowID{row}}}
 	case report.RowFencingMigration:
 		// Trace conformance replays the real scripts step by step against
 		// the explicit-state model: the sharpest judge of a script edit,
 		// so it runs alone first.
 		return []Stage{
-			{Pkg: "./suites/migration", Rows: []report.RowID{row}, Focus: "trace-conformance"},
-			{Pkg: "./suites/migration", Rows: []report.RowID{row}, Skip: "trace-conformance"},
+			{Pkg: "./rows/fencingmigration", Rows: []report.RowID{row}, Focus: "trace-conformance"},
+			{Pkg: "./rows/fencingmigration", Rows: []report.RowID{row}, Skip: "trace-conformance"},
 		}
 	case report.RowProtocol:
-		return []Stage{{Pkg: "./suites/protocol", Rows: []report.RowID{row}}}
+		return []Stage{{Pkg: "./rows/protocol", Rows: []report.RowID{row}}}
 	case report.RowLocality:
 		// The static check runs in-process on every Lua mutant (Static);
 		// the suite adds the runtime twin.
-		return []Stage{{Pkg: "./suites/locality", Rows: []report.RowID{row}, Focus: "locality/runtime"}}
+		return []Stage{{Pkg: "./rows/locality", Rows: []report.RowID{row}, Focus: "locality/runtime"}}
 	}
 	return nil
 }

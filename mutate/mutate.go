@@ -1,5 +1,5 @@
-// Package mutate measures the harness's own detection power (issue 14,
-// after spec 000 §Mechanized verification: "each mutant killed by the
+// Package mutate measures the harness's own detection power (after spec
+// 000 §Mechanized verification: "each mutant killed by the
 // predicted invariant"): mutants of the implementation under test — Lua
 // mutants of the fencing script set (mutate/luamut) and Go mutants of impl/
 // (mutate/gomut) — are run through the rows that cover them on real

@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// Why runs go through a pool of suite processes (issue 14, "~30 min on 2
-// cores"): a spec run mostly waits on its servers (topology start-up,
+// Why runs go through a pool of suite processes (a smoke-mutate run must
+// fit ~30 min on 2 cores): a spec run mostly waits on its servers (topology start-up,
 // failover timeouts, paced traffic), so on 2 cores a second suite process
 // nearly doubles the throughput of the coverage map and of the mutants,
 // measured in docs/MUTATION.md. Each run is as isolated as before — its

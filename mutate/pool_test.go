@@ -37,7 +37,7 @@ func TestPool(t *testing.T) {
 				peak = n
 			}
 			mu.Unlock()
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // a duration: a job long enough for the pool's concurrency to show
 			atomic.AddInt32(&running, -1)
 		})
 		if len(seen) != 5 {

@@ -29,7 +29,7 @@ import (
 // optional Ginkgo focus. A row may run in two stages, its strongest
 // scenario first, so a mutant that scenario kills costs only that.
 type Stage struct {
-	Pkg   string // ./suites/migration
+	Pkg   string // ./rows/fencingmigration
 	Rows  []report.RowID
 	Focus string // --ginkgo.focus regexp ("" = every spec of the rows)
 	Skip  string // --ginkgo.skip regexp

@@ -1,6 +1,7 @@
 package recheck
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,12 +18,12 @@ import (
 func storeRun(t *testing.T, dir string, outcomes []history.OpOutcome, extra report.Check) {
 	t.Helper()
 	ev := report.Evidence{Seed: 7, Observed: []string{"suite's own line"}}
-	result := check.Judge(check.NoErrors, outcomes, 1)
-	ctl := Control(report.ControlVariant, "pinned", "ignores MOVED", check.Judge(check.NoErrors, []history.OpOutcome{{Op: "set", ErrKind: "MOVED", Err: "MOVED 1 x"}}, 1))
+	result := check.NoErrorsCheck.Judge(check.NoErrorsInput{Outcomes: outcomes, MinOps: 1})
+	ctl := Control(report.ControlVariant, "pinned", "ignores MOVED", check.NoErrorsCheck.Judge(check.NoErrorsInput{Outcomes: []history.OpOutcome{{Op: "set", ErrKind: "MOVED", Err: "MOVED 1 x"}}, MinOps: 1}))
 	ctl = NotExercised(ctl, "premise unmet")
 	ctl.Observed += " (kinds map[MOVED:1])"
-	self := Control(report.ControlSelfTest, "planted", "a planted error", check.Judge(check.NoErrors, []history.OpOutcome{{Op: "get", ErrKind: "network", Err: "EOF"}}, 1))
-	variant := Control(report.ControlVariant, "refused", "CROSSSLOT", check.Judge(check.NoErrors, []history.OpOutcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, 1))
+	self := Control(report.ControlSelfTest, "planted", "a planted error", check.NoErrorsCheck.Judge(check.NoErrorsInput{Outcomes: []history.OpOutcome{{Op: "get", ErrKind: "network", Err: "EOF"}}, MinOps: 1}))
+	variant := Control(report.ControlVariant, "refused", "CROSSSLOT", check.NoErrorsCheck.Judge(check.NoErrorsInput{Outcomes: []history.OpOutcome{{Op: "mget", ErrKind: "CROSSSLOT"}}, MinOps: 1}))
 	c := Check(report.RowRouting, report.ColumnErrors, "routing/redirects/go-redis", result, ev, ctl, self, variant)
 	c.Evidence.Observed = append(c.Evidence.Observed, "a line after the result's")
 	rec := history.NewRecorder(c.Scenario, 7, nil)
@@ -57,7 +58,7 @@ func TestFromDirReproducesAndFlips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Judgements[0].Call.Input[0] = []byte(`[{"Op":"set","ErrKind":"CLUSTERDOWN","Err":"CLUSTERDOWN"}]`)
+	h.Judgements[0].Call.Input[0] = []byte(`{"Outcomes":[{"Op":"set","ErrKind":"CLUSTERDOWN","Err":"CLUSTERDOWN"}],"MinOps":1}`)
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +76,46 @@ func TestFromDirReproducesAndFlips(t *testing.T) {
 		if c.Row == report.RowRouting && c.Column == report.ColumnErrors && c.Status != report.StatusFail {
 			t.Fatalf("rebuilt cell is %s", c.Status)
 		}
+	}
+}
+
+// An out dir written while the shared checkers were judged reflectively
+// stored each call under the Go function name, one input per argument: it
+// reproduces through the typed checker's alias.
+func TestFromDirReplaysReflectiveCalls(t *testing.T) {
+	dir := t.TempDir()
+	storeRun(t, dir, []history.OpOutcome{{Op: "set"}, {Op: "get"}}, report.Check{Row: report.RowRouting, Column: report.ColumnSilentlyWrong, Scenario: "routing/hand-built", Status: report.StatusPass})
+	p := filepath.Join(dir, HistoriesDir, history.FileName("routing/redirects/go-redis"))
+	h, err := history.Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reflective := func(c *history.Call) {
+		var in check.NoErrorsInput
+		if err := json.Unmarshal(c.Input[0], &in); err != nil {
+			t.Fatal(err)
+		}
+		outcomes, _ := json.Marshal(in.Outcomes)
+		minOps, _ := json.Marshal(in.MinOps)
+		*c = history.Call{Checker: "NoErrors", Input: []json.RawMessage{outcomes, minOps}}
+	}
+	j := &h.Judgements[0]
+	reflective(j.Call)
+	for i := range j.Controls {
+		reflective(j.Controls[i].Call)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.Write(filepath.Join(dir, HistoriesDir), h); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := FromDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Identical() || len(o.Reproduced) != 1 || o.CellsSame != 1 {
+		t.Fatalf("replay of reflective calls: %+v", o)
 	}
 }
 

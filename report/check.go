@@ -59,9 +59,9 @@ type Check struct {
 	Evidence Evidence  `json:"evidence"`
 	Controls []Control `json:"controls,omitempty"`
 
-	// Call is the registered checker call that reached Status and Message
-	// (check.Judge), nil when the check was not judged through one; with
-	// ObservedAt (where the result's Observed lines start in
+	// Call is the checker call that reached Status and Message (a
+	// check.Define'd checker's Judge), nil when the check was not judged
+	// through one; with ObservedAt (where the result's Observed lines start in
 	// Evidence.Observed), ObservedLen (how many) and CexFromResult (the
 	// suite left the counterexample to the result) it is persisted in the
 	// scenario's history, not in results.json, for `slotgate check --from`.
@@ -102,7 +102,7 @@ type Control struct {
 	ObservedBase string `json:"-"`
 }
 
-// ControlKind classifies a negative control (issue 12 §2). The empty kind
+// ControlKind classifies a negative control. The empty kind
 // is an unclassified control: it never proves a check non-blind.
 type ControlKind string
 
@@ -183,7 +183,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // against real servers) was caught, and when any exercised control — variant
 // or self-test — went uncaught: a checker that cannot fail is a defect.
 // Self-tests are evidence that the checker works, never proof that the row
-// catches a real bug (issue 12 §2); controls that were not exercised do not
+// catches a real bug; controls that were not exercised do not
 // count.
 func (c Check) Verdict() Status {
 	switch c.Status {

@@ -2,7 +2,7 @@ package report
 
 import "strings"
 
-// The external provider (issue 8): endpoints slotgate did not start — a
+// The external provider: endpoints slotgate did not start — a
 // staging cluster, the compose/ topology — given by flags or the
 // environment (fixtures.External, SLOTGATE_ENDPOINT …). Nothing there can be
 // killed, paused, failed over, re-sharded or put behind a proxy, so a row

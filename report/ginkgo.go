@@ -34,7 +34,9 @@ func LoadGinkgoJSON(path string) ([]GinkgoReport, error) {
 // A crashed check never counts as pass: a spec that failed, panicked, timed
 // out or aborted without recording a Check whose Verdict explains the
 // failure (fail or blind) becomes a synthetic failing Check in the cells its
-// labels name (a row label without a column label names both columns). A
+// labels name (a row label without a column label names both columns); a
+// spec past its timeout, or whose harness reset failed, becomes an
+// inconclusive one instead. A
 // spec that recorded a blind check and then failed its own verdict
 // assertion stays blind. An interrupted spec (a signal, the suite timeout)
 // is no verdict on the implementation: it is listed in Meta.Interrupted,
@@ -280,10 +282,18 @@ func crashed(sr GinkgoSpec, rows []RowID, cols []Column, recorded []Check, seed 
 	if harnessSetup[f.FailureNodeType] && strings.HasSuffix(f.Location.FileName, "_suite_test.go") && len(recorded) == 0 {
 		// The suites' BeforeEach is the harness resetting its topology:
 		// the scenario never ran, so the cell names the harness, not the
-		// implementation — and still fails the gate (issue 13: a run that
+		// implementation — and still fails the gate (a run that
 		// could not set up says nothing about the product).
 		status = StatusInconclusive
 		msg = fmt.Sprintf("inconclusive: the harness's %s failed before the scenario ran (not a verdict on the implementation): %s (%s)", f.FailureNodeType, oneLine(f.Message, 160), f.Location)
+	}
+	if sr.State == ginkgoTimedout {
+		// Past its spec timeout (suites/harness: Scenario.Timeout): the
+		// scenario, its setup or its cleanup hung, and Ginkgo abandoned
+		// it. Whatever it recorded judged a cut run; the cell fails the
+		// gate without blaming the implementation, as a failed reset does.
+		status = StatusInconclusive
+		msg = fmt.Sprintf("inconclusive: the spec ran past its timeout %s (a hang is no verdict on the implementation; replay with the seed): %s (%s)", when, oneLine(f.Message, 160), f.Location)
 	}
 	if len(targets) == 0 {
 		name := sr.FullText()

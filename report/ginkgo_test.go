@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,12 @@ func ginkgoReports() []types.Report {
 	resetFailed.Failure.FailureNodeType = types.NodeTypeBeforeEach
 	resetFailed.Failure.Location = types.CodeLocation{FileName: "suites/x/x_suite_test.go", LineNumber: 36}
 
+	// Past its spec timeout after recording a pass (a cleanup that hung):
+	// no verdict on the implementation either way.
+	hung := spec("heartbeats", types.SpecStateTimedout, []string{"registry", "errors"},
+		entry(report.Check{Row: report.RowRegistry, Column: report.ColumnErrors, Scenario: "registry/ops", Status: report.StatusPass, Controls: []report.Control{ok}}))
+	hung.Failure = failure("A spec timeout occurred")
+
 	beforeSuite := types.SpecReport{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, Failure: failure("valkey-server not found")}
 
 	return []types.Report{{
@@ -103,6 +110,7 @@ func ginkgoReports() []types.Report {
 			late,
 			asserted,
 			resetFailed,
+			hung,
 			beforeSuite,
 		},
 	}}
@@ -133,7 +141,7 @@ func TestFromGinkgo(t *testing.T) {
 				{"fencing-scripts", "silently-wrong"}: report.StatusPass,
 				{"routing", "errors"}:                 report.StatusPartial, // a skipped scenario
 				{"registry", "silently-wrong"}:        report.StatusFail,
-				{"registry", "errors"}:                report.StatusNotRun,
+				{"registry", "errors"}:                report.StatusInconclusive,
 				{"telemetry", "errors"}:               report.StatusNotRun,
 				{"telemetry", "silently-wrong"}:       report.StatusNotRun,
 				{"subscriptions", "errors"}:           report.StatusFail,
@@ -154,6 +162,11 @@ func TestFromGinkgo(t *testing.T) {
 			}
 			if rc := s.Cell(report.RowPresenceMGet, report.ColumnErrors).Checks[0]; !strings.Contains(rc.Message, "inconclusive: the harness's BeforeEach failed before the scenario ran") {
 				t.Errorf("reset failure message = %q", rc.Message)
+			}
+			if hc := s.Cell(report.RowRegistry, report.ColumnErrors).Checks; len(hc) != 2 || !slices.ContainsFunc(hc, func(c report.Check) bool {
+				return c.Status == report.StatusInconclusive && strings.Contains(c.Message, "inconclusive: the spec ran past its timeout")
+			}) {
+				t.Errorf("timed-out spec = %+v", hc)
 			}
 			if crash.Scenario != "registry completeness" || crash.Evidence.Seed != 7 {
 				t.Errorf("synthetic check = %+v", crash)

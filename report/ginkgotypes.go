@@ -9,7 +9,7 @@ import (
 // The part of a Ginkgo JSON report (`ginkgo --json-report`, Ginkgo's
 // types.Report) that slotgate scores, decoded into slotgate's own types:
 // the CLI reads these files after the suites ran, and neither it nor report
-// links Ginkgo or Gomega (issue 16: only suites/ assert). Field names are
+// links Ginkgo or Gomega (only suites/ assert). Field names are
 // Ginkgo's JSON keys; enum values (states, node types) are the strings
 // Ginkgo writes.
 
@@ -69,6 +69,7 @@ const (
 	ginkgoPending     = "pending"
 	ginkgoSkipped     = "skipped"
 	ginkgoInterrupted = "interrupted"
+	ginkgoTimedout    = "timedout"
 	ginkgoIt          = "It"
 )
 

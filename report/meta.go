@@ -38,7 +38,7 @@ type Meta struct {
 	Host string `json:"host,omitempty"`
 	// NotRun says why a row was not run at all — on an external target,
 	// the topology control it needs or an endpoint that was not given
-	// (issue #8). Each of its cells reads "not run: <reason>". A requested
+	// Each of its cells reads "not run: <reason>". A requested
 	// row stays gated (silence is not a pass); one the run chose not to
 	// request is shown with its reason, not gated.
 	NotRun map[RowID]string `json:"not_run,omitempty"`
@@ -57,12 +57,11 @@ type Meta struct {
 	// so. The gate still fails — an unfinished run cleared nothing.
 	Interrupted *Interruption `json:"interrupted,omitempty"`
 	// Timing is where the run's time went, from the suites' own reports
-	// (issue 13: the gate must fit a CI budget; speed is measured, never
-	// asserted).
+	// (the gate must fit a CI budget; speed is measured, never asserted).
 	Timing *Timing `json:"timing,omitempty"`
 	// Schedule is how the suites shared the machine: how many ran at a
-	// time, and when each ran for how long (issue 13: the gate must fit a
-	// CI budget). Set by `slotgate run`.
+	// time, and when each ran for how long (the gate must fit a CI budget).
+	// Set by `slotgate run`.
 	Schedule *Schedule `json:"schedule,omitempty"`
 }
 

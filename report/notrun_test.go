@@ -8,7 +8,7 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// An external run (issue #8): protocol ran and passed; fencing-scripts was
+// An external run: protocol ran and passed; fencing-scripts was
 // requested but needs topology control; registry was not requested and
 // cannot run either. Every renderer says why each did not run; the
 // requested one fails the gate, the unrequested one does not.

@@ -90,7 +90,7 @@ type SizingBroadcast struct {
 	ShareOfCost float64 `json:"share_of_classic"` // of classic's per-node cost
 }
 
-// SizingBar is one bar from issue #5, judged on the measured ratio.
+// SizingBar is one sizing bar (spec 000 §Open Decisions D1), judged on the measured ratio.
 type SizingBar struct {
 	Name  string  `json:"name"`
 	What  string  `json:"what"`
@@ -271,7 +271,7 @@ ul { padding-left: 20px; }
 </head>
 <body><main>
 <h1>Fan-out sizing</h1>
-<p class="kicker">spec 000 §Open Decisions D1 · Axiom A4 · issue #5 — {{.S.Server}} · {{.S.Host}} · slotgate {{.S.Version}} · {{.S.Generated.Format "2006-01-02 15:04:05 MST"}}</p>
+<p class="kicker">spec 000 §Open Decisions D1 · Axiom A4 — {{.S.Server}} · {{.S.Host}} · slotgate {{.S.Version}} · {{.S.Generated.Format "2006-01-02 15:04:05 MST"}}</p>
 <p class="kicker">target {{.S.Rate}} msg/s for {{f0 .S.DurationMS}} ms per burst · {{.S.Repeats}} repeat(s), medians shown · {{.S.Senders}} pipelined sender(s) per node · shards {{.S.Shards}}</p>
 
 <h2>Bars (measured, not asserted)</h2>

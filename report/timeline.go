@@ -21,7 +21,7 @@ import (
 // the buckets as inline SVG for report.html, which stays one file.
 
 // DefaultBucket is the timeline's resolution: 100 ms, fine enough to show a
-// sub-second halt, as issue 16 asks.
+// sub-second halt.
 const DefaultBucket = 100 * time.Millisecond
 
 // MaxBuckets caps a timeline's buckets; a longer scenario gets wider

@@ -15,7 +15,7 @@ var (
 	// idle is a variant whose bad variant never produced traffic.
 	idle = report.Control{Name: "idle", Kind: report.ControlVariant, Why: "mutant", Caught: false, Exercised: false}
 	// legacy is an unclassified control (no kind), as results files
-	// written before issue 12 carry.
+	// written before controls had kinds carry.
 	legacy = report.Control{Name: "legacy", Why: "mutant", Caught: true, Exercised: true}
 )
 

@@ -2,7 +2,7 @@
 // environment variables `slotgate run` sets for each suite process and the
 // parsers both sides use for them (profile, backends, ports, provider, halt
 // budget). It is Ginkgo-free so the CLI can validate a command line without
-// linking the suites' test framework (issue 16); suites/harness re-exports
+// linking the suites' test framework; suites/harness re-exports
 // it for the suites.
 package runenv
 
@@ -92,8 +92,8 @@ const (
 // ErrBadConfig marks configuration a user must fix (the CLI exits 2).
 var ErrBadConfig = errors.New("bad configuration")
 
-// Environment the CLI sets to choose where the suites' servers run (issue
-// #8); a developer running ginkgo directly may set it by hand.
+// Environment the CLI sets to choose where the suites' servers run; a
+// developer running ginkgo directly may set it by hand.
 const (
 	EnvProvider      = "SLOTGATE_PROVIDER"       // local | containers | external (default local)
 	EnvValkeyImage   = "SLOTGATE_VALKEY_IMAGE"   // containers: Valkey image (default fixtures.DefaultValkeyImage)

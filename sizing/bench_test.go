@@ -9,7 +9,7 @@ import (
 
 // Run with: go test -run '^$' -bench FanoutCurve -benchtime 1x ./sizing/
 // (`slotgate size` is the command form, with JSON and HTML output.) One run measures the
-// whole curve and reports its ratios; issue #5's bar is reported, never asserted.
+// whole curve and reports its ratios; the sizing bar is reported, never asserted.
 func BenchmarkFanoutCurve(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -225,11 +225,11 @@ func (c Curve) Broadcast(shards int) time.Duration {
 	return cl.PerNode() - sh.PerNode()
 }
 
-// BarTolerance is issue #5's factor: sharded per-node cost at n shards within 1.5× of 1/n
+// BarTolerance is the sizing bar's factor: sharded per-node cost at n shards within 1.5× of 1/n
 // of the single-shard cost; classic within 1.5× of flat.
 const BarTolerance = 1.5
 
-// Bars judges issue #5's sizing bar at every measured shard count above the smallest,
+// Bars judges the sizing bar at every measured shard count above the smallest,
 // against the smallest (1 when measured): SPUBLISH's per-node ratio within BarTolerance of
 // base/n, and PUBLISH's within BarTolerance of 1 (flat). Informational: `slotgate size`
 // reports them, it does not gate on them.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -306,6 +308,44 @@ func (f *Fleet) Phases() map[string]fencing.Phase {
 	return out
 }
 
+// LivePod is one live pod of a Fleet as a caller beside the fleet drives it
+// (a row's read probe): its name, its own command pool and the directory of
+// the phase it runs now.
+type LivePod struct {
+	Name string
+	Pool client.Pool
+	Dir  *fencing.Directory
+}
+
+// LivePods lists the live pods in slot order and the fleet's phase mix
+// ("AB": the phases they run, in protocol order), from one instant.
+func (f *Fleet) LivePods() ([]LivePod, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var pods []LivePod
+	var mix []string
+	for _, name := range f.slots {
+		p := f.pods[name]
+		if p == nil || p.dead.Load() {
+			continue
+		}
+		dir := p.dir.Load()
+		pods = append(pods, LivePod{Name: p.Name, Pool: p.pool, Dir: dir})
+		if ph := string(dir.Phase()); !slices.Contains(mix, ph) {
+			mix = append(mix, ph)
+		}
+	}
+	slices.SortFunc(mix, func(a, b string) int { return fencing.Phase(a).Index() - fencing.Phase(b).Index() })
+	return pods, strings.Join(mix, "")
+}
+
+// ScriptSet is the script set the fleet's pods run (FleetOptions.Set, else
+// impl's embedded scripts).
+func (f *Fleet) ScriptSet() *fencing.ScriptSet { return f.set() }
+
+// LeaseTTL is the lease TTL of the fleet's directories (FleetOptions.TTL).
+func (f *Fleet) LeaseTTL() time.Duration { return f.opts.TTL }
+
 // PhaseCounts is Phases as counts per phase.
 func (f *Fleet) PhaseCounts() map[string]int {
 	out := map[string]int{}
@@ -403,9 +443,22 @@ func (f *Fleet) record(op history.MigrationOp) {
 // call runs one directory call and records it with its loud outcome. The
 // call is composed with the pod's current scripts; a paused pod delivers
 // it only once resumed (an in-flight call held past the pause).
+//
+// An acquire held by a pod that a rollout moved to another phase while it
+// was frozen is composed again with the new phase's scripts. Under the
+// Deployment Gate (spec 000 rule 1, one image per phase; rule 2(b), older
+// ReplicaSets at zero) the process that composed it was replaced before
+// the rollout completed, and an unsent call dies with it; the held
+// renews, releases and frames stay as composed (the fence must refuse
+// them). An old-image acquire delivered after the C-gate is outside E1:
+// it writes the old key, which no C script consults, and forks authority
+// (docs/FINDINGS.md, a late old-image acquire).
 func (f *Fleet) call(p *Pod, lane Lane, kind history.FencingOpKind, s fencing.Session, owner string, gen int64, do func(*fencing.Directory) (history.FencingOp, error)) history.MigrationOp {
 	d := p.dir.Load()
 	p.awaitThaw()
+	if now := p.dir.Load(); kind == history.OpAcquire && now.Phase() != d.Phase() {
+		d = now
+	}
 	return f.deliver(p, d, lane, kind, s, owner, gen, do)
 }
 

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // bareFleet is a fleet of one pod whose calls the test makes itself
@@ -35,7 +37,10 @@ func TestFleetDeliverRecords(t *testing.T) {
 	s := fencing.Session{Community: "c", ID: "s1"}
 	f, p, rec := bareFleet(t, s)
 	answer := func(op history.FencingOp, err error) func(*fencing.Directory) (history.FencingOp, error) {
-		return func(*fencing.Directory) (history.FencingOp, error) { time.Sleep(time.Millisecond); return op, err }
+		return func(*fencing.Directory) (history.FencingOp, error) {
+			time.Sleep(time.Millisecond) // a duration: the call's span the clock must record
+			return op, err
+		}
 	}
 	ok := f.deliver(p, p.dir.Load(), LaneReliable, history.OpAcquire, s, p.Name, 0, answer(history.FencingOp{OK: true, Gen: 5}, nil))
 	lost := f.deliver(p, p.dir.Load(), LaneHuddle, history.OpRenew, s, p.Name, 3, answer(history.FencingOp{OK: true}, io.ErrUnexpectedEOF))
@@ -196,18 +201,19 @@ func TestFleetPauseStaleCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(f.beliefs(f.slots[0])) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the pod never acquired a lease")
+	if err := wait.Within(ctx, 5*time.Second, 10*time.Millisecond, func(context.Context) error {
+		if len(f.beliefs(f.slots[0])) == 0 {
+			return errors.New("the pod never acquired a lease")
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	name, err := f.Freeze(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * ttl)
+	time.Sleep(2 * ttl) // a duration: a pause longer than the lease TTL is the scenario
 	if err := f.Thaw(name, "gc-pause", ResumeOptions{Release: 1, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,5 +244,29 @@ func TestFleetPauseStaleCalls(t *testing.T) {
 		if k := stale[s]; !k[string(history.OpRenew)] || !k[string(history.OpValidate)] || !k[string(history.OpRelease)] {
 			t.Errorf("%s: stale calls after the thaw %v, want renew, validate and release", s, k)
 		}
+	}
+}
+
+// LivePods is what a row's probe drives: the live pods in slot order with
+// their own pool and current directory, dead and empty slots skipped, and
+// the fleet's phase mix in protocol order.
+func TestFleetLivePods(t *testing.T) {
+	f, p, _ := bareFleet(t)
+	a := &Pod{Name: "pod1.1"}
+	a.dir.Store(fencing.New(nil, fencing.Options{Scripts: fencing.Embedded().Phase(fencing.A)}))
+	dead := &Pod{Name: "pod2.1"}
+	dead.dir.Store(fencing.New(nil, fencing.Options{Scripts: fencing.Embedded().Phase(fencing.O)}))
+	dead.dead.Store(true)
+	f.pods[a.Name], f.pods[dead.Name] = a, dead
+	f.slots = []string{a.Name, "pod3.none", dead.Name, p.Name}
+	pods, mix := f.LivePods()
+	if len(pods) != 2 || pods[0].Name != a.Name || pods[1].Name != p.Name {
+		t.Fatalf("live pods %+v, want %s then %s", pods, a.Name, p.Name)
+	}
+	if pods[0].Dir != a.dir.Load() || pods[1].Dir.Phase() != fencing.C {
+		t.Errorf("directories %v, %v: want each pod's current one", pods[0].Dir.Phase(), pods[1].Dir.Phase())
+	}
+	if mix != "AC" {
+		t.Errorf("mix %q, want AC (the dead O pod left out)", mix)
 	}
 }

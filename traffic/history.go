@@ -36,6 +36,19 @@ type opRecord struct {
 	start, end            time.Duration
 }
 
+// RecordOp records one operation of a row's own workload into ctx's
+// history, as the workloads here do: the client, the kind, the slot (-1 for
+// none), its call and return on the scenario clock, and err's outcome.
+func RecordOp(ctx context.Context, client, kind string, slot int, call, ret time.Duration, err error) {
+	recordOp(ctx, opRecord{client: client, kind: kind, slot: slot, start: call, end: ret}, err)
+}
+
+// RecordPoolOp is RecordOp for an operation made through p: the history
+// also names p's client library as the operation's backend.
+func RecordPoolOp(ctx context.Context, p client.Pool, who, kind string, slot int, call, ret time.Duration, err error) {
+	recordOp(ctx, opRecord{client: who, backend: backendOf(p), kind: kind, slot: slot, start: call, end: ret}, err)
+}
+
 // recordOp records o with err's outcome into ctx's history (a no-op
 // outside a recorded scenario).
 func recordOp(ctx context.Context, o opRecord, err error) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestRecordsIntoHistoryNotCheck keeps the edge issue 16 removed from coming
+// TestRecordsIntoHistoryNotCheck keeps a traffic → check edge from coming
 // back: traffic records into history and check reads it, so traffic (and
 // its tests) never import check.
 func TestRecordsIntoHistoryNotCheck(t *testing.T) {

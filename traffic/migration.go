@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -136,7 +137,15 @@ type Operator struct {
 	// fleet and node are observed while a refused condition persists;
 	// Timeout bounds a wait for the condition.
 	Roll, Poll, Timeout time.Duration
-	Clock               *Clock
+	// Drain bounds a wait for a keyspace to drain (refusals old-leases-live
+	// and new-leases-live), from the step's first such refusal: a lease
+	// renewed by a stuck pod never leaves the keyspace (spec 000 §The
+	// protocol: renew is PEXPIRE), so the step ends with ErrDrainStuck
+	// rather than wait on it (DrainBound derives it from the lease TTL).
+	// Zero is the known-bad unbounded drain, kept as a negative control:
+	// only Timeout or the caller's context ends the wait.
+	Drain time.Duration
+	Clock *Clock
 	// Log narrates steps (may be nil).
 	Log func(format string, args ...any)
 	// OnAllowed, when set, runs right after the gate allows a step and
@@ -155,6 +164,25 @@ type Operator struct {
 	Merges []history.MigrationOp
 }
 
+// ErrDrainStuck marks a step whose keyspace did not drain within the
+// operator's Drain bound: a pod still renews leases there (spec 000 §The
+// protocol, C-gate; §Deployment Gate rules 3 and 4). The gate did not admit
+// the step; the operator must find the pod, not wait longer.
+var ErrDrainStuck = errors.New("keyspace drain stuck")
+
+// DrainBound is the longest a correct fleet's keyspace takes to drain once
+// the gate refuses on live leases (spec 000 §The protocol, C-gate: "Full-B
+// therefore implies drain within bounded time"): a lease leaves at its
+// holder's next renew tick (B renew-migrates; A's B-era leases are never
+// renewed) or one TTL after its holder stopped renewing, and a pod replaced
+// by a rollout renews for at most its termination grace. Two more TTLs cover
+// observation, and drainSlack a host whose CPUs are contended: a pod's renew
+// goroutine late by a second does not scale with a shrunk TTL.
+func DrainBound(ttl, grace time.Duration) time.Duration { return grace + 3*ttl + drainSlack }
+
+// drainSlack is DrainBound's allowance for scheduling on a contended host.
+const drainSlack = 2 * time.Second
+
 // Step is one step the operator asked the gate for, as data for the
 // report: when it was first asked, when (if ever) it was allowed, and the
 // refusals seen on the way.
@@ -163,6 +191,12 @@ type Step struct {
 	Asked   time.Duration
 	At      time.Duration // when allowed; zero when never allowed
 	Allowed bool
+	// Ended is when the operator stopped asking (allowed, or gave up).
+	Ended time.Duration
+	// Err is why the step was not taken ("" when allowed).
+	Err string
+	// Stuck says the step ended with ErrDrainStuck.
+	Stuck bool
 	// Refused lists the refusal reasons in order (one per gate answer).
 	Refused []gate.Reason
 }
@@ -192,7 +226,7 @@ func (s Step) String() string {
 
 // Observe builds the gate's observation.
 func (o *Operator) Observe(ctx context.Context) (gate.Observation, error) {
-	obs := gate.Observation{Pods: o.Fleet.Phases(), OldLeases: -1, NewLeases: -1}
+	obs := gate.Observation{Pods: o.Fleet.Phases(), Terminating: o.Fleet.Terminating(), OldLeases: -1, NewLeases: -1}
 	var err error
 	if obs.OldLeases, err = fencing.CountLeases(ctx, o.Admin, fencing.KeyspaceOld); err != nil {
 		return obs, err
@@ -228,6 +262,8 @@ func (o *Operator) cleared(reason gate.Reason, obs gate.Observation) (ok, observ
 		return fleetAt(o.Gate.Target()), true
 	case gate.ReasonFleetNotC:
 		return fleetAt(fencing.C), true
+	case gate.ReasonOlderPodsLive:
+		return len(obs.Terminating) == 0, true
 	case gate.ReasonOldLeasesLive:
 		return obs.OldLeases == 0, true
 	case gate.ReasonNewLeasesLive:
@@ -240,14 +276,21 @@ func (o *Operator) cleared(reason gate.Reason, obs gate.Observation) (ok, observ
 
 // await asks the gate for step; after a refusal it observes until the
 // refused condition is gone, then asks again. It records the step.
-func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observation) error) error {
+func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observation) error) (err error) {
 	if o.Marks == nil {
 		o.Marks = map[string]time.Duration{}
 		o.Refusals = map[gate.Reason]int{}
 	}
 	rec := Step{Name: step, Asked: o.Clock.Now()}
-	defer func() { o.Steps = append(o.Steps, rec) }()
+	defer func() {
+		rec.Ended = o.Clock.Now()
+		if err != nil {
+			rec.Err, rec.Stuck = err.Error(), errors.Is(err, ErrDrainStuck)
+		}
+		o.Steps = append(o.Steps, rec)
+	}()
 	deadline := time.Now().Add(o.Timeout)
+	var drainSince time.Time // the first drain refusal of this step
 	for {
 		obs, err := o.observe(ctx, deadline)
 		if err != nil {
@@ -270,17 +313,26 @@ func (o *Operator) await(ctx context.Context, step string, ask func(gate.Observa
 			o.logf("gate refused %s at %v: %v", step, o.Clock.Now().Round(time.Millisecond), err)
 			return fmt.Errorf("%s: %w", step, err)
 		}
+		drain := reason == gate.ReasonOldLeasesLive || reason == gate.ReasonNewLeasesLive
+		if drain && drainSince.IsZero() {
+			drainSince = time.Now()
+		}
 		// Observe until the refused condition is gone, then ask again.
 		for {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%s: still refused after %v: %w", step, o.Timeout, err)
+			}
+			if drain && o.Drain > 0 && time.Since(drainSince) > o.Drain {
+				o.logf("gate refused %s at %v: drain stuck past %v (old=%d new=%d)", step, o.Clock.Now().Round(time.Millisecond), o.Drain, obs.OldLeases, obs.NewLeases)
+				return fmt.Errorf("%s: %w: old=%d new=%d live leases %v after the first drain refusal (bound %v): %w", step, ErrDrainStuck, obs.OldLeases, obs.NewLeases, time.Since(drainSince).Round(time.Millisecond), o.Drain, err)
 			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(o.Poll):
 			}
-			obs, oerr := o.observe(ctx, deadline)
+			var oerr error
+			obs, oerr = o.observe(ctx, deadline)
 			if oerr != nil {
 				return fmt.Errorf("%s: %w", step, oerr)
 			}
@@ -387,34 +439,6 @@ func (o *Operator) scripts() *fencing.ScriptSet {
 // EnterCompatible waits for the gate to open the G3 door.
 func (o *Operator) EnterCompatible(ctx context.Context) error {
 	return o.await(ctx, "enter compatible", o.Gate.EnterCompatible)
-}
-
-// SeedSessions takes and releases each session once through dir (phase O
-// before a deploy starts), recording both calls as the pod "seed": sessions
-// that ended before the migration, whose generation counters only the
-// backfill carries into the new keyspace (no pod touches them in B).
-func SeedSessions(ctx context.Context, dir *fencing.Directory, clock *Clock, sessions []fencing.Session) []history.MigrationOp {
-	const owner = "seed"
-	var out []history.MigrationOp
-	for _, s := range sessions {
-		op := func(kind history.FencingOpKind, gen int64) history.MigrationOp {
-			return history.MigrationOp{FencingOp: history.FencingOp{Session: s.String(), Kind: kind, Owner: owner, Gen: gen}, Pod: owner, Phase: string(dir.Phase()), Lane: "cold"}
-		}
-		acq := timed(clock, op(history.OpAcquire, 0), func(op *history.MigrationOp) error {
-			res, err := dir.Acquire(ctx, s, owner)
-			op.OK, op.Gen = res.OK, res.Generation
-			return err
-		})
-		out = append(out, acq)
-		if !acq.OK {
-			continue
-		}
-		out = append(out, timed(clock, op(history.OpRelease, acq.Gen), func(op *history.MigrationOp) (err error) {
-			op.OK, err = dir.Release(ctx, s, owner, acq.Gen)
-			return err
-		}))
-	}
-	return out
 }
 
 // ReadBackGenerations reads every session's known generation through dir

@@ -84,8 +84,9 @@ func (p *Pod) awaitThaw() {
 // it re-acquires a share of those sessions afresh (same owner), then
 // delivers its held calls for each — renew, frame (validate_fenced_header),
 // and release for the re-acquired ones and a share of the rest — at the old
-// generation, composed with the
-// scripts it ran when it froze. Then its workers resume, and for
+// generation, composed with the scripts it ran when it froze. Then its
+// workers resume (a worker's held acquire composed again if a rollout
+// changed the pod's phase meanwhile: see call), and for
 // opts.Ticks renew ticks it keeps presenting frames and renewing at the old
 // generations. Every call is recorded in the fleet's history.
 func (f *Fleet) Thaw(name, label string, opts ResumeOptions) error {

@@ -1,13 +1,11 @@
 package traffic
 
 import (
-	"context"
 	"os"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/fixtures/fixturestest"
 )
 
 // One standalone valkey-server serves every test that needs a real node
@@ -15,22 +13,9 @@ import (
 // apart by key prefix.
 var server = &fixtures.Shared{Spec: fixtures.StandaloneSpec()}
 
-func standalone(t *testing.T) *fixtures.Topology {
-	t.Helper()
-	topo, err := server.Get(context.Background())
-	if err != nil {
-		t.Fatalf("start valkey: %v", err)
-	}
-	return topo
-}
+func standalone(t *testing.T) *fixtures.Topology { t.Helper(); return fixturestest.Get(t, server) }
 
-// uniq names one test invocation's keys, so -count=N runs on the one
-// server never see each other's state.
-func uniq() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
+// uniq names one test invocation's keys (fixturestest.Unique).
+func uniq() string { return fixturestest.Unique() }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	_ = server.Close()
-	fixtures.CleanupAll()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.RunTests(m)) }

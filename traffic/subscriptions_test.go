@@ -10,6 +10,7 @@ import (
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/pubsub"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // The subscriptions recorder around a real relay on the standalone node:
@@ -66,7 +67,13 @@ func TestSubscriptionsRecorder(t *testing.T) {
 		rec.mu.Unlock()
 		return n >= 7 && unparsed >= 1 && rec.Foreign() >= 1
 	}
-	for until := time.Now().Add(10 * time.Second); !arrived() && time.Now().Before(until); time.Sleep(2 * time.Millisecond) {
+	if err := wait.Within(ctx, 10*time.Second, 2*time.Millisecond, func(context.Context) error {
+		if !arrived() {
+			return errors.New("7 deliveries, one unparsed and one foreign, not all arrived")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if err := rec.Unsubscribe(ctx, c); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// UntilStopped is untilStopped, for a row's own workload: n workers, each
+// calling round(worker, r) for r = 0, 1, … until stop is closed or ctx ends.
+func UntilStopped(ctx context.Context, stop <-chan struct{}, n int, pace time.Duration, round func(worker, r int)) {
+	untilStopped(ctx, stop, n, pace, round)
+}
+
 // untilStopped runs n workers, each calling round(worker, r) for r = 0, 1,
 // … until stop is closed or ctx ends, and returns once all have returned.
 // A positive pace is waited before every round.

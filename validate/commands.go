@@ -27,7 +27,7 @@ var keyless = map[string]bool{
 // likely neighbours) use: the fallback when no server is reachable (see Table; the
 // authoritative table is the server's COMMAND reply, TableFromCommand). A command in
 // neither table is reported as unverifiable: the validator fails closed rather than guess
-// where its keys are. suites/locality proves every entry agrees with the server's key specs.
+// where its keys are. rows/locality proves every entry agrees with the server's key specs.
 var keyCommands = handKeys()
 
 func handKeys() map[string]keySpec {

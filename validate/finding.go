@@ -1,7 +1,7 @@
 // Package validate is slotgate's static locality validator (spec 000 §Conformance,
 // "Locality contract"; Axiom A2): static analysis over the workspace. Where each command's
 // keys are comes from the server itself (Table, read from COMMAND by the caller — the
-// CLI and suites/locality); the hand table is only the fallback when no server is reachable.
+// CLI and rows/locality); the hand table is only the fallback when no server is reachable.
 // Its Lua rule rejects every redis.call / redis.pcall whose key argument is not taken
 // from KEYS — keys reached outside KEYS bypass the server's CROSSSLOT check, succeed on
 // a single shard and break silently the moment slots split, which A2 forbids. Its Go rule

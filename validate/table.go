@@ -11,7 +11,7 @@ import (
 // authoritative source is the server itself — the COMMAND reply (COMMAND INFO's
 // first-key, last-key and step, the legacy projection of its key specs) of the Valkey the
 // code runs against, read by TableFromCommand. The hand table (Hand) is only the fallback
-// for a run with no server reachable; a test (suites/locality, and the CLI's --server)
+// for a run with no server reachable; a test (rows/locality, and the CLI's --server)
 // proves it agrees with the server's key specs, so the fallback cannot drift silently.
 type Table struct {
 	// Source says where the table came from: "server <addr> (<version>)" or "hand (fallback: …)".

@@ -22,7 +22,7 @@ import (
 // already current. A warm run then pays ≈ 1 CPU-second for all suites
 // instead of a link per suite (≈ 3 CPU-seconds each, 13 in smoke) that
 // Ginkgo redid every run when it compiled the suite itself and removed the
-// binary after (issue 13).
+// binary after.
 const suiteBinDir = "bin/suites"
 
 // suiteBinaries are the compiled suites of one run: a private snapshot (hard

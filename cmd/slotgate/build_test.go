@@ -21,7 +21,7 @@ func TestBuildSuitesKeepsCurrentBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg := "./suites/axioms"
+	pkg := "./rows/axioms"
 	build := func() (*suiteBinaries, os.FileInfo) {
 		t.Helper()
 		b, err := buildSuites(root, []string{pkg}, os.Environ(), clientLinkFlags(root, os.Environ()), false, io.Discard, io.Discard)

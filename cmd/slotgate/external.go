@@ -12,7 +12,7 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// `slotgate run --provider external` (issue #8): the suites run against
+// `slotgate run --provider external`: the suites run against
 // endpoints slotgate did not start. The flags and their environment
 // variables are the ones `slotgate preflight` takes.
 

@@ -19,7 +19,7 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// Issue #8, proved end to end: slotgate attaches to a 3×1 cluster, a
+// The external provider, proved end to end: slotgate attaches to a 3×1 cluster, a
 // standalone node and a PostgreSQL it did not start (here started by this
 // test, then handed over by address only) and runs the rows that need no
 // control of them.
@@ -91,7 +91,9 @@ func TestRunExternal(t *testing.T) {
 				}
 				continue
 			}
-			if c.Status != report.StatusPass {
+			// Partial: a scenario that needs a fault only a started
+			// topology can take is skipped, and the cell passes on what ran.
+			if c.Status != report.StatusPass && c.Status != report.StatusPartial {
 				t.Errorf("%s/%s on the external target: %s — %s", id, col, c.Status, c.Summary)
 			}
 		}
@@ -270,7 +272,7 @@ func deadAddr(t *testing.T) string {
 	return addr
 }
 
-// Issue 13: on a target that needs a password every suite's pools take the
+// On a target that needs a password every suite's pools take the
 // target's credentials, so protocol and the Marconi rows run and pass there
 // instead of "not run"; and the rows' PostgreSQL tables and schemas live in
 // a database of the run's own, dropped at the end: the target's PostgreSQL
@@ -342,7 +344,10 @@ func TestRunExternalSecured(t *testing.T) {
 	}
 	for _, id := range rows {
 		for _, col := range report.Columns {
-			if c := card.Cell(id, col); c.Status != report.StatusPass {
+			// Partial: a scenario that needs a fault only a started
+			// topology can take (a proxy cut) is skipped here, and the
+			// cell passes on what ran.
+			if c := card.Cell(id, col); c.Status != report.StatusPass && c.Status != report.StatusPartial {
 				t.Errorf("%s/%s on a password-protected target: %s — %s", id, col, c.Status, c.Summary)
 			}
 		}

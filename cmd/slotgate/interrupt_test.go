@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/internal/wait"
+	"github.com/slotgate/slotgate/report"
 )
 
 // TestInterruptedRunLeavesNothing interrupts a real `slotgate run` while its
@@ -86,8 +89,8 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	if fileExists(snapshot) {
 		t.Errorf("the run's suite binary outlived the killed run: %s", snapshot)
 	}
-	if fileExists(filepath.Join(r.root, "suites", "axioms", "axioms.test")) && !r.compiledBefore {
-		t.Errorf("a compiled suite binary outlived the killed run: %s", filepath.Join(r.root, "suites", "axioms", "axioms.test"))
+	if leftover := r.suiteBinary(); fileExists(leftover) && !r.compiledBefore {
+		t.Errorf("a compiled suite binary outlived the killed run: %s", leftover)
 	}
 }
 
@@ -97,7 +100,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 // process and every temporary directory must go.
 func TestKilledFailoverRunLeavesNothing(t *testing.T) {
 	// 6 cluster nodes + 2 replicated nodes + 3 Sentinels.
-	r := startLiveRunOf(t, "fencing-failover", "fencingfailover", 11)
+	r := startLiveRunOf(t, "fencing-failover", 11)
 	sentinels := 0
 	for _, p := range processesUsing(r.dirs) {
 		if strings.Contains(p, "sentinel") {
@@ -124,7 +127,14 @@ type liveRun struct {
 	dirs           []string // the run's temporary directories
 	procs          []int    // every descendant of the run when it was signalled
 	compiledBefore bool
+	suiteDir       string // the row's suite package
 	signalled      time.Time
+}
+
+// suiteBinary is where a Ginkgo that compiled the row's suite itself would
+// leave its binary.
+func (r *liveRun) suiteBinary() string {
+	return filepath.Join(r.suiteDir, filepath.Base(r.suiteDir)+".test")
 }
 
 var buildOnce struct {
@@ -154,11 +164,11 @@ func slotgateBinaries(t *testing.T, root string) string {
 	return buildOnce.dir
 }
 
-func startLiveRun(t *testing.T) *liveRun { t.Helper(); return startLiveRunOf(t, "axioms", "axioms", 6) }
+func startLiveRun(t *testing.T) *liveRun { t.Helper(); return startLiveRunOf(t, "axioms", 6) }
 
 // startLiveRunOf starts `slotgate run --row row` and returns once at least
-// procs server processes of it are live (suite is the row's suite folder).
-func startLiveRunOf(t *testing.T, row, suite string, procs int) *liveRun {
+// procs server processes of it are live.
+func startLiveRunOf(t *testing.T, row string, procs int) *liveRun {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts real servers")
@@ -171,7 +181,12 @@ func startLiveRunOf(t *testing.T, row, suite string, procs int) *liveRun {
 		t.Fatal(err)
 	}
 	r := &liveRun{t: t, root: root, bin: slotgateBinaries(t, root), out: t.TempDir(), output: &syncBuffer{}, done: make(chan error, 1)}
-	r.compiledBefore = fileExists(filepath.Join(root, "suites", suite, suite+".test"))
+	cat, ok := report.Lookup(report.RowID(row))
+	if !ok {
+		t.Fatalf("no row %q in the catalogue", row)
+	}
+	r.suiteDir = filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(cat.Suite, "./")))
+	r.compiledBefore = fileExists(r.suiteBinary())
 	// A private TMPDIR: other harnesses on this machine sweep the shared
 	// one of directories whose owner died (fixtures.SweepStale), which would
 	// hide a directory this run left behind.
@@ -190,21 +205,20 @@ func startLiveRunOf(t *testing.T, row, suite string, procs int) *liveRun {
 
 	// Wait until the run holds live servers in directories it created (a
 	// directory is the run's if its owner pid, in its name, descends from it).
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	err = wait.Within(t.Context(), 3*time.Minute, 50*time.Millisecond, func(context.Context) error {
 		r.dirs = r.dirs[:0]
 		for _, d := range slotgateDirs(t, r.tmp) {
 			if owner, ok := dirOwner(d); ok && descendsFrom(owner, r.cmd.Process.Pid) {
 				r.dirs = append(r.dirs, d)
 			}
 		}
-		if len(r.dirs) > 0 && len(processesUsing(r.dirs)) >= procs {
-			break
+		if n := len(processesUsing(r.dirs)); len(r.dirs) == 0 || n < procs {
+			return fmt.Errorf("%d server processes in %d directories of the run, want %d", n, len(r.dirs), procs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run never brought servers up; output:\n%s", r.output.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("run never brought servers up: %v; output:\n%s", err, r.output.String())
 	}
 	return r
 }
@@ -235,9 +249,9 @@ func (r *liveRun) wait(limit time.Duration) error {
 // SIGKILL). Every failure names what was left.
 func (r *liveRun) assertGone(grace time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(grace)
-	for {
-		var left []string
+	var left []string
+	gone := func(context.Context) error {
+		left = left[:0]
 		for _, pid := range r.procs {
 			if alive(pid) {
 				cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
@@ -252,16 +266,17 @@ func (r *liveRun) assertGone(grace time.Duration) {
 				left = append(left, "directory "+d)
 			}
 		}
-		if len(left) == 0 {
-			r.t.Logf("everything of the run gone %v after the signal", time.Since(r.signalled).Round(time.Millisecond))
-			return
+		if len(left) > 0 {
+			return fmt.Errorf("%d things of the run left", len(left))
 		}
-		if time.Now().After(deadline) {
-			r.t.Errorf("left behind by the run:\n  %s\noutput:\n%s", strings.Join(left, "\n  "), r.output.String())
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
 	}
+	// A zero grace means "gone by now": Within still checks once.
+	if err := wait.Within(r.t.Context(), grace, 100*time.Millisecond, gone); err != nil {
+		r.t.Errorf("left behind by the run:\n  %s\noutput:\n%s", strings.Join(left, "\n  "), r.output.String())
+		return
+	}
+	r.t.Logf("everything of the run gone %v after the signal", time.Since(r.signalled).Round(time.Millisecond))
 }
 
 // syncBuffer is a bytes.Buffer safe for the child's writers and the test.

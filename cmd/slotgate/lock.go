@@ -13,7 +13,7 @@ import (
 
 // lockName is the lock file `slotgate run` holds in its --out directory for
 // the whole run: two runs on one directory would delete each other's Ginkgo
-// files and overwrite each other's report (issue 13).
+// files and overwrite each other's report.
 const lockName = ".slotgate.lock"
 
 // outLock is a held lock on an --out directory.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // preflightOut is the --json output, as a reader of it sees it.
@@ -240,18 +242,40 @@ func dirtyCounts(ctx context.Context, t *testing.T, topo *fixtures.Topology) map
 }
 
 // settledDirtyCounts waits until the replicas have applied the seeding
-// writes (two reads 50 ms apart agree), so a later change is preflight's.
+// writes (each replica's slave_repl_offset, read after its primary's
+// master_repl_offset, has reached it), so a later change is preflight's.
 func settledDirtyCounts(ctx context.Context, t *testing.T, topo *fixtures.Topology) map[string]string {
 	t.Helper()
-	prev := dirtyCounts(ctx, t, topo)
-	for {
-		time.Sleep(50 * time.Millisecond)
-		cur := dirtyCounts(ctx, t, topo)
-		if fmt.Sprint(cur) == fmt.Sprint(prev) {
-			return cur
+	err := wait.Within(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+		primaryAt := map[int]int64{}
+		var replicas []*fixtures.Node
+		for _, n := range topo.Nodes() {
+			info, err := n.Info(ctx, "replication")
+			if err != nil {
+				return err
+			}
+			if info["role"] != "master" {
+				replicas = append(replicas, n)
+				continue
+			}
+			primaryAt[n.Shard()], _ = strconv.ParseInt(info["master_repl_offset"], 10, 64)
 		}
-		prev = cur
+		for _, n := range replicas {
+			info, err := n.Info(ctx, "replication")
+			if err != nil {
+				return err
+			}
+			applied, _ := strconv.ParseInt(info["slave_repl_offset"], 10, 64)
+			if want := primaryAt[n.Shard()]; applied < want {
+				return fmt.Errorf("%s applied its primary's stream to offset %d of %d", n.Name(), applied, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("replicas caught up with the seeding writes: %v", err)
 	}
+	return dirtyCounts(ctx, t, topo)
 }
 
 // closedPort returns a local address nothing listens on.

@@ -43,7 +43,7 @@ every stage).
 Each suite package runs in its own Ginkgo process, up to --jobs at a time.
 The suites that judge time against a bound share less: marconi-loss-budget
 (Offer p99 within 1 ms) runs alone (the rest of its package as an untimed
-job); failure drills, registry and Marconi (bounds of
+job), and so does preflight (its busy node needs a whole core); failure drills, registry and Marconi (bounds of
 300 ms to seconds) each run beside at most one untimed suite, never beside
 each other. --shard i/n runs a deterministic 1/n of the suites, for
 a CI matrix; slotgate report --merge joins the shards' results.
@@ -103,7 +103,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.StringVar(&f.provider, "provider", string(fixtures.ProviderLocal), "where the servers run: local (processes), containers (Docker; images from $"+runenv.EnvValkeyImage+" and $"+runenv.EnvPostgresImage+", default "+fixtures.DefaultValkeyImage+" and "+fixtures.DefaultPostgresImage+"; scripts/images.sh builds local ones), or external (endpoints slotgate did not start: --endpoint, --allow-flush)")
 	fs.StringVar(&f.haltBudget, "halt-budget", "", "dispatch-halt `budget` of the failure drills: a duration for every client role (e.g. 5s), or pool=,subscription=,replica-reads= pairs (default "+runenv.DefaultHaltBudget.String()+", one fencing renew cadence; env "+runenv.EnvHaltBudget+")")
 	fs.StringVar(&f.ports, "ports", "", "confine every port the servers and proxies bind to LO-HI, e.g. 20000-20999 (default: allocate free ports)")
-	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that judges time against a bound shares less: marconi-loss-budget runs alone, failure drills, registry and Marconi each beside at most one untimed suite (default: one per core)")
+	fs.IntVar(&f.jobs, "jobs", 0, "run up to `N` suite packages at a time; a suite that judges time against a bound shares less: marconi-loss-budget and preflight run alone, failure drills, registry and Marconi each beside at most one untimed suite (default: one per core)")
 	fs.StringVar(&f.shard, "shard", "", "run shard `i/n` of the selected rows' suites (a deterministic split balanced by recorded wall time); merge the shards with slotgate report --merge")
 	fs.StringVar(&f.scripts, "scripts", "", "run the fencing rows against the fencing script set in `DIR` (a manifest.json mapping each .lua file to its operation and phase; README, Bring your own scripts) instead of impl's embedded scripts; the locality row validates it too")
 	fs.StringVar(&f.clients, "client", "", "comma `list` of name@version: build the suites against these client releases (go-redis@v9.20.0,valkey-go@v1.0.75) in a copy of the module under bin/clients, never the working tree; every label names the version linked. A version the module proxy cannot serve, or that impl does not compile against, exits 2 (default: go.mod's)")

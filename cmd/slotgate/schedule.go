@@ -30,12 +30,16 @@ import (
 // writes, duplicates, redirects, commandstats), which load slows down but
 // does not change, and shares the machine up to --jobs at a time.
 var timedSuites = map[string]timedSuite{
-	"./suites/failuredrills": {bound: "per-shard dispatch halts against the halt budget (seconds)"},
-	"./suites/registry":      {bound: "discovery within one heartbeat (300 ms smoke, 500 ms full)"},
-	"./suites/marconi":       {bound: "hook and SLA deadlines (500–750 ms)"},
+	"./rows/failuredrills": {bound: "per-shard dispatch halts against the halt budget (seconds)"},
+	"./rows/registry":      {bound: "discovery within one heartbeat (300 ms smoke, 500 ms full)"},
+	"./rows/marconi":       {bound: "hook and SLA deadlines (500–750 ms)"},
 	// Only marconi-loss-budget judges Offer's p99 (its ledger scenarios;
 	// audit-completeness and stream pass no bound and count entries).
-	"./suites/marconiaudit": {bound: "Offer p99 within 1 ms (memory speed)", alone: true, rows: []report.RowID{report.RowMarconiLossBudget}},
+	"./rows/marconiaudit": {bound: "Offer p99 within 1 ms (memory speed)", alone: true, rows: []report.RowID{report.RowMarconiLossBudget}},
+	// preflight's G5 busy-node variant needs one server given a whole core
+	// (at least 90% of one by /proc), which a 2-core machine gives only
+	// with nothing beside it.
+	"./rows/preflight": {bound: "G5 CPU headroom: a busy node given a whole core", alone: true},
 }
 
 type timedSuite struct {
@@ -67,7 +71,7 @@ func defaultJobs() int { return max(1, runtime.NumCPU()) }
 // suiteJob is one suite package of a run: one ginkgo process with its own
 // JSON report.
 type suiteJob struct {
-	pkg       string // ./suites/axioms
+	pkg       string // ./rows/axioms
 	name      string // axioms
 	rows      []report.RowID
 	exclusive string // why it runs alone; "" shares the machine
@@ -231,7 +235,7 @@ func (s *scheduler) run(queue []*suiteJob, sig <-chan os.Signal) (interrupted st
 // the sharing rules holds the ones behind it when it waits for the machine to
 // drain (one that runs alone, or a timed one while no timed suite runs):
 // otherwise every lighter untimed suite behind it would overtake it and the
-// heaviest-first order would end with the timed suite last (review, with
+// heaviest-first order would end with the timed suite last (seen with
 // --jobs 4). -1 when none may start now.
 func (s *scheduler) nextStart(queue, running []*suiteJob) int {
 	timedRunning := slices.ContainsFunc(running, func(r *suiteJob) bool { return r.timed != "" })

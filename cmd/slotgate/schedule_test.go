@@ -41,8 +41,8 @@ func testJobs(pkgs ...string) []*suiteJob {
 // memory-speed bound runs alone, first; a timed one beside at most one
 // untimed suite.
 func TestSchedulerJobsAndExclusive(t *testing.T) {
-	jobs := testJobs("./suites/axioms", "./suites/registry", "./suites/locality", "./suites/presence", "./suites/failuredrills",
-		"./suites/marconiaudit", "./suites/marconi", "./suites/protocol")
+	jobs := testJobs("./rows/axioms", "./rows/registry", "./rows/locality", "./rows/presence", "./rows/failuredrills",
+		"./rows/marconiaudit", "./rows/marconi", "./rows/protocol")
 	if jobs[0].exclusive == "" {
 		t.Fatalf("the suite that runs alone is not first: %s", jobs[0].pkg)
 	}
@@ -51,7 +51,7 @@ func TestSchedulerJobsAndExclusive(t *testing.T) {
 	}
 	// Whatever the order: an exclusive suite queued behind shared ones
 	// waits for them, and the ones behind it wait for it.
-	jobs = testJobs("./suites/axioms", "./suites/locality", "./suites/presence", "./suites/marconiaudit", "./suites/protocol")
+	jobs = testJobs("./rows/axioms", "./rows/locality", "./rows/presence", "./rows/marconiaudit", "./rows/protocol")
 	jobs[1], jobs[0] = jobs[0], jobs[1]
 	if jobs[1].exclusive == "" {
 		t.Fatalf("want an exclusive suite second: %s", jobs[1].pkg)
@@ -60,8 +60,8 @@ func TestSchedulerJobsAndExclusive(t *testing.T) {
 }
 
 func testJobsOf(int) []*suiteJob {
-	return testJobs("./suites/axioms", "./suites/registry", "./suites/locality", "./suites/presence", "./suites/failuredrills",
-		"./suites/marconiaudit", "./suites/marconi", "./suites/protocol", "./suites/routing")
+	return testJobs("./rows/axioms", "./rows/registry", "./rows/locality", "./rows/presence", "./rows/failuredrills",
+		"./rows/marconiaudit", "./rows/marconi", "./rows/protocol", "./rows/routing")
 }
 
 func checkSchedule(t *testing.T, lanes int, jobs []*suiteJob) {
@@ -126,13 +126,21 @@ func checkSchedule(t *testing.T, lanes int, jobs []*suiteJob) {
 // A signal stops the schedule: every running suite gets one SIGINT, no new
 // suite starts, and the signal is returned.
 func TestSchedulerInterrupt(t *testing.T) {
-	jobs := testJobs("./suites/axioms", "./suites/locality", "./suites/presence")
+	jobs := testJobs("./rows/axioms", "./rows/locality", "./rows/presence")
 	var out bytes.Buffer
 	con := &console{stdout: &syncWriter{w: &out}, stderr: &syncWriter{w: &out}}
 	s := &scheduler{jobs: 2, timeout: time.Minute, started: time.Now(), con: con, ticker: time.Hour}
-	s.start = fakeSuites(con, 30*time.Second)
 	sig := make(chan os.Signal, 1)
-	go func() { time.Sleep(300 * time.Millisecond); sig <- syscall.SIGHUP }()
+	// The signal comes once both slots run a suite (the event, not a
+	// guess at how long starting two takes).
+	start, nStarted := fakeSuites(con, 30*time.Second), 0
+	s.start = func(j *suiteJob, left time.Duration) (<-chan error, error) {
+		done, err := start(j, left)
+		if nStarted++; nStarted == 2 {
+			sig <- syscall.SIGHUP
+		}
+		return done, err
+	}
 	began := time.Now()
 	cause, err := s.run(jobs, sig)
 	if cause != "SIGHUP" || err != nil {
@@ -324,10 +332,10 @@ func TestRunJobsShardBadInput(t *testing.T) {
 // A timed suite waiting for the machine to drain holds the lighter suites
 // queued behind it: with --jobs 4 they would otherwise all overtake it.
 func TestSchedulerTimedNotOvertaken(t *testing.T) {
-	jobs := testJobs("./suites/migration", "./suites/subscriptions", "./suites/marconi", "./suites/routing", "./suites/fencing",
-		"./suites/presence", "./suites/telemetry", "./suites/locality")
+	jobs := testJobs("./rows/fencingmigration", "./rows/subscriptions", "./rows/marconi", "./rows/routing", "./rows/fencingscripts",
+		"./rows/presence", "./rows/telemetry", "./rows/locality")
 	checkSchedule(t, 4, jobs)
-	at := slices.IndexFunc(jobs, func(j *suiteJob) bool { return j.pkg == "./suites/marconi" })
+	at := slices.IndexFunc(jobs, func(j *suiteJob) bool { return j.pkg == "./rows/marconi" })
 	for _, later := range jobs[at+1:] {
 		if later.timed == "" && later.started.Before(jobs[at].started) {
 			t.Errorf("%s, queued behind the timed marconi, started %v before it", later.pkg, jobs[at].started.Sub(later.started))
@@ -341,7 +349,7 @@ func TestSchedulerTimedNotOvertaken(t *testing.T) {
 // alone.
 func TestPlanJobsSplitsTheUntimedRows(t *testing.T) {
 	all := []report.RowID{report.RowMarconiAuditCompleteness, report.RowMarconiLossBudget, report.RowMarconiStream}
-	jobs := planJobs([]string{"./suites/marconiaudit"}, all, false)
+	jobs := planJobs([]string{"./rows/marconiaudit"}, all, false)
 	if len(jobs) != 2 {
 		t.Fatalf("want 2 jobs, got %d", len(jobs))
 	}
@@ -355,12 +363,32 @@ func TestPlanJobsSplitsTheUntimedRows(t *testing.T) {
 	if alone.jsonName() == rest.jsonName() {
 		t.Errorf("both jobs write %s", alone.jsonName())
 	}
-	only := planJobs([]string{"./suites/marconiaudit"}, []report.RowID{report.RowMarconiStream}, false)
+	only := planJobs([]string{"./rows/marconiaudit"}, []report.RowID{report.RowMarconiStream}, false)
 	if len(only) != 1 || only[0].exclusive != "" || only[0].timed != "" {
 		t.Errorf("marconi-stream alone: %d jobs, first exclusive %q timed %q; want one untimed job", len(only), only[0].exclusive, only[0].timed)
 	}
-	lb := planJobs([]string{"./suites/marconiaudit"}, []report.RowID{report.RowMarconiLossBudget}, false)
+	lb := planJobs([]string{"./rows/marconiaudit"}, []report.RowID{report.RowMarconiLossBudget}, false)
 	if len(lb) != 1 || lb[0].exclusive == "" {
 		t.Errorf("marconi-loss-budget alone: %d jobs; want one that runs alone", len(lb))
+	}
+}
+
+// The timed-suite and recorded-time tables name suite packages by path: a
+// path left behind when a row's suite moves would run that suite untimed,
+// beside another timed one, and unweighted in --shard.
+func TestSuiteTablesNameCataloguedSuites(t *testing.T) {
+	suites := map[string]bool{}
+	for _, pkg := range suiteOf {
+		suites[pkg] = true
+	}
+	for pkg := range timedSuites {
+		if !suites[pkg] {
+			t.Errorf("timedSuites names %s, the suite of no catalogued row", pkg)
+		}
+	}
+	for pkg := range suiteSeconds {
+		if !suites[pkg] {
+			t.Errorf("suiteSeconds names %s, the suite of no catalogued row", pkg)
+		}
 	}
 }

@@ -14,24 +14,26 @@ import (
 // suiteSeconds is the recorded wall time of each suite package (smoke,
 // full), compile included (since then the suites are built before they
 // run, build.go), measured on a 2-core runner shared with other
-// work (results.json meta.schedule of runs on 2026-12-01, --jobs 2); it
+// work (results.json meta.schedule, --jobs 2); it
 // balances `--shard i/n` and orders the scheduler's queue. Only the balance
 // depends on it: any value gives every package to exactly one shard.
 // NOTE: refresh from meta.schedule when a suite grows a lot.
 var suiteSeconds = map[string][2]float64{
-	"./suites/axioms":        {7, 9},
-	"./suites/fencing":       {21, 45},
-	"./suites/migration":     {77, 100},
-	"./suites/presence":      {14, 55},
-	"./suites/registry":      {42, 168},
-	"./suites/subscriptions": {66, 167},
-	"./suites/routing":       {34, 114},
-	"./suites/failuredrills": {98, 162},
-	"./suites/protocol":      {7, 33},
-	"./suites/telemetry":     {9, 16},
-	"./suites/locality":      {9, 28},
-	"./suites/marconi":       {50, 116},
-	"./suites/marconiaudit":  {51, 200},
+	"./rows/axioms":           {7, 9},
+	"./rows/fencingscripts":   {21, 45},
+	"./rows/fencingmigration": {77, 100},
+	"./rows/presence":         {14, 55},
+	"./rows/registry":         {42, 168},
+	"./rows/preflight":        {25, 30},
+	"./rows/subscriptions":    {66, 167},
+	"./rows/routing":          {34, 114},
+	"./rows/failuredrills":    {98, 162},
+	"./rows/protocol":         {7, 33},
+	"./rows/telemetry":        {9, 16},
+	"./rows/guards":           {25, 45},
+	"./rows/locality":         {9, 28},
+	"./rows/marconi":          {50, 116},
+	"./rows/marconiaudit":     {51, 200},
 }
 
 // suiteWeight is pkg's recorded wall time in the profile, in seconds.

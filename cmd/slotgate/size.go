@@ -25,7 +25,7 @@ import (
 const sizeHelp = `Usage: slotgate size [flags]
 
 Measures the fan-out cost that decides the shard count (spec 000 §Open Decisions D1;
-Axiom A4; issue #5). It starts an N×0 cluster of real servers for each shard count and,
+Axiom A4). It starts an N×0 cluster of real servers for each shard count and,
 at a fixed cluster-wide message rate reached with pipelined concurrent senders, sends one
 seeded stream of exact event topics with classic PUBLISH and with SPUBLISH — and keyed
 SET, GET and a one-key EVALSHA for comparison — each to its key's owner. Per burst it
@@ -34,7 +34,7 @@ idle rate subtracted) and INFO commandstats; each point runs --repeats bursts, i
 with every other point's, and reports medians.
 
 It reports the cost per message (per node, cluster-wide, hottest node), the broadcast term
-shard count cannot reduce (classic − sharded per node), the scaling curve, and issue #5's
+shard count cannot reduce (classic − sharded per node), the scaling curve, and the sizing
 bar: SPUBLISH per-node cost at N shards within 1.5× of 1/N of the single-shard cost, and
 PUBLISH ~flat. The bar is reported, not enforced: the numbers are the deliverable.
 

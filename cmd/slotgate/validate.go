@@ -127,7 +127,7 @@ Command table: where each command's keys are comes from the server itself — th
 reply (key specs: first, last, step; movablekeys) of --server, or of a throwaway
 standalone valkey-server this command starts (--valkey-server, default from PATH) and
 stops. Only when no server is reachable (or with --hand) does it fall back to the hand
-table in validate/commands.go, saying so on stderr; suites/locality proves that table
+table in validate/commands.go, saying so on stderr; rows/locality proves that table
 agrees with the server's key specs.
 
 A key slice built at run time — appended to in a loop, written element by element, or

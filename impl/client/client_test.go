@@ -14,6 +14,7 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // deliveryTimeout bounds every wait for a pub/sub delivery or notice.
@@ -575,7 +576,8 @@ func testServerSUnsubscribe(t *testing.T, ts *testServers, cfg config, p client.
 	if len(skipped) > 0 {
 		t.Logf("skipped before MsgDropped: %v", skipped)
 	}
-	// No resubscription by the library: the new owner counts nobody.
+	// No resubscription by the library: the new owner counts nobody. A
+	// duration, not a wait: an event that must not happen has no signal.
 	time.Sleep(200 * time.Millisecond)
 	if n := numSub(t, ts.cluster.Nodes(), "SHARDNUMSUB", ch); n != 0 {
 		t.Errorf("after the drop, %d shard subscribers exist; the library resubscribed on its own", n)
@@ -583,17 +585,14 @@ func testServerSUnsubscribe(t *testing.T, ts *testServers, cfg config, p client.
 
 	// The caller resubscribes; the subscriber's slot map may be stale, so a
 	// MOVED is possible the first time (go-redis reloads on it).
-	deadline := time.Now().Add(deliveryTimeout)
-	for {
+	if err := wait.Within(ctx, deliveryTimeout, 100*time.Millisecond, func(ctx context.Context) error {
 		err := s.SSubscribe(ctx, ch)
-		if err == nil {
-			break
+		if err != nil {
+			t.Logf("resubscribe after migration: %v", err)
 		}
-		t.Logf("resubscribe after migration: %v", err)
-		if time.Now().After(deadline) {
-			t.Fatalf("resubscribe after migration: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	}); err != nil {
+		t.Fatalf("resubscribe after migration: %v", err)
 	}
 	if n, err := client.AsInt64(do(t, p, client.NewCmd("SPUBLISH", []string{ch}, "moved"))); err != nil || n != 1 {
 		t.Errorf("SPUBLISH after resubscribe = %d, %v; want 1", n, err)
@@ -643,17 +642,14 @@ next:
 // so this counts stacks instead.
 func checkNoLeak(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		gs := goroutines()
-		if len(gs) <= before {
-			return
+	var gs []string
+	if err := wait.Within(t.Context(), 3*time.Second, 20*time.Millisecond, func(context.Context) error {
+		if gs = goroutines(); len(gs) > before {
+			return fmt.Errorf("%d goroutines, %d before", len(gs), before)
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("goroutines: %d before, %d after Close\n%s", before, len(gs), strings.Join(gs, "\n\n"))
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Errorf("goroutines: %d before, %d after Close\n%s", before, len(gs), strings.Join(gs, "\n\n"))
 	}
 }
 

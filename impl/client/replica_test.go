@@ -12,6 +12,7 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // TestValkeyGoReplicaReadsSurviveDeadReplica: spec 000 §Conformance,
@@ -121,23 +122,18 @@ func TestValkeyGoReplicaReadsSurviveDeadReplica(t *testing.T) {
 // replication ping (repl-ping-replica-period, 10 s).
 func waitReplicaListed(t *testing.T, topo *fixtures.Topology, s int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		missing := ""
+	err := wait.Within(t.Context(), 15*time.Second, 50*time.Millisecond, func(context.Context) error {
 		for _, n := range topo.Nodes() {
 			for _, r := range nodeDo(t, n, "CLUSTER", "SLOTS").([]any) {
 				if e := r.([]any); e[0].(int64) <= int64(s) && int64(s) <= e[1].(int64) && len(e) < 4 {
-					missing = fmt.Sprintf("%s lists slots %v-%v without a replica", n.Name(), e[0], e[1])
+					return fmt.Errorf("%s lists slots %v-%v without a replica", n.Name(), e[0], e[1])
 				}
 			}
 		}
-		if missing == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(missing)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("replica listed for slot %d: %v", s, err)
 	}
 }
 

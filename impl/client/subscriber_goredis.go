@@ -66,7 +66,7 @@ import (
 //     cached slot map names. After a primary died and its replica took over
 //     (a kill failover), that is the dead node, again and again, until the
 //     60 s reload — the auto-resubscribe silently never happens (measured
-//     by suites/subscriptions, failover). So a ModeCluster session's receive
+//     by rows/subscriptions, failover). So a ModeCluster session's receive
 //     loop reloads the slot map on every network error, and the next
 //     reconnect reaches the new owner; so does an SSubscribe whose
 //     connection could not be opened (a retired session's successor, after

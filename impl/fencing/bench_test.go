@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // layout, reply decoding, the EVALSHA→EVAL fallback check) against a raw
 // EVALSHA of the very same C-phase renew script on the same node, in the
 // same process, one call at a time. It reports raw/impl as "ratio" (1.0 =
-// impl adds nothing; the bar of issue 13 is ≥ 0.5), so the figure reads the
+// impl adds nothing; the bar is ≥ 0.5), so the figure reads the
 // same on any machine. Not an assertion:
 //
 //	go test -run '^$' -bench RenewVsRawEvalSHA -benchtime 2000x ./impl/fencing

@@ -126,9 +126,9 @@ func (d *Directory) Phase() Phase { return d.opts.Scripts.Phase }
 // (cross-slot, legal only on a standalone node — spec 000 §The protocol).
 func (d *Directory) KeyList(s Session) []string {
 	if d.opts.Scripts.Phase.Dual() {
-		return append(d.opts.Legacy(s).list(), d.opts.Keys(s).list()...)
+		return append(d.opts.Legacy(s).List(), d.opts.Keys(s).List()...)
 	}
-	return d.opts.Keys(s).list()
+	return d.opts.Keys(s).List()
 }
 
 // Lease is a live lease as the directory reports it.
@@ -283,30 +283,6 @@ func (d *Directory) Lookup(ctx context.Context, s Session) (Snapshot, error) {
 func (d *Directory) KnownGeneration(ctx context.Context, s Session) (int64, error) {
 	snap, err := d.Lookup(ctx, s)
 	return snap.KnownGeneration, err
-}
-
-// Verdict is validate_fenced_header's answer.
-type Verdict int
-
-const (
-	// VerdictValid: the frame's (owner, generation) is the live lease.
-	VerdictValid Verdict = 1
-	// VerdictStale: the frame's generation is below the known counter.
-	VerdictStale Verdict = 0
-	// VerdictNotLive: not the live lease, but not provably stale either.
-	VerdictNotLive Verdict = -1
-)
-
-func (v Verdict) String() string {
-	switch v {
-	case VerdictValid:
-		return "valid"
-	case VerdictStale:
-		return "stale"
-	case VerdictNotLive:
-		return "not-live"
-	}
-	return "verdict(" + strconv.Itoa(int(v)) + ")"
 }
 
 // ValidateFencedHeader is the hop-by-hop fence: is a frame stamped

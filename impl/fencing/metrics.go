@@ -6,10 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// PhaseGaugeName is the metric a pod exports its script phase under (spec
-// 000 §Deployment Gate rule 2: the gate checks behaviour, not an image tag).
-const PhaseGaugeName = "buzz_fencing_phase"
-
 // PodMetrics is one pod's metrics registry: its own, never the global one,
 // so many simulated pods can live in one process.
 type PodMetrics struct {

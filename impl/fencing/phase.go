@@ -1,116 +1,76 @@
 package fencing
 
-// Phase is a script version of the fencing migration (spec 000 §The
-// protocol). The fleet deploys them in order O → A → B → C; rollback walks
-// back one adjacent phase at a time (§Deployment Gate rule 4).
-type Phase string
+import "github.com/slotgate/slotgate/impl/fencing/protocol"
 
-const (
-	O Phase = "O" // legacy: old keys only
-	A Phase = "A" // union lease check, lease on the old key, max(old,new)+1 → old ctr
-	B Phase = "B" // union lease check, lease on the new key, max(old,new)+1 → new ctr; renew migrates
-	C Phase = "C" // new keys only; slot-clean
+// The protocol's vocabulary lives in package protocol, which links no client,
+// so the persisted history, the explicit-state model and the checkers speak
+// it without linking a client library; these names keep it at hand for the
+// code that runs the scripts.
+type (
+	Phase           = protocol.Phase
+	MigrationMutant = protocol.MigrationMutant
+	ReadMutant      = protocol.ReadMutant
+	Verdict         = protocol.Verdict
+	Session         = protocol.Session
+	Keys            = protocol.Keys
+	KeyRule         = protocol.KeyRule
 )
 
-// Phases lists the phases in deploy order.
-var Phases = []Phase{O, A, B, C}
+const (
+	O = protocol.O
+	A = protocol.A
+	B = protocol.B
+	C = protocol.C
 
-// Index is the phase's position in deploy order (O=0 … C=3), also the value
-// of the buzz_fencing_phase gauge; -1 for an unknown phase.
-func (p Phase) Index() int {
-	for i, q := range Phases {
-		if q == p {
-			return i
-		}
-	}
-	return -1
-}
+	MutantNone = protocol.MutantNone
+	M1         = protocol.M1
+	M2         = protocol.M2
+	M3         = protocol.M3
+	M4         = protocol.M4
+	M5         = protocol.M5
+	M6         = protocol.M6
+	M7         = protocol.M7
+	M8         = protocol.M8
+	M9         = protocol.M9
 
-// Next is the phase after p, and false after C.
-func (p Phase) Next() (Phase, bool) {
-	i := p.Index()
-	if i < 0 || i+1 >= len(Phases) {
-		return "", false
-	}
-	return Phases[i+1], true
-}
+	ReadCorrect           = protocol.ReadCorrect
+	ReadLookupOneKeyspace = protocol.ReadLookupOneKeyspace
+	ReadKnownMin          = protocol.ReadKnownMin
+	ReadValidateOnePair   = protocol.ReadValidateOnePair
+	ReadValidateOffByOne  = protocol.ReadValidateOffByOne
+	ReadKnownFromLease    = protocol.ReadKnownFromLease
 
-// Prev is the phase before p, and false before O.
-func (p Phase) Prev() (Phase, bool) {
-	i := p.Index()
-	if i <= 0 {
-		return "", false
-	}
-	return Phases[i-1], true
-}
+	VerdictValid   = protocol.VerdictValid
+	VerdictStale   = protocol.VerdictStale
+	VerdictNotLive = protocol.VerdictNotLive
 
-// Dual says the phase's scripts declare both key pairs (old then new): the
-// cross-slot A and B versions, legal only with cluster mode disabled (A2).
-func (p Phase) Dual() bool { return p == A || p == B }
+	PhaseGaugeName = protocol.PhaseGaugeName
+)
 
-// PhaseFromIndex is the inverse of Index (the gauge's value back to a phase).
-func PhaseFromIndex(i int) (Phase, bool) {
-	if i < 0 || i >= len(Phases) {
-		return "", false
-	}
-	return Phases[i], true
-}
+var (
+	// Phases lists the phases in deploy order.
+	Phases = protocol.Phases
+	// MigrationMutants lists M1–M9 in order.
+	MigrationMutants = protocol.MigrationMutants
+	// ReadMutants lists every read-side mutant.
+	ReadMutants = protocol.ReadMutants
+)
+
+// PhaseFromIndex is protocol.PhaseFromIndex.
+func PhaseFromIndex(i int) (Phase, bool) { return protocol.PhaseFromIndex(i) }
+
+// OldKeys is protocol.OldKeys: the legacy, un-tagged key pair.
+func OldKeys(s Session) Keys { return protocol.OldKeys(s) }
+
+// NewKeys is protocol.NewKeys: the hash-tagged key pair.
+func NewKeys(s Session) Keys { return protocol.NewKeys(s) }
+
+// MisTaggedKeys is protocol.MisTaggedKeys, a known-bad key rule.
+func MisTaggedKeys(s Session) Keys { return protocol.MisTaggedKeys(s) }
 
 // ForPhase returns the script version of p, exactly per spec 000 §Per-phase
 // operation table. It panics on an unknown phase (a programming error).
 func ForPhase(p Phase) Scripts { return Embedded().Phase(p) }
-
-// MigrationMutant names one of the spec's nine mutations (spec 000
-// §Mechanized verification), each a known-bad variant the conformance suite
-// must kill. M1–M3 and M5 are script variants (ForPhaseMutant); M4 and M6–M9
-// switch off a Deployment Gate rule (impl/gate).
-type MigrationMutant string
-
-const (
-	MutantNone MigrationMutant = ""
-	M1         MigrationMutant = "M1" // AcquireB drops the old-lease check → two owners
-	M2         MigrationMutant = "M2" // AcquireA drops the new-lease check → two owners
-	M3         MigrationMutant = "M3" // AcquireB issues newGen+1 without max-merge → generation reuse
-	M4         MigrationMutant = "M4" // C-gate dropped (no backfill/drain requirement) → C acquires over a live old lease
-	M5         MigrationMutant = "M5" // AcquireA drops the union max-merge read → reuse
-	M6         MigrationMutant = "M6" // rollback into O drops the new-keyspace drain check → fork
-	M7         MigrationMutant = "M7" // rollback into O drops the reverse max-merge → O re-issues B's generations
-	M8         MigrationMutant = "M8" // rollback allowed past a running downgrade → skipped-phase coexistence
-	M9         MigrationMutant = "M9" // compatible entered without the fleet fully on C → CROSSSLOT
-)
-
-// MigrationMutants lists M1–M9 in order.
-var MigrationMutants = []MigrationMutant{M1, M2, M3, M4, M5, M6, M7, M8, M9}
-
-// Script says the mutant is a script variant (the rest are gate variants).
-func (m MigrationMutant) Script() bool { return m == M1 || m == M2 || m == M3 || m == M5 }
-
-// ScriptPhase is the phase whose acquire script the mutant replaces — B for
-// M1 and M3, A for M2 and M5 — and "" for the gate mutants. ForPhaseMutant
-// (the real scripts) and the explicit-state model (model/) share this one
-// switch, so a mutant means the same thing to both.
-func (m MigrationMutant) ScriptPhase() Phase {
-	switch m {
-	case M1, M3:
-		return B
-	case M2, M5:
-		return A
-	}
-	return ""
-}
-
-// Trips is the invariant the spec says the mutant violates.
-func (m MigrationMutant) Trips() string {
-	switch m {
-	case M3, M5, M7:
-		return "Inv_Monotonic"
-	case M9:
-		return "Inv_SlotRulesSafe"
-	case MutantNone:
-		return ""
-	}
-	return "Inv_SingleAuthority"
-}
 
 // ForPhaseMutant returns phase p's scripts with script mutant m applied when
 // m touches p (M1, M3: B's acquire; M2, M5: A's acquire). Gate mutants and

@@ -353,3 +353,32 @@ func (s *ScriptSet) WriteDir(dir string, replace map[string]string) error {
 	}
 	return os.WriteFile(filepath.Join(dir, ManifestName), append(b, '\n'), 0o644)
 }
+
+// MergeMutant names a known-bad backfill (a negative control of spec 000
+// §The protocol, "Backfill … fold oldGen into newGen by max-merge").
+type MergeMutant string
+
+const (
+	// BackfillOverwrite writes the old counter over the new one (SET, no
+	// max): a session whose new counter B already advanced goes backwards.
+	BackfillOverwrite MergeMutant = "backfill-overwrite"
+)
+
+// WithMergeMutant returns a copy of the set whose backfill is m's script;
+// every other script is the set's own.
+func (s *ScriptSet) WithMergeMutant(m MergeMutant) (*ScriptSet, error) {
+	file := map[MergeMutant]string{BackfillOverwrite: "mutants/migration/backfill_overwrite.lua"}[m]
+	if file == "" {
+		return nil, fmt.Errorf("unknown merge mutant %q", m)
+	}
+	text, err := luaFiles.ReadFile("lua/" + file)
+	if err != nil {
+		return nil, fmt.Errorf("merge mutant %s: %w", m, err)
+	}
+	out := &ScriptSet{Name: s.Name + "+" + string(m), Dir: s.Dir, Fallback: s.Fallback, src: map[scriptKey]source{}}
+	for k, v := range s.src {
+		out.src[k] = v
+	}
+	out.src[scriptKey{MigrationPhase, OpBackfill}] = source{file: file, text: string(text)}
+	return out, nil
+}

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotgate/slotgate/impl/fencing"
+	"github.com/slotgate/slotgate/impl/fencing/protocol"
 )
 
 // Mode is the cluster-mode door position (spec 000 §The protocol, G3/G4).
@@ -34,7 +34,13 @@ const (
 type Observation struct {
 	// Pods is each live pod's exported phase (the buzz_fencing_phase gauge),
 	// including pods of older ReplicaSets still running.
-	Pods map[string]fencing.Phase
+	Pods map[string]protocol.Phase
+	// Terminating is every pod of an older ReplicaSet still terminating (in
+	// its grace period: gone from the gauges, not yet gone from the
+	// rollout), with the phase it last ran. Rule 2(b) ("all older
+	// ReplicaSets at zero") is this map being empty: such a pod still
+	// serves with its old scripts.
+	Terminating map[string]protocol.Phase
 	// OldLeases and NewLeases are the live lease counts of each keyspace by
 	// direct observation; negative means not observed.
 	OldLeases, NewLeases int
@@ -58,6 +64,7 @@ const (
 	ReasonOneWayDoor       Reason = "one-way-door"           // enabled is never left (A3)
 	ReasonWrongMode        Reason = "wrong-mode"             // the mode door is not adjacent to the current mode
 	ReasonDrainTimer       Reason = "drain-timer-running"    // the DrainTimer variant: its wait since the backfill has not elapsed
+	ReasonOlderPodsLive    Reason = "older-pods-live"        // a pod of an older ReplicaSet is still terminating (rule 2(b))
 )
 
 // ErrRefused is the sentinel every Refusal matches with errors.Is.
@@ -89,10 +96,10 @@ func ReasonOf(err error) Reason {
 // Options configures a Gate.
 type Options struct {
 	// Start is the phase the fleet runs when the gate takes over; zero is O.
-	Start fencing.Phase
+	Start protocol.Phase
 	// Mutant switches off one rule (M4, M6, M7, M8, M9); script mutants
 	// and MutantNone leave the gate correct.
-	Mutant fencing.MigrationMutant
+	Mutant protocol.MigrationMutant
 	// DrainTimer, when positive, makes a known-bad gate (a negative
 	// control): the C-gate trusts that DrainTimer has elapsed since the
 	// backfill instead of the observed old-keyspace lease count — "wait one
@@ -101,17 +108,58 @@ type Options struct {
 	// clock and is required with it.
 	DrainTimer time.Duration
 	Now        func() time.Duration
+	// KeepBackfill, when set, makes a known-bad gate (a negative control):
+	// a rollback leaves the backfill counted as done, against rule 4 ("any
+	// rollback invalidates the backfill"). After a rollback into A, A pods
+	// issue generations into the old counter only, so a C admitted on the
+	// stale backfill issues from a new counter that is behind them (T2).
+	KeepBackfill bool
+	// IgnoreTerminating, when set, makes a known-bad gate (a negative
+	// control): rule 2(b) is not checked, so a pod still terminating with
+	// older scripts is invisible once it left the gauges — the backfill and
+	// C are admitted while it can still issue into the old counter.
+	IgnoreTerminating bool
+	// AdvanceMajority, when set, makes a known-bad gate (a negative
+	// control): rule 2(a) is weakened to "most live pods report the
+	// target", so the next phase starts while the previous rollout still
+	// has stragglers — O and B pods coexist and fork authority.
+	AdvanceMajority bool
+	// Door, when set, makes a known-bad gate (a negative control) that
+	// opens one mode door it must keep shut (spec 000 §Deployment Gate
+	// rule 4, §Safety theorems T3, A3).
+	Door DoorVariant
 }
+
+// DoorVariant names a known-bad mode door.
+type DoorVariant string
+
+const (
+	// DoorRevertEnabled lets enabled be reverted to disabled: A3 makes
+	// enabled one-way, so the gate's mode no longer says what the store
+	// enforces.
+	DoorRevertEnabled DoorVariant = "revert-enabled"
+	// DoorRollbackCompatible allows a phase rollback while the mode is
+	// compatible: A/B scripts come back under live slot rules.
+	DoorRollbackCompatible DoorVariant = "rollback-in-compatible"
+	// DoorPhaseWithMode lets a rollback in compatible revert the mode in
+	// the same step: the pods downgrade while the store still enforces
+	// slot rules (a mode change is not instantaneous).
+	DoorPhaseWithMode DoorVariant = "phase-with-mode"
+)
 
 // Gate is the deployment state machine: the target phase, the mode, and
 // the facts that must be re-established after a rollback. Not safe for
 // concurrent use; one operator drives it.
 type Gate struct {
-	mutant        fencing.MigrationMutant
+	mutant        protocol.MigrationMutant
+	keepBackfill  bool
+	ignoreTerm    bool
+	majority      bool
+	door          DoorVariant
 	drainTimer    time.Duration
 	now           func() time.Duration
 	backfilledAt  time.Duration
-	target        fencing.Phase
+	target        protocol.Phase
 	mode          Mode
 	backfilled    bool
 	reverseMerged bool
@@ -120,11 +168,14 @@ type Gate struct {
 
 // Decision is one step the gate was asked about, as data for the report.
 type Decision struct {
-	Step    string
-	From    fencing.Phase
-	Mode    Mode
-	Allowed bool
-	Reason  Reason
+	Step string
+	From protocol.Phase
+	Mode Mode
+	// To and ModeAfter are the target and the mode after the decision.
+	To        protocol.Phase
+	ModeAfter Mode
+	Allowed   bool
+	Reason    Reason
 	// Facts the decision saw.
 	Backfilled bool
 	OldLeases  int
@@ -136,9 +187,10 @@ type Decision struct {
 func New(opts Options) *Gate {
 	start := opts.Start
 	if start == "" {
-		start = fencing.O
+		start = protocol.O
 	}
-	g := &Gate{mutant: opts.Mutant, target: start, mode: Disabled}
+	g := &Gate{mutant: opts.Mutant, keepBackfill: opts.KeepBackfill, ignoreTerm: opts.IgnoreTerminating,
+		majority: opts.AdvanceMajority, door: opts.Door, target: start, mode: Disabled}
 	if opts.DrainTimer > 0 && opts.Now != nil {
 		g.drainTimer, g.now = opts.DrainTimer, opts.Now
 	}
@@ -150,7 +202,7 @@ func New(opts Options) *Gate {
 // model (model/) can explore the gate's own decisions exhaustively instead of
 // re-encoding its rules; it is comparable, so a model checker can hash it.
 type State struct {
-	Target        fencing.Phase
+	Target        protocol.Phase
 	Mode          Mode
 	Backfilled    bool
 	ReverseMerged bool
@@ -161,12 +213,12 @@ func (g *Gate) State() State {
 	return State{Target: g.target, Mode: g.mode, Backfilled: g.backfilled, ReverseMerged: g.reverseMerged}
 }
 
-// Restore returns a gate in state s with opts.Mutant and an empty decision
-// log (opts.Start and the DrainTimer variant are ignored: s.Target is the
-// target). A zero s.Target is O
+// Restore returns a gate in state s with opts.Mutant, opts.Door and an
+// empty decision log (opts.Start and the other variants are ignored:
+// s.Target is the target). A zero s.Target is O
 // and a zero s.Mode is disabled, as for New.
 func Restore(opts Options, s State) *Gate {
-	g := New(Options{Start: s.Target, Mutant: opts.Mutant})
+	g := New(Options{Start: s.Target, Mutant: opts.Mutant, Door: opts.Door})
 	if s.Mode != "" {
 		g.mode = s.Mode
 	}
@@ -175,7 +227,7 @@ func Restore(opts Options, s State) *Gate {
 }
 
 // Target is the phase the fleet is chasing.
-func (g *Gate) Target() fencing.Phase { return g.target }
+func (g *Gate) Target() protocol.Phase { return g.target }
 
 // Mode is the current mode door position.
 func (g *Gate) Mode() Mode { return g.mode }
@@ -186,9 +238,15 @@ func (g *Gate) Backfilled() bool { return g.backfilled }
 // Log returns every decision taken so far.
 func (g *Gate) Log() []Decision { return append([]Decision(nil), g.log...) }
 
+// decide records a decision; from and mode are the target and mode before
+// the step (the step has already moved g when it was allowed).
 func (g *Gate) decide(step string, obs Observation, r *Refusal) error {
-	d := Decision{Step: step, From: g.target, Mode: g.mode, Allowed: r == nil, Backfilled: g.backfilled,
-		OldLeases: obs.OldLeases, NewLeases: obs.NewLeases, FleetC: fleetAt(obs, fencing.C) == ""}
+	return g.decideFrom(step, g.target, g.mode, obs, r)
+}
+
+func (g *Gate) decideFrom(step string, from protocol.Phase, mode Mode, obs Observation, r *Refusal) error {
+	d := Decision{Step: step, From: from, Mode: mode, To: g.target, ModeAfter: g.mode, Allowed: r == nil, Backfilled: g.backfilled,
+		OldLeases: obs.OldLeases, NewLeases: obs.NewLeases, FleetC: fleetAt(obs, protocol.C) == ""}
 	if r != nil {
 		r.Step = step
 		d.Reason = r.Reason
@@ -204,7 +262,7 @@ func refuse(reason Reason, format string, args ...any) *Refusal {
 }
 
 // fleetAt returns "" when every observed pod reports p, else why not.
-func fleetAt(obs Observation, p fencing.Phase) string {
+func fleetAt(obs Observation, p protocol.Phase) string {
 	if len(obs.Pods) == 0 {
 		return "no pods observed"
 	}
@@ -212,6 +270,11 @@ func fleetAt(obs Observation, p fencing.Phase) string {
 	for name, q := range obs.Pods {
 		if q != p {
 			off = append(off, name+"="+string(q))
+		}
+	}
+	for name, q := range obs.Terminating { // still serving with its scripts (T3)
+		if q != p {
+			off = append(off, name+"="+string(q)+" (terminating)")
 		}
 	}
 	if len(off) > 0 {
@@ -223,32 +286,62 @@ func fleetAt(obs Observation, p fencing.Phase) string {
 	return ""
 }
 
-func fleetRefusal(obs Observation, p fencing.Phase) *Refusal {
+// fleetRefusal is rule 2: (a) every live pod reports p and (b) no pod of
+// an older ReplicaSet is still terminating.
+func (g *Gate) fleetRefusal(obs Observation, p protocol.Phase) *Refusal {
 	if len(obs.Pods) == 0 {
-		return refuse(ReasonNoPods, "no pod reports %s", fencing.PhaseGaugeName)
+		return refuse(ReasonNoPods, "no pod reports %s", protocol.PhaseGaugeName)
 	}
-	if why := fleetAt(obs, p); why != "" {
-		return refuse(ReasonFleetNotAtTarget, "%s", why)
+	if g.majority {
+		if on := countAt(obs, p); 2*on <= len(obs.Pods) {
+			return refuse(ReasonFleetNotAtTarget, "%d of %d pods on %s", on, len(obs.Pods), p)
+		}
+	} else {
+		live := Observation{Pods: obs.Pods}
+		if why := fleetAt(live, p); why != "" {
+			return refuse(ReasonFleetNotAtTarget, "%s", why)
+		}
+	}
+	if !g.ignoreTerm && len(obs.Terminating) > 0 {
+		var names []string
+		for name, q := range obs.Terminating {
+			names = append(names, name+"="+string(q))
+		}
+		if len(names) > 3 {
+			names = append(names[:3], "…")
+		}
+		return refuse(ReasonOlderPodsLive, "%d pods of older ReplicaSets still terminating: %s", len(obs.Terminating), strings.Join(names, ", "))
 	}
 	return nil
+}
+
+func countAt(obs Observation, p protocol.Phase) int {
+	n := 0
+	for _, q := range obs.Pods {
+		if q == p {
+			n++
+		}
+	}
+	return n
 }
 
 // Advance asks to start rolling the fleet to the next phase (rule 2: every
 // live pod reports the current target and no older pod is left; rule 3 for
 // C: backfill complete and observed old-keyspace lease count 0). On success
 // the target moves to to.
-func (g *Gate) Advance(obs Observation, to fencing.Phase) error {
+func (g *Gate) Advance(obs Observation, to protocol.Phase) error {
 	step := "advance to " + string(to)
+	from := g.target
 	if g.mode != Disabled {
 		return g.decide(step, obs, refuse(ReasonModeNotDisabled, "mode is %s", g.mode))
 	}
 	if next, ok := g.target.Next(); !ok || next != to {
 		return g.decide(step, obs, refuse(ReasonNotAdjacent, "target is %s", g.target))
 	}
-	if r := fleetRefusal(obs, g.target); r != nil {
+	if r := g.fleetRefusal(obs, g.target); r != nil {
 		return g.decide(step, obs, r)
 	}
-	if to == fencing.C && g.mutant != fencing.M4 {
+	if to == protocol.C && g.mutant != protocol.M4 {
 		if !g.backfilled {
 			return g.decide(step, obs, refuse(ReasonNotBackfilled, "backfill has not run since the fleet reached B"))
 		}
@@ -257,7 +350,7 @@ func (g *Gate) Advance(obs Observation, to fencing.Phase) error {
 				return g.decide(step, obs, refuse(ReasonDrainTimer, "%v of %v since the backfill", waited, g.drainTimer))
 			}
 			g.target = to
-			return g.decide(step, obs, nil)
+			return g.decideFrom(step, from, g.mode, obs, nil)
 		}
 		if obs.OldLeases < 0 {
 			return g.decide(step, obs, refuse(ReasonNotObserved, "old-keyspace lease count not observed"))
@@ -267,7 +360,7 @@ func (g *Gate) Advance(obs Observation, to fencing.Phase) error {
 		}
 	}
 	g.target = to
-	return g.decide(step, obs, nil)
+	return g.decideFrom(step, from, g.mode, obs, nil)
 }
 
 // RecordBackfill asks to run the backfill: only once the whole fleet runs B
@@ -275,10 +368,10 @@ func (g *Gate) Advance(obs Observation, to fencing.Phase) error {
 // caller runs fencing.Backfill and the gate counts it done.
 func (g *Gate) RecordBackfill(obs Observation) error {
 	const step = "backfill"
-	if g.target != fencing.B {
+	if g.target != protocol.B {
 		return g.decide(step, obs, refuse(ReasonWrongPhase, "backfill runs after full-B; target is %s", g.target))
 	}
-	if r := fleetRefusal(obs, fencing.B); r != nil {
+	if r := g.fleetRefusal(obs, protocol.B); r != nil {
 		return g.decide(step, obs, r)
 	}
 	g.backfilled = true
@@ -292,10 +385,10 @@ func (g *Gate) RecordBackfill(obs Observation) error {
 // into O: only with the whole fleet on A (no B writer of the new counter).
 func (g *Gate) RecordReverseMerge(obs Observation) error {
 	const step = "reverse merge"
-	if g.target != fencing.A {
+	if g.target != protocol.A {
 		return g.decide(step, obs, refuse(ReasonWrongPhase, "reverse merge runs at full-A; target is %s", g.target))
 	}
-	if r := fleetRefusal(obs, fencing.A); r != nil {
+	if r := g.fleetRefusal(obs, protocol.A); r != nil {
 		return g.decide(step, obs, r)
 	}
 	g.reverseMerged = true
@@ -307,21 +400,22 @@ func (g *Gate) RecordReverseMerge(obs Observation) error {
 // mutant M8 drops this), never outside disabled mode; it invalidates the
 // backfill; into O it needs the new keyspace drained (M6) and the reverse
 // max-merge run (M7).
-func (g *Gate) Rollback(obs Observation, to fencing.Phase) error {
+func (g *Gate) Rollback(obs Observation, to protocol.Phase) error {
 	step := "rollback to " + string(to)
-	if g.mode != Disabled {
+	from, mode := g.target, g.mode
+	if g.mode != Disabled && !(g.mode == Compatible && (g.door == DoorRollbackCompatible || g.door == DoorPhaseWithMode)) {
 		return g.decide(step, obs, refuse(ReasonModeNotDisabled, "revert the mode to disabled first; mode is %s", g.mode))
 	}
 	if prev, ok := g.target.Prev(); !ok || prev != to {
 		return g.decide(step, obs, refuse(ReasonNotAdjacent, "target is %s", g.target))
 	}
-	if g.mutant != fencing.M8 {
-		if r := fleetRefusal(obs, g.target); r != nil {
+	if g.mutant != protocol.M8 {
+		if r := g.fleetRefusal(obs, g.target); r != nil {
 			return g.decide(step, obs, r)
 		}
 	}
-	if to == fencing.O {
-		if g.mutant != fencing.M6 {
+	if to == protocol.O {
+		if g.mutant != protocol.M6 {
 			if obs.NewLeases < 0 {
 				return g.decide(step, obs, refuse(ReasonNotObserved, "new-keyspace lease count not observed"))
 			}
@@ -329,14 +423,19 @@ func (g *Gate) Rollback(obs Observation, to fencing.Phase) error {
 				return g.decide(step, obs, refuse(ReasonNewLeasesLive, "%d live new-keyspace leases", obs.NewLeases))
 			}
 		}
-		if g.mutant != fencing.M7 && !g.reverseMerged {
+		if g.mutant != protocol.M7 && !g.reverseMerged {
 			return g.decide(step, obs, refuse(ReasonNotReverseMerged, "run the reverse max-merge at full-A first"))
 		}
 	}
 	g.target = to
-	g.backfilled = false
+	if !g.keepBackfill {
+		g.backfilled = false
+	}
 	g.reverseMerged = false
-	return g.decide(step, obs, nil)
+	if g.door == DoorPhaseWithMode && g.mode == Compatible {
+		g.mode = Disabled // the known-bad variant: door and phase in one step
+	}
+	return g.decideFrom(step, from, mode, obs, nil)
 }
 
 // EnterCompatible opens the G3 door (T3): only with the whole fleet on C,
@@ -347,11 +446,11 @@ func (g *Gate) EnterCompatible(obs Observation) error {
 	if g.mode != Disabled {
 		return g.decide(step, obs, refuse(ReasonWrongMode, "mode is %s", g.mode))
 	}
-	if g.mutant != fencing.M9 {
-		if g.target != fencing.C {
+	if g.mutant != protocol.M9 {
+		if g.target != protocol.C {
 			return g.decide(step, obs, refuse(ReasonFleetNotC, "target is %s", g.target))
 		}
-		if why := fleetAt(obs, fencing.C); why != "" {
+		if why := fleetAt(obs, protocol.C); why != "" {
 			return g.decide(step, obs, refuse(ReasonFleetNotC, "%s", why))
 		}
 		if !g.backfilled {
@@ -362,7 +461,7 @@ func (g *Gate) EnterCompatible(obs Observation) error {
 		}
 	}
 	g.mode = Compatible
-	return g.decide(step, obs, nil)
+	return g.decideFrom(step, g.target, Disabled, obs, nil)
 }
 
 // RevertMode goes back from compatible to disabled; enabled is one-way.
@@ -370,12 +469,15 @@ func (g *Gate) RevertMode(obs Observation) error {
 	const step = "revert mode"
 	switch g.mode {
 	case Enabled:
-		return g.decide(step, obs, refuse(ReasonOneWayDoor, "enabled is the one-way door (A3)"))
+		if g.door != DoorRevertEnabled {
+			return g.decide(step, obs, refuse(ReasonOneWayDoor, "enabled is the one-way door (A3)"))
+		}
 	case Disabled:
 		return g.decide(step, obs, refuse(ReasonWrongMode, "mode is already disabled"))
 	}
+	from := g.mode
 	g.mode = Disabled
-	return g.decide(step, obs, nil)
+	return g.decideFrom(step, g.target, from, obs, nil)
 }
 
 // Enable walks through the one-way door compatible → enabled (G4).
@@ -384,11 +486,11 @@ func (g *Gate) Enable(obs Observation) error {
 	if g.mode != Compatible {
 		return g.decide(step, obs, refuse(ReasonWrongMode, "enable needs compatible; mode is %s", g.mode))
 	}
-	if g.mutant != fencing.M9 {
-		if why := fleetAt(obs, fencing.C); why != "" {
+	if g.mutant != protocol.M9 {
+		if why := fleetAt(obs, protocol.C); why != "" {
 			return g.decide(step, obs, refuse(ReasonFleetNotC, "%s", why))
 		}
 	}
 	g.mode = Enabled
-	return g.decide(step, obs, nil)
+	return g.decideFrom(step, g.target, Compatible, obs, nil)
 }

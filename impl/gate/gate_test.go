@@ -184,3 +184,75 @@ func TestModeDoorMutantM9(t *testing.T) {
 		}
 	}
 }
+
+// The KeepBackfill variant admits C after C→B→A→B on the backfill of the
+// first B, which the correct gate refuses (rule 4: any rollback invalidates
+// the backfill).
+func TestKeepBackfillAdmitsStaleC(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		g := gate.New(gate.Options{KeepBackfill: keep})
+		allow(t, g.Advance(drained(all(fencing.O)), fencing.A))
+		allow(t, g.Advance(drained(all(fencing.A)), fencing.B))
+		allow(t, g.RecordBackfill(all(fencing.B)))
+		allow(t, g.Advance(drained(all(fencing.B)), fencing.C))
+		allow(t, g.Rollback(drained(all(fencing.C)), fencing.B))
+		allow(t, g.Rollback(drained(all(fencing.B)), fencing.A))
+		allow(t, g.Advance(drained(all(fencing.A)), fencing.B))
+		err := g.Advance(drained(all(fencing.B)), fencing.C)
+		if keep {
+			allow(t, err)
+		} else {
+			refused(t, err, gate.ReasonNotBackfilled)
+		}
+	}
+}
+
+// Rule 2(b): a pod still terminating refuses the backfill and the advance;
+// the IgnoreTerminating variant does not see it.
+func TestOlderReplicaSets(t *testing.T) {
+	term := func(obs gate.Observation) gate.Observation {
+		obs.Terminating = map[string]fencing.Phase{"old": fencing.A}
+		return obs
+	}
+	g := atB(t, fencing.MutantNone)
+	refused(t, g.RecordBackfill(drained(term(all(fencing.B)))), gate.ReasonOlderPodsLive)
+	allow(t, g.RecordBackfill(drained(all(fencing.B))))
+	refused(t, g.Advance(drained(term(all(fencing.B))), fencing.C), gate.ReasonOlderPodsLive)
+	allow(t, g.Advance(drained(all(fencing.B)), fencing.C))
+	// A terminating non-C pod keeps the G3 door shut (T3).
+	refused(t, g.EnterCompatible(drained(term(all(fencing.C)))), gate.ReasonFleetNotC)
+
+	bad := gate.New(gate.Options{IgnoreTerminating: true})
+	allow(t, bad.Advance(drained(term(all(fencing.O))), fencing.A))
+}
+
+// Rule 2(a): the AdvanceMajority variant admits B with an O pod live.
+func TestAdvanceMajority(t *testing.T) {
+	mid := drained(fleet(fencing.A, fencing.A, fencing.O))
+	g := gate.New(gate.Options{Start: fencing.A})
+	refused(t, g.Advance(mid, fencing.B), gate.ReasonFleetNotAtTarget)
+	bad := gate.New(gate.Options{Start: fencing.A, AdvanceMajority: true})
+	allow(t, bad.Advance(mid, fencing.B))
+}
+
+// The door variants each open one door the correct gate keeps shut, and
+// the decision log records the move.
+func TestDoorVariants(t *testing.T) {
+	at := gate.State{Target: fencing.C, Mode: gate.Compatible, Backfilled: true}
+	obs := drained(all(fencing.C))
+	refused(t, gate.Restore(gate.Options{}, at).Rollback(obs, fencing.B), gate.ReasonModeNotDisabled)
+	g := gate.Restore(gate.Options{Door: gate.DoorRollbackCompatible}, at)
+	allow(t, g.Rollback(obs, fencing.B))
+	if g.Mode() != gate.Compatible {
+		t.Fatalf("rollback-in-compatible moved the mode: %s", g.Mode())
+	}
+	g = gate.Restore(gate.Options{Door: gate.DoorPhaseWithMode}, at)
+	allow(t, g.Rollback(obs, fencing.B))
+	d := g.Log()[0]
+	if d.From != fencing.C || d.To != fencing.B || d.Mode != gate.Compatible || d.ModeAfter != gate.Disabled {
+		t.Fatalf("phase-with-mode decision: %+v", d)
+	}
+	en := gate.State{Target: fencing.C, Mode: gate.Enabled, Backfilled: true}
+	refused(t, gate.Restore(gate.Options{}, en).RevertMode(obs), gate.ReasonOneWayDoor)
+	allow(t, gate.Restore(gate.Options{Door: gate.DoorRevertEnabled}, en).RevertMode(obs))
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // benchReceivers is the §2.1 benchmark's population: 1,000 receiver shims
@@ -101,12 +102,13 @@ func BenchmarkSendLatency(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	deadline := time.Now().Add(30 * time.Second)
-	for delivered.Load() < int64(b.N) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if got := delivered.Load(); got < int64(b.N) {
-		b.Fatalf("delivered %d of %d", got, b.N)
+	if err := wait.Within(ctx, 30*time.Second, time.Millisecond, func(context.Context) error {
+		if got := delivered.Load(); got < int64(b.N) {
+			return fmt.Errorf("delivered %d of %d", got, b.N)
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
 	}
 
 	noop := baselineHTTP(b, payload, max(b.N, 200))

@@ -223,8 +223,18 @@ func (f Flags) String() string {
 // production, a map in tests). "1", "true", "on" and "yes" are ON; anything
 // else, or unset, is OFF, as §8 defaults every flag.
 func FlagsFromEnv(getenv func(string) string, environ []string) Flags {
+	return FlagsFromEnvAs(getenv, environ, MutantNone)
+}
+
+// FlagsFromEnvAs is FlagsFromEnv with a known-bad reader selected
+// (MutantFlagDefaultOn; negative controls only).
+func FlagsFromEnvAs(getenv func(string) string, environ []string, mutant Mutant) Flags {
 	on := func(name string) bool {
-		switch strings.ToLower(strings.TrimSpace(getenv(name))) {
+		v := strings.ToLower(strings.TrimSpace(getenv(name)))
+		if v == "" && mutant == MutantFlagDefaultOn && name == "MARCONI_ROUTING_TABLE_READS" {
+			return true
+		}
+		switch v {
 		case "1", "true", "on", "yes":
 			return true
 		}

@@ -125,7 +125,7 @@ func TestExpirySweeper(t *testing.T) {
 		t.Fatalf("default expiry %q, want sweeper", e.mesh.Expiry())
 	}
 	e.register(t, "s1", "alice")
-	waitFor(t, func() bool { return route(e, "alice") == "" })
+	waitFor(t, "alice's route gone", func() bool { return route(e, "alice") == "" })
 	if n := e.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(marconi.HookSessionExpired)}); n != 1 {
 		t.Errorf("on_session_expired calls %v, want 1", n)
 	}

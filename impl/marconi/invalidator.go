@@ -24,6 +24,7 @@ type Invalidator struct {
 	m       *metrics
 	now     func() time.Time
 	mutant  Mutant
+	onHook  func(HookCall)
 }
 
 // ErrUnknownSession is a hook's error for a session the registration
@@ -55,6 +56,7 @@ func (v *Invalidator) fail(h Hook, reason string, err error) error {
 // registration).
 func (v *Invalidator) OnRegister(s Session) error {
 	v.call(HookRegister)
+	v.trace(HookRegister, s.Tenant, s.Project, s.SessionID)
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	reg := v.t.put(s)
@@ -74,6 +76,7 @@ func (v *Invalidator) OnRegister(s Session) error {
 // routing.invalidate_project.
 func (v *Invalidator) OnDeregister(tenant, project, sid string) error {
 	v.call(HookDeregister)
+	v.trace(HookDeregister, tenant, project, sid)
 	return v.invalidateSession(HookDeregister, tenant, project, sid, v.mutant == MutantForgetfulDeregister || v.mutant == MutantStaleRoute5xx)
 }
 
@@ -83,6 +86,7 @@ func (v *Invalidator) OnDeregister(tenant, project, sid string) error {
 // before its key expired, or expired twice).
 func (v *Invalidator) OnSessionExpired(tenant, project, sid string) error {
 	v.call(HookSessionExpired)
+	v.trace(HookSessionExpired, tenant, project, sid)
 	err := v.invalidateSession(HookSessionExpired, tenant, project, sid, false)
 	if errors.Is(err, ErrUnknownSession) {
 		return nil
@@ -122,6 +126,7 @@ func (v *Invalidator) invalidateSession(h Hook, tenant, project, sid string, for
 // the hook carries the flag's new holder, master.
 func (v *Invalidator) OnMasterChange(tenant, project, master string) error {
 	v.call(HookMasterChange)
+	v.trace(HookMasterChange, tenant, project, master)
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	pk := projectKey{tenant, project}
@@ -142,6 +147,7 @@ func (v *Invalidator) OnMasterChange(tenant, project, master string) error {
 // entry, never a full invalidation.
 func (v *Invalidator) OnHeartbeat(tenant, project, sid string, at time.Time) error {
 	v.call(HookHeartbeat)
+	v.trace(HookHeartbeat, tenant, project, sid)
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	reg := v.t.regs[sid]
@@ -162,6 +168,7 @@ func (v *Invalidator) onEngagement(tenant, project, sid string, at time.Time) er
 		return v.OnHeartbeat(tenant, project, sid, at)
 	}
 	v.call(HookHeartbeat)
+	v.trace(HookHeartbeat, tenant, project, sid)
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	reg := v.t.regs[sid]
@@ -182,6 +189,7 @@ func (v *Invalidator) onEngagement(tenant, project, sid string, at time.Time) er
 // drained on WS connect). A previous handle of the session is detached.
 func (v *Invalidator) OnWSConnect(sid string, h *wsHandle) error {
 	v.call(HookWSConnect)
+	v.trace(HookWSConnect, "", "", sid)
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	reg := v.t.regs[sid]
@@ -208,6 +216,7 @@ func (v *Invalidator) OnWSConnect(sid string, h *wsHandle) error {
 // of a session already gone is not an error.
 func (v *Invalidator) OnWSDisconnect(sid string, h *wsHandle, unwritten ...*audit.Envelope) error {
 	v.call(HookWSDisconnect)
+	v.trace(HookWSDisconnect, "", "", sid)
 	v.t.mu.Lock()
 	defer v.t.mu.Unlock()
 	if reg := v.t.regs[sid]; reg != nil && reg.handle == h {

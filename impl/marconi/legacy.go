@@ -95,14 +95,28 @@ const (
 	// skips a member whose record is gone — so only a read of the index
 	// shows the dead member it keeps until its score lapses.
 	MutantReleaseKeepsIndex Mutant = "release-keeps-index"
-	// MutantPutBackToIdentity is the put-back before its fix (FINDINGS,
-	// stability under load, item 7): what a closed socket had not written
+	// MutantPutBackToIdentity is the put-back before its fix
+	// (docs/FINDINGS.md, "put-back"): what a closed socket had not written
 	// goes back under the closing session's identity instead of the
 	// recipient each signal was addressed to (§3.5: the pending index is
 	// per recipient). A master-alias signal left in the old master's
 	// socket then waits for — and reaches — the next session of the old
 	// master's identity, which is not master.
 	MutantPutBackToIdentity Mutant = "put-back-to-identity"
+	// MutantFlagDefaultOn is the flag reader (FlagsFromEnvAs) that reads an
+	// unset MARCONI_ROUTING_TABLE_READS as ON, as if Stage 2 had already
+	// exited: a deployment that sets no flag skips the Stage 1
+	// SessionStore-read fallback it was promised (§8: every flag defaults
+	// OFF).
+	MutantFlagDefaultOn Mutant = "flag-default-on"
+	// MutantPendingNeverExpires is a pending index whose TTL never fires
+	// (§3.5 "per-recipient queue of undelivered signals + TTL"): a signal
+	// waits, and is drained, however old.
+	MutantPendingNeverExpires Mutant = "pending-never-expires"
+	// MutantPendingExpiryUncounted is a pending index that drops signals
+	// at their TTL without counting them in marconi_pending_expired_total:
+	// accepted signals vanish and the operator is not told.
+	MutantPendingExpiryUncounted Mutant = "pending-expiry-uncounted"
 )
 
 // ErrStaleRoute is MutantStaleRoute5xx's answer to a send whose route
@@ -113,7 +127,8 @@ var ErrStaleRoute = errors.New("route names a session that is no longer register
 var Mutants = []Mutant{MutantPublishBeforeAck, MutantSyncPGWrite, MutantForgetfulDeregister, MutantSkipWarmup, MutantStaticListener, MutantStaleRoute5xx,
 	MutantAcceptForbidden, MutantStaleFallback, MutantRollbackDrops,
 	MutantSweeperNeverFires, MutantSweeperEarly, MutantForgetObligations, MutantDurableAtOffer, MutantWSSubscribe, MutantEngagementInvalidates,
-	MutantReleaseKeepsIndex, MutantPutBackToIdentity}
+	MutantReleaseKeepsIndex, MutantPutBackToIdentity, MutantFlagDefaultOn, MutantPendingNeverExpires, MutantPendingExpiryUncounted,
+	MutantSweeperOffByOne, MutantSweeperIndexRefires, MutantTakeoverSkipsHook, MutantMasterUncached, MutantExpiryErrorsUncounted}
 
 // LegacyChannel is the legacy per-session Redis pub/sub channel (§2.2:
 // "the sender thread does PUBLISH session_channel").

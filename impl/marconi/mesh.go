@@ -91,6 +91,10 @@ type Options struct {
 	Now func() time.Time
 	// Logf receives non-fatal problems (listener errors); nil discards.
 	Logf func(format string, args ...any)
+	// OnHook, if set, is told about every Stage 2 hook call, with its
+	// arguments, synchronously inside the hook (it must not block or call
+	// the mesh).
+	OnHook func(HookCall)
 	// OnViolation, if set, is told about every SLA violation the sweeper
 	// raises (§3.4), after it is counted. It must not block.
 	OnViolation func(Violation)
@@ -185,11 +189,13 @@ func New(o Options) (*Mesh, error) {
 	// decides per send whether a new obligation opens in it, so turning
 	// the flag off never loses the open ones.
 	m.store.releaseKeepsIndex = o.Mutant == MutantReleaseKeepsIndex
+	m.pending.neverExpires = o.Mutant == MutantPendingNeverExpires
+	m.pending.uncounted = o.Mutant == MutantPendingExpiryUncounted
 	m.obligations = newObligationIndex()
 	m.obligations.recount = o.MetricsMutant == MetricsSLARecounted
 	f := o.Flags
 	m.flags.Store(&f)
-	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant}
+	m.inv = &Invalidator{t: m.t, pending: m.pending, m: m.m, now: o.Now, mutant: o.Mutant, onHook: o.OnHook}
 	m.board = &board{t: m.t, pending: m.pending, obligations: m.obligations, sink: o.Sink, m: m.m, ttl: m.store.TTL(),
 		noPending: o.DisablePending, now: o.Now, ids: newIDGen(), durableAtOffer: o.Mutant == MutantDurableAtOffer}
 	m.legacy = &legacyPath{prefix: m.store.prefix, pool: o.Pool}
@@ -384,6 +390,11 @@ func (m *Mesh) Send(ctx context.Context, req SendRequest) (SendResult, error) {
 		if fb, err = m.resolveFallback(ctx, f, key); err != nil {
 			return SendResult{}, fmt.Errorf("send: %w", err)
 		}
+	} else if m.opts.Mutant == MutantMasterUncached && key.Identity == MasterIdentity {
+		var err error
+		if fb, err = m.masterUncached(ctx, f, key); err != nil {
+			return SendResult{}, fmt.Errorf("send: %w", err)
+		}
 	}
 	publish := !f.HotPathSend || m.opts.Mutant == MutantPublishBeforeAck
 	if publish || m.legacy.pg != nil {
@@ -488,8 +499,12 @@ func (m *Mesh) Deregister(ctx context.Context, tenant, project, sid string) erro
 // ClaimMaster is controller_service.claim_master: the flag moves to sid
 // unconditionally, then on_master_change.
 func (m *Mesh) ClaimMaster(ctx context.Context, tenant, project, sid string) error {
+	skip := m.opts.Mutant == MutantTakeoverSkipsHook && m.takeover(tenant, project)
 	if err := m.store.SetMaster(ctx, tenant, project, "", sid); err != nil {
 		return err
+	}
+	if skip {
+		return nil
 	}
 	_ = m.inv.OnMasterChange(tenant, project, sid)
 	return nil

@@ -14,30 +14,21 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/slotgate/slotgate/fixtures"
+	"github.com/slotgate/slotgate/fixtures/fixturestest"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/client/clienttest"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // One standalone server for the package's tests; each test namespaces its
 // keys with its own prefix.
 var server = &fixtures.Shared{Spec: fixtures.StandaloneSpec()}
 
-func standalone(t testing.TB) *fixtures.Topology {
-	t.Helper()
-	topo, err := server.Get(context.Background())
-	if err != nil {
-		t.Fatalf("start valkey: %v", err)
-	}
-	return topo
-}
+func standalone(t testing.TB) *fixtures.Topology { t.Helper(); return fixturestest.Get(t, server) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	_ = server.Close()
-	fixtures.CleanupAll()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.RunTests(m)) }
 
 type env struct {
 	mesh    *marconi.Mesh
@@ -50,12 +41,7 @@ type env struct {
 
 func newEnv(t *testing.T, prefix string, o marconi.Options) *env {
 	t.Helper()
-	topo := standalone(t)
-	p, err := client.NewPool(t.Context(), client.Options{Backend: client.BackendGoRedis, Mode: client.ModeSingle, Addrs: topo.Addrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := clienttest.Standalone(t, standalone(t))
 	e := &env{pool: marconi.Count(p), sink: marconi.NewMemorySink(), deliver: make(chan marconi.Delivery, 1024)}
 	o.Pool = e.pool
 	o.Sink = e.sink
@@ -63,6 +49,7 @@ func newEnv(t *testing.T, prefix string, o marconi.Options) *env {
 	if !o.Flags.HotPathSend && !o.Flags.RoutingTableReads {
 		o.Flags = marconi.ShippedFlags()
 	}
+	var err error
 	e.mesh, err = marconi.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +144,7 @@ func TestHookTransitions(t *testing.T) {
 
 	// on_heartbeat: freshness only; the route and the socket stay.
 	before := e.mesh.Tables().Registrations["s1"].LastHeartbeat
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // a duration: the heartbeat's timestamp must be able to move on
 	hb, err := e.api.Heartbeat(t.Context(), "acme", "p1", "s1")
 	if err != nil || !hb.Routed {
 		t.Fatalf("heartbeat: %+v %v", hb, err)
@@ -192,7 +179,7 @@ func TestHookTransitions(t *testing.T) {
 	e.mesh.Tables() // no-op read, keeps the sequence readable
 	r2 := e.dial(t, "s2")
 	_ = r2.Close()
-	waitFor(t, func() bool { return !e.mesh.Tables().Registrations["s2"].Attached })
+	waitFor(t, "s2 detached after its socket closed", func() bool { return !e.mesh.Tables().Registrations["s2"].Attached })
 	if res := e.send(t, "bob"); res.Outcome != audit.OutcomeQueuedOffline || res.SessionID != "s2" {
 		t.Fatalf("after disconnect: %+v", res)
 	}
@@ -228,7 +215,7 @@ func TestHookTransitions(t *testing.T) {
 func TestNewestRegistrationWins(t *testing.T) {
 	e := newEnv(t, "t-newest", marconi.Options{})
 	e.register(t, "old", "carol")
-	time.Sleep(2 * time.Millisecond)
+	time.Sleep(2 * time.Millisecond) // a duration: the newer registration's timestamp is later
 	e.register(t, "new", "carol")
 	if got := route(e, "carol"); got != "new" {
 		t.Fatalf("route → %q, want new", got)
@@ -260,7 +247,7 @@ func TestSessionExpired(t *testing.T) {
 	e := newEnv(t, "t-expiry", marconi.Options{Store: marconi.StoreOptions{TTL: 300 * time.Millisecond},
 		Notify: &marconi.NotifyOptions{Backend: client.BackendValkeyGo, Addrs: topo.Addrs(), Configure: true}})
 	e.register(t, "s1", "erin")
-	waitFor(t, func() bool { return route(e, "erin") == "" })
+	waitFor(t, "erin's route gone after her session expired", func() bool { return route(e, "erin") == "" })
 	if n := e.mesh.MetricSum("marconi_invalidator_calls_total", map[string]string{"hook": string(marconi.HookSessionExpired)}); n < 1 {
 		t.Fatalf("on_session_expired calls: %v", n)
 	}
@@ -357,7 +344,7 @@ func TestObligations(t *testing.T) {
 	if err := r.Ack(t.Context(), done.SignalID, marconi.AckReceived); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { // the socket's ack is read asynchronously
+	waitFor(t, "the socket's ack applied", func() bool { // read asynchronously
 		ob, _ := e.mesh.Obligation(done.SignalID)
 		return ob.AckReceivedAt != nil
 	})
@@ -368,7 +355,7 @@ func TestObligations(t *testing.T) {
 		t.Fatal("terminal ack left the obligation open")
 	}
 	late := send()
-	waitFor(t, func() bool {
+	waitFor(t, "one ack SLA violation counted", func() bool {
 		return e.mesh.MetricSum("marconi_obligation_sla_violation_total", map[string]string{"sla": "ack"}) == 1
 	})
 	if ob, open := e.mesh.Obligation(late.SignalID); !open || ob.DurabilityStatus != marconi.DurabilityQueued {
@@ -430,14 +417,18 @@ func isCode(err error, code string) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitFor polls cond every 5 ms for up to 5 s and fails the test naming
+// what did not happen.
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
+	err := wait.Within(t.Context(), 5*time.Second, 5*time.Millisecond, func(context.Context) error {
+		if !cond() {
+			return fmt.Errorf("no %s", what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -476,7 +467,7 @@ func TestSpec9Metrics(t *testing.T) {
 	}
 	_ = e.mesh.Invalidator().OnHeartbeat("acme", "p1", "ghost", time.Now()) // a hook error
 	skew.Store(int64(5 * time.Second))
-	waitFor(t, func() bool { return e.mesh.MetricSum("marconi_obligation_sla_violation_total", nil) > 0 })
+	waitFor(t, "an SLA violation counted", func() bool { return e.mesh.MetricSum("marconi_obligation_sla_violation_total", nil) > 0 })
 	degraded := newEnv(t, "t-metrics-2", marconi.Options{Flags: marconi.Flags{RoutingTableReads: true, RegistrationTableReads: true, PGArchiverPrimary: true, ObligationsMemoryPrimary: true}})
 	if _, err := degraded.api.Send(t.Context(), marconi.SendRequest{Tenant: "acme", Project: "p1", Recipient: "x", Kind: "task",
 		Obligation: &marconi.ObligationRequest{Kind: "review"}}); err != nil {
@@ -544,7 +535,7 @@ func TestMasterSignalOutlivesItsMaster(t *testing.T) {
 // (attached) while m1's socket still holds master-alias signals; when m1
 // then ends, what its socket had not written goes back to the alias and on
 // to w1 at once — not left in the alias's queue until w1's next connect
-// or the next flip, where it could expire (review of the put-back fix).
+// or the next flip, where it could expire.
 func TestMasterSignalReachesTheSittingMaster(t *testing.T) {
 	e := newEnv(t, "t-master-sitting", marconi.Options{})
 	ctx := t.Context()

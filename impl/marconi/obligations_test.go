@@ -64,7 +64,7 @@ func TestObligationDurability(t *testing.T) {
 	if err := a.Ack(closed, marconi.AckTerminal); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { // two entries and the terminal ack's handoff
+	waitFor(t, "two entries and the terminal ack's handoff in the stream, both durable", func() bool {
 		es, err := audit.ReadStream(ctx, p, tenant)
 		return err == nil && len(es) == 3 && status(a, open) == marconi.DurabilityDurable && status(a, closed) == marconi.DurabilityDurable
 	})

@@ -14,6 +14,9 @@ import (
 type pendingIndex struct {
 	ttl time.Duration
 	cap int // per recipient
+	// neverExpires and uncounted are MutantPendingNeverExpires and
+	// MutantPendingExpiryUncounted.
+	neverExpires, uncounted bool
 
 	mu sync.Mutex
 	q  map[RouteKey][]pendingItem
@@ -114,11 +117,14 @@ func (p *pendingIndex) take(key RouteKey, now time.Time) (live []*audit.Envelope
 	delete(p.q, key)
 	p.mu.Unlock()
 	for _, it := range items {
-		if now.Sub(it.at) > p.ttl {
+		if p.expired(it, now) {
 			expired++
 			continue
 		}
 		live = append(live, it.env)
+	}
+	if p.uncounted {
+		expired = 0
 	}
 	return live, expired
 }
@@ -131,7 +137,10 @@ func (p *pendingIndex) sweep(now time.Time) map[string]int {
 	for key, items := range p.q {
 		kept := items[:0]
 		for _, it := range items {
-			if now.Sub(it.at) > p.ttl {
+			if p.expired(it, now) {
+				if p.uncounted {
+					continue
+				}
 				if out == nil {
 					out = map[string]int{}
 				}
@@ -147,6 +156,11 @@ func (p *pendingIndex) sweep(now time.Time) map[string]int {
 		}
 	}
 	return out
+}
+
+// expired reports whether it is past its TTL at now.
+func (p *pendingIndex) expired(it pendingItem, now time.Time) bool {
+	return !p.neverExpires && now.Sub(it.at) > p.ttl
 }
 
 // depth is the number of pending signals for key.

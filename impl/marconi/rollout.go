@@ -126,6 +126,12 @@ func (m *Mesh) sweepExpired(now time.Time) {
 		}
 	}
 	m.t.mu.RUnlock()
+	if m.opts.Mutant == MutantSweeperIndexRefires {
+		defer m.refireFromIndex(now)
+	}
+	if m.opts.Mutant == MutantSweeperOffByOne && len(due) > 0 {
+		due = due[:len(due)-1]
+	}
 	if len(due) == 0 {
 		return
 	}
@@ -134,8 +140,7 @@ func (m *Mesh) sweepExpired(now time.Time) {
 	for _, s := range due {
 		expiry, live, err := m.store.expiryOf(ctx, s.Tenant, s.SessionID)
 		if err != nil {
-			m.m.expiryListenErrs.Inc()
-			m.opts.Logf("marconi: expiry sweeper: %v", err)
+			m.expiryFailed("expiry of "+s.SessionID, err)
 			continue
 		}
 		if live {
@@ -149,7 +154,9 @@ func (m *Mesh) sweepExpired(now time.Time) {
 			continue
 		}
 		_ = m.inv.OnSessionExpired(s.Tenant, s.Project, s.SessionID)
-		_ = m.store.Unroute(ctx, s.Tenant, s.Project, s.Identity, s.SessionID)
+		if err := m.store.Unroute(ctx, s.Tenant, s.Project, s.Identity, s.SessionID); err != nil {
+			m.expiryFailed("unroute "+s.SessionID, err)
+		}
 	}
 }
 

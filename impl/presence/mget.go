@@ -66,7 +66,7 @@ type ReadOptions struct {
 // absent, which is the whole migration of that slot, not just the move of
 // the keys read: a few keys' slot held MIGRATING 1 s stayed so 4.07 s on a
 // loaded 2-core runner, and a 3 s budget handed TRYAGAIN to three bulk
-// reads (presence-mget/errors, stability seed 571459747). A slot of many
+// reads (presence-mget/errors). A slot of many
 // keys takes longer still. Presence is a hint, so a read that cannot finish
 // within this still reports the error rather than wait for ever.
 const DefaultTryAgainBudget = 10 * time.Second

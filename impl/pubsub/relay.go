@@ -14,12 +14,6 @@ import (
 
 // Options configures a Relay. Zero values take the defaults below.
 type Options struct {
-	// Naive models the relay that ignores a server-dropped subscription: it
-	// neither re-subscribes nor reports itself unhealthy after
-	// client.MsgDropped. It is the negative control of the subscriptions
-	// row (spec 000 §Failure Modes, "Subscription client fails to
-	// resubscribe": silent, missed events). Never set it in production.
-	Naive bool
 	// MinBackoff and MaxBackoff bound the pause between re-subscription
 	// attempts (doubling from MinBackoff); defaults 25 ms and 1 s.
 	MinBackoff, MaxBackoff time.Duration
@@ -32,9 +26,20 @@ type Options struct {
 	// (backpressure: nothing is dropped by the relay).
 	DeliveryBuffer int
 	// Mutant makes the relay a known-bad variant for the subscriptions
-	// row's negative controls (issue 12 §2: a real bad variant run against
+	// row's negative controls (a real bad variant run against
 	// real servers). Never set it in production.
 	Mutant Mutant
+	// Resync is the application's recovery for a classic pattern
+	// subscription (spec 000 D2: cache-invalidate and conn-control are
+	// must-not-miss control signals). Classic pub/sub keeps nothing for a
+	// subscriber that was away, so every message published while the
+	// connection was down is gone; the relay calls Resync(pattern) after the
+	// server confirmed the restored subscription and before it hands over
+	// any message received after that, and the application rebuilds from
+	// its durable source what the lost signals announced (flush the cache,
+	// re-read the ban list). A signal whose publisher acknowledged it before
+	// Resync began is covered by it. Nil: no recovery.
+	Resync func(ctx context.Context, pattern string) error
 }
 
 // Mutant names a known-bad relay. Each is a bug a relay's subscription
@@ -118,6 +123,13 @@ const (
 	// while the connection was down are lost (for a pattern, the
 	// application must treat it as a gap: flush what it caches).
 	EventResubscribed EventKind = "resubscribed"
+	// EventResynced: Options.Resync rebuilt what a restored pattern
+	// subscription may have missed; At is when the resync began (it covers
+	// every signal acknowledged before then).
+	EventResynced EventKind = "resynced"
+	// EventResyncFailed: one Options.Resync attempt returned an error; Err
+	// says why. The relay tries again.
+	EventResyncFailed EventKind = "resync-failed"
 )
 
 // Heals reports an event after which the relay reports the subscription
@@ -163,8 +175,6 @@ type Stats struct {
 	Delivered, Stray   int64 // Stray: messages for names no longer wanted
 	Dropped, Recovered int64
 	Resubscribed       int64
-	// IgnoredDrops counts MsgDropped notices a Naive relay ignored.
-	IgnoredDrops int64
 }
 
 // subState is one wanted subscription.
@@ -427,7 +437,11 @@ func (r *Relay) loop() {
 		case client.MsgMessage, client.MsgSMessage, client.MsgPMessage:
 			r.deliver(m)
 		case client.MsgResubscribed:
-			r.resubscribed(nameOf(m))
+			if r.resubscribed(nameOf(m)) {
+				// In the receive loop: no message received after the
+				// restoration reaches the application before the resync.
+				r.resync(nameOf(m))
+			}
 		case client.MsgDropped:
 			r.dropped(nameOf(m))
 		}
@@ -526,18 +540,54 @@ func literalPrefix(pattern string) string {
 }
 
 // resubscribed: the library restored a subscription after a reconnect.
-// Duplicate confirmations are harmless: the name is simply healthy.
-func (r *Relay) resubscribed(name string) {
+// Duplicate confirmations are harmless: the name is simply healthy. It
+// reports a wanted pattern, whose lost messages need a resync.
+func (r *Relay) resubscribed(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.subs[name]
 	if st == nil {
-		return
+		return false
 	}
 	r.stats.Resubscribed++
 	r.logLocked(name, EventResubscribed, "")
 	if r.o.Mutant == MutantForgetOnResubscribe {
 		delete(r.subs, name) // after reporting it healthy
+	}
+	return st.pattern
+}
+
+// resync runs the application's recovery for a restored pattern
+// subscription (Options.Resync), each attempt bounded by AttemptTimeout,
+// and retries with backoff until one succeeds or the relay closes: a
+// resync that failed covers nothing (its source may sit on the node that
+// just failed), and the lost signals stay lost until one succeeds.
+func (r *Relay) resync(pattern string) {
+	if r.o.Resync == nil {
+		return
+	}
+	backoff := r.o.MinBackoff
+	for {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), r.o.AttemptTimeout)
+		err := r.o.Resync(ctx, pattern)
+		cancel()
+		e := Event{At: start, Name: pattern, Kind: EventResynced}
+		if err != nil {
+			e.Kind, e.Err = EventResyncFailed, err.Error()
+		}
+		r.mu.Lock()
+		r.events = append(r.events, e)
+		r.mu.Unlock()
+		if err == nil {
+			return
+		}
+		select {
+		case <-r.done:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, r.o.MaxBackoff)
 	}
 }
 
@@ -547,10 +597,6 @@ func (r *Relay) dropped(name string) {
 	defer r.mu.Unlock()
 	st := r.subs[name]
 	if st == nil {
-		return
-	}
-	if r.o.Naive {
-		r.stats.IgnoredDrops++
 		return
 	}
 	r.stats.Dropped++

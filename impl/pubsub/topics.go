@@ -31,14 +31,50 @@ const (
 // Patterns lists both classic pattern subscriptions.
 var Patterns = []string{CacheInvalidatePattern, ConnControlPattern}
 
-// ChannelTopic is a channel's exact event topic. No hash tag: the topic's
-// whole name decides its slot (spec 000 §Sharded Pub/Sub Conversion).
-func ChannelTopic(community, uuid string) string {
-	return "buzz:" + community + ":channel:" + uuid
+// Topics builds the exact event topics the relay SSUBSCRIBEs and
+// SPUBLISHes (spec 000 §Sharded Pub/Sub Conversion: the two topic kinds,
+// buzz:<community>:channel:<uuid> and buzz:<community>:global). No hash
+// tag: the topic's whole name decides its slot, so one community's topics
+// spread over every shard; a {community} tag would pin them all to one
+// slot and recreate the hot node per community. The zero value is the
+// builder as designed; ChannelTopic and GlobalTopic use it.
+type Topics struct {
+	// Mutant makes the builder a known-bad variant for the subscriptions
+	// row's negative control (MutantTaggedTopics). Never set it in
+	// production.
+	Mutant Mutant
 }
 
-// GlobalTopic is a community's global exact event topic.
-func GlobalTopic(community string) string { return "buzz:" + community + ":global" }
+// MutantTaggedTopics is a topic builder that wraps the community in a hash
+// tag (buzz:{<community>}:channel:<uuid>): every topic still works, and
+// every topic of a community lands on one slot, so one shard carries the
+// community's whole event fan-out (spec 000 §Sharded Pub/Sub Conversion:
+// silently wrong, nothing errs).
+const MutantTaggedTopics Mutant = "tagged-topics"
+
+func (t Topics) community(c string) string {
+	if t.Mutant == MutantTaggedTopics {
+		return "{" + c + "}"
+	}
+	return c
+}
+
+// Channel is a channel's exact event topic.
+func (t Topics) Channel(community, uuid string) string {
+	return "buzz:" + t.community(community) + ":channel:" + uuid
+}
+
+// Global is a community's global exact event topic.
+func (t Topics) Global(community string) string {
+	return "buzz:" + t.community(community) + ":global"
+}
+
+// ChannelTopic is a channel's exact event topic (Topics as designed).
+func ChannelTopic(community, uuid string) string { return Topics{}.Channel(community, uuid) }
+
+// GlobalTopic is a community's global exact event topic (Topics as
+// designed).
+func GlobalTopic(community string) string { return Topics{}.Global(community) }
 
 // CacheInvalidateChannel is the concrete channel CacheInvalidatePattern
 // matches for community.

@@ -129,7 +129,7 @@ func testDiscovery(t *testing.T, pool client.Pool, topo *fixtures.Topology, ns s
 
 	// Expiry: stop heartbeating; after one TTL nothing is discoverable and
 	// the prune removes every dead score.
-	time.Sleep(r.Options().TTL + 20*time.Millisecond)
+	time.Sleep(r.Options().TTL + 20*time.Millisecond) // a duration: the heartbeat TTL must run out
 	d, err = r.Discover(ctx)
 	if err != nil || len(d.Runtimes) != 0 || d.Pruned != n-1 {
 		t.Fatalf("after expiry: %d runtimes, pruned %d (want 0 and %d), err %v", len(d.Runtimes), d.Pruned, n-1, err)

@@ -31,18 +31,8 @@ type Mutant string
 const (
 	// MutantNone is the correct path: redirects re-sent within the budget.
 	MutantNone Mutant = ""
-	// MutantSwallowRedirects answers a MOVED/ASK/TRYAGAIN with an empty
-	// success, the `let _ = conn.set(..)` bug: the caller believes a write
-	// landed that the server refused.
-	MutantSwallowRedirects Mutant = "swallow-redirects"
-	// MutantRetryUnknown re-sends a command whose reply never came (a
-	// timeout, a broken connection) with a fresh deadline, up to three times:
-	// at-least-once delivery, as a generic retry middleware does. An INCR or
-	// a writing script whose first send did run is applied twice while the
-	// caller sees one success.
-	MutantRetryUnknown Mutant = "retry-unknown-outcome"
-	// MutantBudgetFromCall is the call path as it was before the routing
-	// row's CI flake: the budget is a deadline fixed when the call starts and
+	// MutantBudgetFromCall is the call path before redirect-after-stall was
+	// fixed: the budget is a deadline fixed when the call starts and
 	// no re-send is guaranteed, so a call whose first attempt outlasted the
 	// budget (a stalled runner, or go-redis retrying read timeouts inside
 	// one Process) hands the first redirect it meets to the caller, however
@@ -68,11 +58,6 @@ type Options struct {
 	// absorbed by re-sending, so a run can show redirects really reached it.
 	Absorbed *atomic.Int64
 	Mutant   Mutant
-	// ResentAcked, when set, counts the re-sends MutantRetryUnknown made that
-	// came back acknowledged: the at-least-once hazard met (the first send
-	// may have run too), so a run can show its control had something to
-	// catch.
-	ResentAcked *atomic.Int64
 }
 
 // Pool is a client.Pool whose Do absorbs redirects the library handed back.
@@ -108,18 +93,11 @@ func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 	if p.o.Mutant == MutantBudgetFromCall {
 		since = time.Now()
 	}
-	timeout := time.Duration(0)
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
 	backoff := 2 * time.Millisecond
 	for resends := 0; ; resends++ {
-		v, err := p.send(ctx, cmd, timeout)
+		v, err := p.Pool.Do(ctx, cmd)
 		if !Redirected(err) {
 			return v, err
-		}
-		if p.o.Mutant == MutantSwallowRedirects {
-			return nil, nil
 		}
 		if since.IsZero() {
 			since = time.Now()
@@ -138,28 +116,4 @@ func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 		}
 		backoff = min(2*backoff, 50*time.Millisecond)
 	}
-}
-
-// send is one attempt; under MutantRetryUnknown it re-sends a command whose
-// outcome is unknown, each time with the caller's original timeout.
-func (p *Pool) send(ctx context.Context, cmd client.Cmd, timeout time.Duration) (any, error) {
-	v, err := p.Pool.Do(ctx, cmd)
-	if p.o.Mutant != MutantRetryUnknown {
-		return v, err
-	}
-	for range 3 {
-		if err == nil || client.KindOf(err) != "" {
-			break
-		}
-		rctx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
-		if timeout > 0 {
-			rctx, cancel = context.WithTimeout(rctx, timeout)
-		}
-		v, err = p.Pool.Do(rctx, cmd)
-		cancel()
-		if err == nil && p.o.ResentAcked != nil {
-			p.o.ResentAcked.Add(1)
-		}
-	}
-	return v, err
 }

@@ -106,9 +106,7 @@ func (p *Pool) Do(ctx context.Context, cmd client.Cmd) (any, error) {
 				p.setOwner(movedSlot, addr)
 			}
 		}
-		if p.m.mutant != MutantDropRedirects {
-			p.m.redirects.WithLabelValues(node, slotLabel, name, string(kind), target).Inc()
-		}
+		p.m.redirects.WithLabelValues(node, slotLabel, name, string(kind), target).Inc()
 	case client.IsRefused(err):
 		// Refused by the client library before sending: the server never
 		// saw it, so it is no node's error.

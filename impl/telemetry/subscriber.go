@@ -50,9 +50,7 @@ func (s *Subscriber) count(msg client.Message) {
 	}
 	switch msg.Kind {
 	case client.MsgDropped, client.MsgResubscribed:
-		if s.m.mutant != MutantDropGaps {
-			s.m.gaps.WithLabelValues(name, string(msg.Kind)).Inc()
-		}
+		s.m.gaps.WithLabelValues(name, string(msg.Kind)).Inc()
 	default:
 		s.m.messages.WithLabelValues(name, string(msg.Kind)).Inc()
 	}

@@ -80,10 +80,6 @@ const (
 	// key, ignoring the hash tag: keys of one tag (one real slot) spread
 	// over many slots and nodes in the metrics, so a hot tag is invisible.
 	MutantWholeKeySlot Mutant = "whole-key-slot"
-	// MutantDropRedirects never counts a MOVED/ASK/TRYAGAIN reply.
-	MutantDropRedirects Mutant = "drop-redirects"
-	// MutantDropGaps never counts a subscription gap.
-	MutantDropGaps Mutant = "drop-gaps"
 )
 
 // Options configures Metrics.

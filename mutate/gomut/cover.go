@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Why coverage decides which specs run a Go mutant (issue 14): running
+// Why coverage decides which specs run a Go mutant: running
 // every spec of a mutant's rows cost ~3 minutes a mutant, most of it specs
 // that never execute the mutated function. A spec whose baseline run does
 // not reach the mutated code cannot see the mutant (the program is the

@@ -74,7 +74,7 @@ var KnownEquivalent = map[string]string{
 	// as the ±1 ms ones above, one step further — the retries still stop at
 	// the same TryAgainBudget deadline with the same outcome; only how many
 	// retries fit before it changes, which the Retries counter shows but no
-	// check bounds from above (check.PresenceRetriesCounted bounds it from
+	// check bounds from above (presence-mget/retries-counted bounds it from
 	// below: at least one retry per read that gave up, true of both).
 	"impl/presence:readPart:ttl-off-by-one:a086950a": "backoff stays at 5 ms instead of doubling: the retries still end at the same TryAgainBudget deadline with the same outcome; only the cadence, and so the number of retries counted, differs — no check bounds it from above and a timed assertion is forbidden",
 	"impl/presence:readPart:ttl-off-by-one:1ca75dcb": "backoff triples instead of doubling (to the same 100 ms cap): the retries still end at the same TryAgainBudget deadline with the same outcome; only the cadence, and so the number of retries counted, differs — no check bounds it from above and a timed assertion is forbidden",

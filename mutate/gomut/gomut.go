@@ -1,6 +1,6 @@
 // Package gomut generates Go mutants of the implementation under test
 // (impl/) and runs the rows that cover each one against a mutated copy of
-// the module (issue 14, "slotgate mutate"; the spec's own method, spec 000
+// the module (`slotgate mutate`; the spec's own method, spec 000
 // §Mechanized verification: each mutant is killed by the invariant that
 // predicts it). It answers how much of impl's guard and filter code the
 // rows actually judge: a mutant that survives names a path no workload
@@ -16,7 +16,7 @@
 // SLOTGATE_MUTANT (mutate/schema), so one build serves the run
 // (PrepareSchemata); a mutant without a schema is built alone in a copy of
 // the module (Prepare). Run is the older whole-row path (copy, then `slotgate run` of every
-// covering row: ~3 min a mutant on 2 cores, measured 2026-12-01), kept for
+// covering row: ~3 min a mutant on 2 cores), kept for
 // a full-row confirmation of one mutant.
 //
 // Cost of generation: DefaultTargets takes ~15–25 s (one `go list -export`
@@ -34,7 +34,7 @@ import (
 )
 
 // Target is one package to mutate and the rows that cover it. The list is
-// explicit so a run is bounded (issue 14: smoke-mutate of fencing, gate,
+// explicit so a run is bounded (smoke-mutate of fencing, gate,
 // registry, presence, pubsub and the Marconi audit queue within ~30 min on
 // 2 cores).
 type Target struct {

@@ -66,8 +66,8 @@ func idsOf(t *testing.T, root string) map[string]string {
 }
 
 // TestIDStableWhenCodeMoves: a mutant's ID names the mutated code, not
-// where it sits (issue 14: Go mutant ids drifted when the code moved, so a
-// KnownEquivalent entry or an --id list went stale after an unrelated
+// where it sits (ids that drift when code moves would make a
+// KnownEquivalent entry or an --id list stale after an unrelated
 // edit). Moving a function within its file, moving one to another file of
 // the package, and editing other code of a function (a statement added
 // above its sites) keep every ID.

@@ -20,8 +20,8 @@ import (
 	"github.com/slotgate/slotgate/report"
 )
 
-// Why embedded-Lua schemata (issue 14: "Lua mutants for every script in
-// impl/fencing/lua/ and the other embedded scripts"): the fencing scripts
+// Why embedded-Lua schemata (Lua mutants for every script in
+// impl/fencing/lua/ and the other embedded scripts): the fencing scripts
 // are a script set the suites reload from SLOTGATE_SCRIPTS, but Marconi's
 // session scripts (impl/marconi/lua) and the audit append script
 // (impl/marconi/audit/lua) are //go:embed'ed into their packages and read

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slotgate/slotgate/internal/wait"
 	"github.com/slotgate/slotgate/report"
 )
 
@@ -248,17 +249,24 @@ func TestRunCancelled(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "cwd")
 	os.WriteFile(bin, []byte("#!/bin/sh\npwd > "+marker+"\nexec sleep 60\n"), 0o755)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The interrupt comes once the mutant run's slotgate has started; the
+	// watcher is joined before the test reports, so it never outlives it.
+	started := make(chan error, 1)
 	go func() {
-		for {
-			if _, err := os.Stat(marker); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		err := wait.Within(ctx, 30*time.Second, 10*time.Millisecond, func(context.Context) error {
+			_, err := os.Stat(marker)
+			return err
+		})
+		cancel()
+		started <- err
 	}()
 	m := Mutant{ID: "x", File: "impl/x/x.go", Content: []byte("package x\n"), Rows: []report.RowID{report.RowRegistry}}
 	_, err := Run(ctx, root, m, RunArgs{OutDir: t.TempDir(), Slotgate: bin})
+	cancel()
+	if serr := <-started; serr != nil && !errors.Is(serr, context.Canceled) {
+		t.Errorf("the mutant run never started its slotgate (%s): %v", marker, serr)
+	}
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrRun) {
 		t.Fatalf("err = %v, want ErrRun wrapping context.Canceled", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// Why mutant schemata (issue 14): a Go mutant built on its own costs one
+// Why mutant schemata: a Go mutant built on its own costs one
 // `go test -c` of every suite that covers it — the mutated package, every
 // package between it and the suite, and the link: 16–43 s a mutant on 2
 // cores (docs/MUTATION.md), more than its focused spec runs. A schemata

@@ -3,7 +3,7 @@ package gomut
 import "github.com/slotgate/slotgate/report"
 
 // DefaultTargets is what `slotgate mutate` mutates in Go when no target is
-// named: the guard and filter code of the packages issue 14 names, function
+// named: the guard and filter code of the rows' packages, function
 // by function, so the mutant count — and a smoke run — stays bounded.
 // Left out on purpose: constructors' option defaulting (New, withDefaults:
 // a default that is never zero in the rows), the legacy SCAN discovery and
@@ -20,17 +20,26 @@ var DefaultTargets = []Target{
 		Package: "impl/fencing",
 		Funcs: []string{"Directory.Acquire", "Directory.Renew", "Directory.Release",
 			"Directory.Lookup", "Directory.ValidateFencedHeader",
-			"Phase.Next", "Phase.Prev", "parseSession", "scanAll"},
+			"parseSession", "scanAll"},
 		Rows: []report.RowID{report.RowFencingScripts, report.RowFencingMigration},
+	},
+	{
+		// Spec 000 §The protocol: the deploy order the gate walks, one
+		// adjacent phase at a time.
+		Package: "impl/fencing/protocol",
+		Funcs:   []string{"Phase.Next", "Phase.Prev"},
+		Rows:    []report.RowID{report.RowFencingScripts, report.RowFencingMigration},
 	},
 	{
 		// Spec 000 §Deployment Gate, rules 2–5: every refusal.
 		Package: "impl/gate",
-		Funcs: []string{"Gate.Advance", "Gate.Rollback", "Gate.EnterCompatible", "Gate.Enable",
-			"Gate.RecordBackfill", "Gate.RecordReverseMerge", "fleetAt", "fleetRefusal"},
+		Funcs: []string{"Gate.Advance", "Gate.Rollback", "Gate.EnterCompatible", "Gate.Enable", "Gate.RevertMode",
+			"Gate.RecordBackfill", "Gate.RecordReverseMerge", "fleetAt", "Gate.fleetRefusal", "countAt"},
 		Rows: []report.RowID{report.RowFencingMigration},
-		// DrainTimer (and its clock, now) is the known-bad timer C-gate.
-		Controls: []string{"drainTimer", "now"},
+		// DrainTimer (and its clock, now) is the known-bad timer C-gate;
+		// the others select the known-bad gates of rules 2(a), 2(b), 4
+		// and the mode doors.
+		Controls: []string{"drainTimer", "now", "keepBackfill", "ignoreTerm", "majority", "door"},
 	},
 	{
 		// Spec 000 §Mesh Registry Discovery: the live-score range, the
@@ -54,8 +63,6 @@ var DefaultTargets = []Target{
 		Funcs: []string{"Relay.deliver", "Relay.routeLocked", "Relay.recover", "Relay.current",
 			"Relay.dropped", "Relay.resubscribed", "Relay.updateHealthLocked"},
 		Rows: []report.RowID{report.RowSubscriptions},
-		// Naive is the no-resubscribe control.
-		Controls: []string{"Naive"},
 	},
 	{
 		// Spec 002 §3.6 and §4: the audit queue's caps, eviction, age

@@ -1,5 +1,5 @@
-// Package schema is what a mutant schemata build switches on (issue 14,
-// `slotgate mutate --kind go`): gomut.Schemata rewrites each mutation site
+// Package schema is what a mutant schemata build switches on
+// (`slotgate mutate --kind go`): gomut.Schemata rewrites each mutation site
 // of impl into a call here, so every mutant of a package is compiled into
 // one binary and the active one is chosen at run time by SLOTGATE_MUTANT
 // (one `go test -c` per suite per run instead of one per mutant).

@@ -27,12 +27,8 @@ var (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	var err error
-	cfg, err = harness.ConfigFromEnv()
-	Expect(err).NotTo(HaveOccurred())
-	cluster = harness.Start(ctx, cfg, cfg.Topology)
+	cfg = harness.MustConfig()
+	cluster = harness.StartAll(ctx, cfg, cfg.Topology)[0]
 })
 
-var _ = BeforeEach(func(ctx SpecContext) {
-	Expect(cluster.Reset(ctx)).To(Succeed())
-})
+var _ = BeforeEach(func(ctx SpecContext) { harness.ResetAll(ctx, cluster) })

@@ -19,7 +19,6 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
-	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -347,7 +346,7 @@ func connLeak(ctx SpecContext, b client.Backend) report.Check {
 	harness.MustConfirm(ferr, cfg.Seed)
 
 	judgeOf := func(p *clPath) check.Result {
-		return check.Judge(replay.ConnLeak, judge.ConnRun{Samples: samples[p.name], Bound: clPoolSize, Rounds: rounds, Calls: int(p.calls.Load()),
+		return judge.ConnLeak.Judge(judge.ConnRun{Samples: samples[p.name], Bound: clPoolSize, Rounds: rounds, Calls: int(p.calls.Load()),
 			Killed: killed[p.name], Failovers: failovers, Refreshes: moves + failovers, MinRounds: sc.Rounds, MinCalls: 200})
 	}
 	impl, raw, bad := judgeOf(paths[0]), judgeOf(paths[1]), judgeOf(paths[2])

@@ -18,7 +18,6 @@ import (
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
-	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 )
 
@@ -154,7 +153,8 @@ func (p *dtPath) run(ctx context.Context, target string, stop <-chan struct{}) *
 					if err != nil {
 						c.Err = string(client.KindOf(err)) + ": " + err.Error()
 						// A failed call is not retried at once: a path that
-						// fails in microseconds would flood the record.
+						// fails in microseconds would flood the record. A
+						// duration: it paces the loop.
 						time.Sleep(20 * time.Millisecond)
 					}
 					p.rec.done(id, c)
@@ -238,7 +238,7 @@ func dialTimeout(ctx SpecContext, b client.Backend) report.Check {
 	from, to := w.Start.Sub(began), w.End.Sub(began)
 	judgeOf := func(p *dtPath, dial, read time.Duration) dtOutcome {
 		calls := p.rec.result(end)
-		return dtOutcome{calls: len(calls), result: check.Judge(replay.DialTimeoutBound, judge.DialTimeoutRun{
+		return dtOutcome{calls: len(calls), result: judge.DialTimeoutBound.Judge(judge.DialTimeoutRun{
 			Calls: calls, From: from, To: to, Bound: dial + read + dtSlack, Healthy: dial, MinTarget: 3})}
 	}
 	impl, raw := judgeOf(paths[0], dtDial, dtRead), judgeOf(paths[1], dtDial, dtRead)

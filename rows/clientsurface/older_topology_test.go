@@ -21,9 +21,9 @@ import (
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/routing"
+	"github.com/slotgate/slotgate/internal/wait"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
-	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -154,7 +154,7 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 	// The bad variants write keys of the first slot through a single-node
 	// client on its owner at the start: the naive client that never reads
 	// a topology reply. pinned hands the redirects to the caller;
-	// swallow (routing.MutantSwallowRedirects) answers them with success.
+	// swallow (traffic.SwallowRedirects) answers them with success.
 	owner, err := older.NodeForSlot(ctx, slots[0])
 	Expect(err).NotTo(HaveOccurred())
 	single := func(name string) client.Pool {
@@ -168,7 +168,7 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 		"raw":     {client: raw, clock: clock, keys: keysIn("r", slots)},
 		"impl":    {client: impl, clock: clock, keys: keysIn("i", slots)},
 		"pinned":  {client: poolClient{single("slotgate-older-pinned")}, clock: clock, keys: keysIn("p", slots[:1])},
-		"swallow": {client: poolClient{routing.Wrap(single("slotgate-older-swallow"), routing.Options{Mutant: routing.MutantSwallowRedirects})}, clock: clock, keys: keysIn("s", slots[:1])},
+		"swallow": {client: poolClient{routing.Wrap(traffic.SwallowRedirects(single("slotgate-older-swallow")), routing.Options{})}, clock: clock, keys: keysIn("s", slots[:1])},
 	}
 	By(fmt.Sprintf("raw, impl and two bad clients on slots %v of %s while each slot moves %d times, held MIGRATING %v", slots, older.ServerVersion(), s.Rounds, s.Hold))
 	stop := make(chan struct{})
@@ -176,6 +176,18 @@ func runOlder(ctx SpecContext, b client.Backend) *olderRun {
 	for _, l := range loads {
 		wg.Go(func() { l.run(ctx, stop) })
 	}
+	// Traffic before the first move: the bad clients are judged on what
+	// they acknowledged while their slot was still where they pinned it,
+	// and on a loaded host the moves could otherwise begin before any of
+	// them (0 acknowledged: the variant not exercised, the cell blind).
+	Eventually(func() bool {
+		for _, l := range loads {
+			if l.acked() < s.MinOps/4 {
+				return false
+			}
+		}
+		return true
+	}).WithTimeout(10*time.Second).WithPolling(20*time.Millisecond).Should(BeTrue(), "every load acknowledged %d operations before the moves", s.MinOps/4)
 	moves, wanted := 0, s.Slots*s.Rounds
 	r := &olderRun{version: implPool.Version(), slots: len(slots), rawPath: rawPath}
 	var faultErr error
@@ -395,20 +407,36 @@ func (w *topologyWorkload) do(ctx context.Context, c topoClient, o judge.Topolog
 // reads as Final.
 func (w *topologyWorkload) readBack(ctx context.Context, c topoClient) {
 	for _, k := range w.keys {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			n := len(w.history())
-			w.do(ctx, c, judge.TopologyOp{Key: k, Final: true})
-			last := w.history()[n]
-			if last.Acked() || time.Now().After(deadline) || ctx.Err() != nil {
-				break
+		// The bound passing is not a failure: the last failed read stays
+		// in the history, for the checker.
+		n := -1
+		_ = wait.Within(ctx, 5*time.Second, 50*time.Millisecond, func(context.Context) error {
+			if n >= 0 {
+				w.mu.Lock()
+				w.ops = w.ops[:n] // a failed read-back is retried, not judged
+				w.mu.Unlock()
 			}
-			w.mu.Lock()
-			w.ops = w.ops[:n] // a failed read-back is retried, not judged
-			w.mu.Unlock()
-			time.Sleep(50 * time.Millisecond)
+			n = len(w.history())
+			w.do(ctx, c, judge.TopologyOp{Key: k, Final: true})
+			if !w.history()[n].Acked() {
+				return fmt.Errorf("read back %s not acknowledged", k)
+			}
+			return nil
+		})
+	}
+}
+
+// acked counts w's acknowledged operations so far.
+func (w *topologyWorkload) acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, o := range w.ops {
+		if o.Acked() {
+			n++
 		}
 	}
+	return n
 }
 
 // sentSince says a command of w began at or after t.
@@ -439,10 +467,10 @@ func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
 	r := olderRuns.Get(ctx, b)
 	ev := r.evidence
 	ev.Faults = r.faults
-	result := check.Judge(replay.OlderTopologyErrors, r.impl)
-	raw := check.Judge(replay.OlderTopologyErrors, r.raw)
-	rawAck := check.Judge(replay.OlderTopologyAcknowledged, r.raw)
-	implAck := check.Judge(replay.OlderTopologyAcknowledged, r.impl)
+	result := judge.OlderTopologyErrors.Judge(r.impl)
+	raw := judge.OlderTopologyErrors.Judge(r.raw)
+	rawAck := judge.OlderTopologyAcknowledged.Judge(r.raw)
+	implAck := judge.OlderTopologyAcknowledged.Judge(r.impl)
 	ev.Observed = append(ev.Observed,
 		fmt.Sprintf("raw %s (%s) on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened)", r.rawPath, r.version, r.raw.Server, r.raw.TopologyReply(), r.raw.SlotsCalls, r.raw.ShardsCalls),
 		fmt.Sprintf("impl's pool on %s read its topology with %s (%d CLUSTER SLOTS, %d CLUSTER SHARDS while it opened)", r.impl.Server, r.impl.TopologyReply(), r.impl.SlotsCalls, r.impl.ShardsCalls),
@@ -453,7 +481,7 @@ func olderRedirects(ctx SpecContext, b client.Backend) report.Check {
 			moved++
 		}
 	}
-	ctl := harness.Variant("single-node-client", "a single-node client on the first slot's owner at the start, which reads no topology reply and does not follow MOVED/ASK: after the slot left, the redirects reach the caller", check.Judge(replay.OlderTopologyErrors, r.pinned))
+	ctl := harness.Variant("single-node-client", "a single-node client on the first slot's owner at the start, which reads no topology reply and does not follow MOVED/ASK: after the slot left, the redirects reach the caller", judge.OlderTopologyErrors.Judge(r.pinned))
 	ctl = harness.Premise(ctl, moved > 0, "no MOVED or ASK seen: the single-node client never met a slot that left its node")
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementOlderTopology, Client: r.version, Path: olderPath(r.rawPath, r.raw),
 		Raw: check.All("older-topology", raw, rawAck), Wrapped: check.All("older-topology", result, implAck),
@@ -466,8 +494,8 @@ func olderAcknowledged(ctx SpecContext, b client.Backend) report.Check {
 	r := olderRuns.Get(ctx, b)
 	ev := r.evidence
 	ev.Faults = r.faults
-	result := check.Judge(replay.OlderTopologyAcknowledged, r.impl)
-	raw := check.Judge(replay.OlderTopologyAcknowledged, r.raw)
+	result := judge.OlderTopologyAcknowledged.Judge(r.impl)
+	raw := judge.OlderTopologyAcknowledged.Judge(r.raw)
 	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s on its own keys of the same slots: %s: %s", r.rawPath, raw.Status, raw.Message))
 	acked := 0
 	for _, o := range r.swallow.Ops {
@@ -475,7 +503,7 @@ func olderAcknowledged(ctx SpecContext, b client.Backend) report.Check {
 			acked++
 		}
 	}
-	ctl := harness.Variant(string(routing.MutantSwallowRedirects), "a single-node client on the first slot's owner at the start whose call path answers MOVED/ASK with success: after the slot left, its writes are acknowledged and never land", check.Judge(replay.OlderTopologyAcknowledged, r.swallow))
+	ctl := harness.Variant("swallow-redirects", "a single-node client on the first slot's owner at the start whose call path answers MOVED/ASK with success: after the slot left, its writes are acknowledged and never land", judge.OlderTopologyAcknowledged.Judge(r.swallow))
 	ctl = harness.Premise(ctl, acked > 0, "the swallowing client had no write acknowledged")
 	return harness.Check(report.RowClientSurface, report.ColumnSilentlyWrong, "", result, ev, ctl)
 }

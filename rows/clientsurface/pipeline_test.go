@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,7 +18,6 @@ import (
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
-	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -95,32 +91,17 @@ type pipeSend func(ctx context.Context, cmds []pipeCmd) ([]pipeOutcome, error)
 type pipeView func(outs []pipeOutcome, batchErr error) []pipeOutcome
 
 type pipeWorker struct {
-	path  string
-	keys  []pipeKey
-	send  pipeSend
-	view  pipeView
-	clock *traffic.Clock
-	n     atomic.Int64
-	mu    sync.Mutex
-	cmds  []judge.PipeCmd
-	hist  []history.Op
+	pathWorker
+	keys []pipeKey
+	send pipeSend
+	view pipeView
+	cmds []judge.PipeCmd // under mu
 }
-
-func (w *pipeWorker) done() int64 { return w.n.Load() }
 
 // run sends a batch per tick until stop: an INCRBY of every key, or a GET
 // of a healthy key every fourth batch.
 func (w *pipeWorker) run(ctx context.Context, stop <-chan struct{}) {
-	tick := time.NewTicker(pipePace)
-	defer tick.Stop()
-	for batch := 0; ; batch++ {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	w.every(ctx, stop, pipePace, func(batch int) {
 		cmds := make([]pipeCmd, len(w.keys))
 		for i, k := range w.keys {
 			cmds[i] = pipeCmd{key: k, kind: judge.PipeIncr}
@@ -157,14 +138,7 @@ func (w *pipeWorker) run(ctx context.Context, stop <-chan struct{}) {
 		}
 		w.hist = append(w.hist, history.Op{Start: call, End: ret, Client: "pipeline " + w.path, Kind: "pipeline", Outcome: opOutcome(worst), ErrKind: worst})
 		w.mu.Unlock()
-		w.n.Add(1)
-	}
-}
-
-func (w *pipeWorker) ops() []history.Op {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]history.Op(nil), w.hist...)
+	})
 }
 
 // result reads every key back through fresh and returns the path's run.
@@ -238,7 +212,7 @@ func newPipeWorkers(ctx context.Context, b client.Backend, pool client.Pool, raw
 	clock := traffic.ClockOf(ctx)
 	var out []*pipeWorker
 	for p, path := range paths {
-		w := &pipeWorker{path: path.name, send: path.send, view: path.view, clock: clock}
+		w := &pipeWorker{pathWorker: pathWorker{path: path.name, clock: clock}, send: path.send, view: path.view}
 		pinned := tagIn(fmt.Sprintf("cs-pipe-%s-%s", tag, path.name), moving)
 		for i := range s.Keys {
 			name := fmt.Sprintf("cs:pipe:%s:%s:%d", tag, path.name, i)
@@ -406,13 +380,13 @@ func pipelineAttributed(ctx SpecContext, b client.Backend) report.Check {
 	r := surfaceRuns.Get(ctx, b)
 	ev := surfaceEvidence(ctx, r)
 	ev.Metrics = pipelineMetrics(r)
-	result := check.Judge(replay.PipelineAttributed, r.pipes[pathImpl])
-	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s (not scored here): %s", pipelinePath(b), check.Judge(replay.PipelineAttributed, r.pipes[pathRaw]).Message))
+	result := judge.PipelineAttributed.Judge(r.pipes[pathImpl])
+	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s (not scored here): %s", pipelinePath(b), judge.PipelineAttributed.Judge(r.pipes[pathRaw]).Message))
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev,
 		harness.Variant(pathFirstError, "a caller that takes the library pipeline's first error (a poisoned key's) as the whole batch's outcome and tells every key it failed: writes that ran are reported failed",
-			check.Judge(replay.PipelineAttributed, r.pipes[pathFirstError])),
+			judge.PipelineAttributed.Judge(r.pipes[pathFirstError])),
 		harness.Variant(pathSkipZip, "a caller that keeps the replies that succeeded and zips them to its keys by index: after a failed key every reply lands on the wrong key",
-			check.Judge(replay.PipelineAttributed, r.pipes[pathSkipZip])),
+			judge.PipelineAttributed.Judge(r.pipes[pathSkipZip])),
 	)
 }
 
@@ -420,21 +394,21 @@ func pipelineComplete(ctx SpecContext, b client.Backend) report.Check {
 	r := surfaceRuns.Get(ctx, b)
 	ev := surfaceEvidence(ctx, r)
 	ev.Metrics = pipelineMetrics(r)
-	result := check.Judge(replay.PipelineComplete, r.pipes[pathImpl])
-	rawComplete := check.Judge(replay.PipelineComplete, r.pipes[pathRaw])
+	result := judge.PipelineComplete.Judge(r.pipes[pathImpl])
+	rawComplete := judge.PipelineComplete.Judge(r.pipes[pathRaw])
 	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s (not scored here): %s", pipelinePath(b), rawComplete.Message))
 	// The admission judges the library's own pipeline on both columns'
 	// checkers; impl's Pool.DoMulti is the wrapper.
-	rawAll := check.All("pipeline", check.Judge(replay.PipelineAttributed, r.pipes[pathRaw]), rawComplete)
-	implAll := check.All("pipeline", check.Judge(replay.PipelineAttributed, r.pipes[pathImpl]), result)
+	rawAll := check.All("pipeline", judge.PipelineAttributed.Judge(r.pipes[pathRaw]), rawComplete)
+	implAll := check.All("pipeline", judge.PipelineAttributed.Judge(r.pipes[pathImpl]), result)
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementPipeline, Client: r.version, Path: pipelinePath(b),
 		Raw: rawAll, Wrapped: implAll, Wrapper: "impl/client Pool.DoMulti (per-command results; re-sends only what the server refused unrun)",
 		Evidence: fmt.Sprintf("%d keys per path (%d in slot %d, every eighth poisoned) in pipelines of INCRBY/GET through a move of slot %d and a graceful failover of shard %d.",
 			len(r.pipes[pathRaw].Finals), surfaceScaleOf().Pinned, r.moved, r.moved, r.failed)})
 	return harness.Check(row, report.ColumnErrors, "", result, ev,
 		harness.Variant(pathFirstError, "a caller that takes the pipeline's first error as the whole batch's outcome: every healthy key carries a poisoned key's failure",
-			check.Judge(replay.PipelineComplete, r.pipes[pathFirstError])),
+			judge.PipelineComplete.Judge(r.pipes[pathFirstError])),
 		harness.Variant(pathSkipZip, "a caller that zips the successful replies to keys by index: the keys left over get no outcome at all",
-			check.Judge(replay.PipelineComplete, r.pipes[pathSkipZip])),
+			judge.PipelineComplete.Judge(r.pipes[pathSkipZip])),
 	)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -112,6 +114,43 @@ func rawErr(err error) error {
 
 // progress is a worker's count of finished pipelines or transactions.
 type progress interface{ done() int64 }
+
+// pathWorker is what every pipeline and transaction path shares: its name,
+// the clock its calls are timed on, how many calls it finished, and its
+// calls as timeline ops.
+type pathWorker struct {
+	path  string
+	clock *traffic.Clock
+	n     atomic.Int64
+	mu    sync.Mutex
+	hist  []history.Op // under mu
+}
+
+func (w *pathWorker) done() int64 { return w.n.Load() }
+
+func (w *pathWorker) ops() []history.Op {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]history.Op(nil), w.hist...)
+}
+
+// every calls send once per tick of pace, with the call's index, until
+// stop closes or ctx ends, and counts each call that finished.
+func (w *pathWorker) every(ctx context.Context, stop <-chan struct{}, pace time.Duration, send func(i int)) {
+	tick := time.NewTicker(pace)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		send(i)
+		w.n.Add(1)
+	}
+}
 
 // reached waits, at most limit, until every worker finished n more than
 // it had at from; false when one did not.

@@ -17,12 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/slot"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
-	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 )
 
@@ -174,7 +172,7 @@ func resp3Push(ctx SpecContext, b client.Backend) report.Check {
 	}
 	wg.Wait()
 
-	impl, raw, bad := check.Judge(replay.RESP3Push, runs[0]), check.Judge(replay.RESP3Push, runs[1]), check.Judge(replay.RESP3Push, runs[2])
+	impl, raw, bad := judge.RESP3Push.Judge(runs[0]), judge.RESP3Push.Judge(runs[1]), judge.RESP3Push.Judge(runs[2])
 	ev := harness.Evidence(cfg, cluster, pub)
 	ev.Metrics = map[string]float64{"channels": float64(2 * sc.Longest), "longest_channel": float64(sc.Longest), "idle_ms": float64(sc.Idle.Milliseconds())}
 	for i, p := range paths {

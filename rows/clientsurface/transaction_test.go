@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -18,7 +16,6 @@ import (
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/rows/clientsurface/judge"
-	"github.com/slotgate/slotgate/rows/clientsurface/replay"
 	"github.com/slotgate/slotgate/suites/harness"
 	"github.com/slotgate/slotgate/traffic"
 )
@@ -65,29 +62,15 @@ type txPair struct {
 type txSend func(ctx context.Context, p txPair) judge.TxOp
 
 type txWorker struct {
-	path  string
+	pathWorker
 	pairs []txPair
 	send  txSend
-	clock *traffic.Clock
-	n     atomic.Int64
-	mu    sync.Mutex
-	txs   []judge.TxOp
-	hist  []history.Op
+	txs   []judge.TxOp // under mu
 }
 
-func (w *txWorker) done() int64 { return w.n.Load() }
-
+// run sends one transaction per tick until stop, the pairs in turn.
 func (w *txWorker) run(ctx context.Context, stop <-chan struct{}) {
-	tick := time.NewTicker(txPace)
-	defer tick.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	w.every(ctx, stop, txPace, func(i int) {
 		p := w.pairs[i%len(w.pairs)]
 		call := w.clock.Now()
 		op := w.send(ctx, p)
@@ -97,14 +80,7 @@ func (w *txWorker) run(ctx context.Context, stop <-chan struct{}) {
 		w.hist = append(w.hist, history.Op{Start: op.Call, End: op.Return, Client: "transaction " + w.path, Slot: p.slot, Kind: "multi-exec",
 			Outcome: opOutcome(op.ErrKind), ErrKind: op.ErrKind, Err: op.Err})
 		w.mu.Unlock()
-		w.n.Add(1)
-	}
-}
-
-func (w *txWorker) ops() []history.Op {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]history.Op(nil), w.hist...)
+	})
 }
 
 func (w *txWorker) result(ctx context.Context, fresh client.Pool, spans []judge.FaultSpan, minTx int) judge.TxRun {
@@ -145,7 +121,7 @@ func newTxWorkers(ctx context.Context, b client.Backend, pool client.Pool, raw r
 	clock := traffic.ClockOf(ctx)
 	var out []*txWorker
 	for _, path := range paths {
-		w := &txWorker{path: path, clock: clock}
+		w := &txWorker{pathWorker: pathWorker{path: path, clock: clock}}
 		for i := range s.Pairs {
 			t := tagIn(fmt.Sprintf("cs-tx-%s-%s-%d", tag, path, i), moving)
 			w.pairs = append(w.pairs, txPair{name: "{" + t + "}", slot: moving, a: "cs:tx:{" + t + "}:a", b: "cs:tx:{" + t + "}:b"})
@@ -328,11 +304,11 @@ func txAllOrNothing(ctx SpecContext, b client.Backend) report.Check {
 	r := surfaceRuns.Get(ctx, b)
 	ev := surfaceEvidence(ctx, r)
 	ev.Metrics = txMetrics(r)
-	result := check.Judge(replay.TxAllOrNothing, r.txs[pathImpl])
-	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s (not scored here): %s", txPath(b), check.Judge(replay.TxAllOrNothing, r.txs[pathRaw]).Message))
+	result := judge.TxAllOrNothing.Judge(r.txs[pathImpl])
+	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s (not scored here): %s", txPath(b), judge.TxAllOrNothing.Judge(r.txs[pathRaw]).Message))
 	abort := r.txs[pathAbortAsSuccess]
 	ctl := harness.Variant(pathAbortAsSuccess, "a caller on a connection pinned to the slot's first owner that fails only on a transport error: an aborted EXEC (EXECABORT after MOVED/ASK) counted as a committed transaction",
-		check.Judge(replay.TxAllOrNothing, abort))
+		judge.TxAllOrNothing.Judge(abort))
 	ctl = harness.Premise(ctl, emptyOps(abort) > 0, "no EXEC was aborted on the pinned connection")
 	return harness.Check(row, report.ColumnSilentlyWrong, "", result, ev, ctl)
 }
@@ -341,22 +317,22 @@ func txCompleted(ctx SpecContext, b client.Backend) report.Check {
 	r := surfaceRuns.Get(ctx, b)
 	ev := surfaceEvidence(ctx, r)
 	ev.Metrics = txMetrics(r)
-	result := check.Judge(replay.TxCompleted, r.txs[pathImpl])
-	rawDone := check.Judge(replay.TxCompleted, r.txs[pathRaw])
+	result := judge.TxCompleted.Judge(r.txs[pathImpl])
+	rawDone := judge.TxCompleted.Judge(r.txs[pathRaw])
 	ev.Observed = append(ev.Observed, fmt.Sprintf("raw %s (not scored here): %s", txPath(b), rawDone.Message))
-	rawAll := check.All("transaction", check.Judge(replay.TxAllOrNothing, r.txs[pathRaw]), rawDone)
-	implAll := check.All("transaction", check.Judge(replay.TxAllOrNothing, r.txs[pathImpl]), result)
+	rawAll := check.All("transaction", judge.TxAllOrNothing.Judge(r.txs[pathRaw]), rawDone)
+	implAll := check.All("transaction", judge.TxAllOrNothing.Judge(r.txs[pathImpl]), result)
 	harness.Admit(harness.Admission{Backend: b, Requirement: report.RequirementTransaction, Client: r.version, Path: txPath(b),
 		Raw: rawAll, Wrapped: implAll, Wrapper: "impl/client Pool.Exec (MULTI/EXEC in one slot, re-sent whole while the server proves it did not run)",
 		Evidence: fmt.Sprintf("%d hash-tagged pairs per path in slot %d, INCR a; INCR b per transaction, through the slot's move and a graceful failover of its new owner (shard %d).",
 			len(r.txs[pathRaw].Finals), r.moved, r.failed)})
 	pinned := r.txs[pathPinned]
 	loud := harness.Variant(pathPinned, "MULTI/EXEC on a connection pinned to the slot's first owner: after the move every EXEC aborts (loudly) and none completes",
-		check.Judge(replay.TxCompleted, pinned))
+		judge.TxCompleted.Judge(pinned))
 	loud = harness.Premise(loud, failedOps(pinned) > 0, "no EXEC failed on the pinned connection")
 	abort := r.txs[pathAbortAsSuccess]
 	silent := harness.Variant(pathAbortAsSuccess, "the pinned transaction read by a caller that takes an aborted EXEC for a success without replies",
-		check.Judge(replay.TxCompleted, abort))
+		judge.TxCompleted.Judge(abort))
 	silent = harness.Premise(silent, emptyOps(abort) > 0, "no EXEC was aborted on the pinned connection")
 	return harness.Check(row, report.ColumnErrors, "", result, ev, loud, silent)
 }

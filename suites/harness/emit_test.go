@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -25,7 +26,18 @@ var crashing = Scenario{Name: "routing/crashes-mid-run", Row: report.RowRouting,
 		return report.Check{}
 	}}
 
-var _ = Describe("harness self-test", func() { Emit(crashing) })
+// hanging is an Emit'ted scenario that records an operation, then waits for
+// its context to end: only its Timeout stops it
+// (TestEmitBoundsAHungScenario).
+var hanging = Scenario{Name: "routing/hangs-past-its-timeout", Row: report.RowRouting, Column: report.ColumnErrors, Spec: "harness self-test",
+	Timeout: 300 * time.Millisecond,
+	Run: func(ctx SpecContext) report.Check {
+		Recorder(ctx).Op(history.Op{Kind: "set", Outcome: history.OK})
+		<-ctx.Done()
+		return report.Check{}
+	}}
+
+var _ = Describe("harness self-test", func() { Emit(crashing, hanging) })
 
 // failRecorder is a GinkgoTestingT that only notes the failure the
 // crashing scenario is expected to cause.
@@ -33,9 +45,11 @@ type failRecorder struct{ failed bool }
 
 func (f *failRecorder) Fail() { f.failed = true }
 
-// TestEmitKeepsCrashedHistory runs the Ginkgo tree above: the crashed
-// scenario's history is written by Emit's cleanup, with what it recorded
-// and how it ended.
+// TestEmitKeepsCrashedHistory runs the Ginkgo tree above (Ginkgo allows one
+// RunSpecs a process): the crashed scenario's history is written by Emit's
+// cleanup, with what it recorded and how it ended; the hung scenario is
+// stopped by its spec timeout, unjudged, its history kept as crashed with
+// the timeout named.
 func TestEmitKeepsCrashedHistory(t *testing.T) {
 	out := t.TempDir()
 	t.Setenv(EnvOut, out)
@@ -43,10 +57,14 @@ func TestEmitKeepsCrashedHistory(t *testing.T) {
 	ft := &failRecorder{}
 	sc, rc := GinkgoConfiguration()
 	rc.Succinct, rc.NoColor = true, true
-	sc.FocusStrings = []string{"crashes-mid-run"}
-	RunSpecs(ft, "harness", sc, rc) // reports the expected panic
+	sc.FocusStrings = []string{"crashes-mid-run", "hangs-past-its-timeout"}
+	began := time.Now()
+	RunSpecs(ft, "harness", sc, rc) // reports the expected panic and timeout
 	if !ft.failed {
-		t.Fatal("the crashing scenario did not fail its spec")
+		t.Fatal("the crashing and hanging scenarios did not fail their specs")
+	}
+	if took := time.Since(began); took > time.Minute {
+		t.Fatalf("the specs ran %v, past the hung one's 300ms timeout and its grace period", took)
 	}
 	h, err := history.Read(filepath.Join(out, recheck.HistoriesDir, history.FileName(crashing.Name)))
 	if err != nil {
@@ -57,4 +75,30 @@ func TestEmitKeepsCrashedHistory(t *testing.T) {
 		t.Fatalf("stored history = %+v", h)
 	}
 	t.Log(h.Crashed)
+	h, err = history.Read(filepath.Join(out, recheck.HistoriesDir, history.FileName(hanging.Name)))
+	if err != nil {
+		t.Fatalf("no history for the hung scenario: %v", err)
+	}
+	if len(h.Ops) != 1 || len(h.Judgements) != 0 || !strings.Contains(h.Crashed, types.SpecStateTimedout.String()) {
+		t.Fatalf("stored history of the hung scenario = %+v", h)
+	}
+	t.Log(h.Crashed)
+}
+
+func TestDefaultTimeoutFollowsProfileAndTiming(t *testing.T) {
+	for _, tc := range []struct {
+		profile, timing string
+		want            time.Duration
+	}{
+		{"", "", 10 * time.Minute},
+		{"smoke", "scaled", 10 * time.Minute},
+		{"full", "", 30 * time.Minute},
+		{"full", "production", 120 * time.Minute},
+	} {
+		t.Setenv(EnvProfile, tc.profile)
+		t.Setenv(EnvTiming, tc.timing)
+		if got := DefaultTimeout(); got != tc.want {
+			t.Errorf("profile %q timing %q: DefaultTimeout() = %v, want %v", tc.profile, tc.timing, got, tc.want)
+		}
+	}
 }

@@ -34,7 +34,7 @@ import (
 //     itself (and is skipped for the same reason, or not);
 //   - a fault it injects is not confirmed (MustConfirm): every later Get
 //     ends its scenario inconclusive on the same fault, as the first was
-//     (issue 13: never a verdict on the implementation);
+//     (never a verdict on the implementation);
 //   - it fails, panics or times out: every later Get fails its scenario,
 //     naming the scenario the run failed in and how. It is not run again:
 //     a second run would be judged apart from the run the first column

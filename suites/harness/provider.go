@@ -55,7 +55,7 @@ func (c Config) ProviderOptions() []fixtures.Option {
 // Secure fills o's credentials and TLS from t (Topology.Credentials): an
 // external target's user, password and TLS. Every pool and subscriber a
 // suite opens goes through it (or through Pool), so a row runs unchanged on
-// a target that needs a password (issue 13); on a topology slotgate started
+// a target that needs a password; on a topology slotgate started
 // it changes nothing. Credentials o already names win.
 func Secure(t *fixtures.Topology, o client.Options) client.Options {
 	if t == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/recheck"
 	"github.com/slotgate/slotgate/report"
+	"github.com/slotgate/slotgate/runenv"
 )
 
 // Scenario is one scored spec, as data (etcd's TestScenario): the row and
@@ -31,6 +32,26 @@ type Scenario struct {
 	// Spec cites the section the scenario enforces.
 	Spec string
 	Run  func(ctx SpecContext) report.Check
+	// Timeout bounds the spec (Ginkgo's SpecTimeout): when it passes, the
+	// scenario's context is cancelled and the spec ends unjudged, its
+	// history kept as crashed, while the rest of the suite goes on. Zero
+	// takes SpecTimeout(): a hung scenario costs one cell, not the run.
+	Timeout time.Duration
+}
+
+// DefaultTimeout is a scenario's default bound, by the profile and timing in
+// the environment (EnvProfile, EnvTiming): well above the longest spec of
+// the profile, which is the first of a family sharing one recorded run
+// (harness.Once), so only a hang reaches it.
+func DefaultTimeout() time.Duration {
+	d := 10 * time.Minute
+	if p, err := ParseProfile(os.Getenv(EnvProfile)); err == nil && p == ProfileFull {
+		d = 30 * time.Minute
+	}
+	if t, err := runenv.ParseTiming(os.Getenv(EnvTiming)); err == nil && t == runenv.TimingProduction {
+		d *= 4 // failovers of tens of seconds, as the run's own --timeout
+	}
+	return d
 }
 
 // emitted are the scenario names this suite process declared: a history is
@@ -48,7 +69,11 @@ func Emit(scenarios ...Scenario) {
 			panic(fmt.Sprintf("harness.Emit: scenario %q declared twice; histories are stored by scenario name, so give each column its own (e.g. %s/%s)", s.Name, s.Name, s.Column))
 		}
 		emitted[s.Name] = true
-		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), func(ctx SpecContext) {
+		timeout := s.Timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout()
+		}
+		It(fmt.Sprintf("%s [%s · %s] — %s", s.Name, s.Row, s.Column, s.Spec), Scores(s.Row, s.Column), SpecTimeout(timeout), func(ctx SpecContext) {
 			began := time.Now()
 			rec := history.NewRecorder(s.Name, 0, nil)
 			judged := false
@@ -63,6 +88,12 @@ func Emit(scenarios ...Scenario) {
 				}
 			})
 			c := run(withRecorder(ctx, rec), s)
+			if ctx.Err() != nil {
+				// Timed out or interrupted: what it returned judges a cut
+				// run, so it is not a verdict; the cleanup keeps the
+				// history as crashed, and Ginkgo reports the timeout.
+				return
+			}
 			c.Row, c.Column, c.Scenario = s.Row, s.Column, s.Name
 			c.Evidence.Duration = report.Duration(time.Since(began))
 			keep(rec, &c)
@@ -92,7 +123,7 @@ func keep(rec *history.Recorder, c *report.Check) {
 	rec.Judgement(recheck.Judgement(*c))
 	// A scenario that injected faults and recorded its operations gets
 	// its timeline drawn from the history itself, unless the suite drew
-	// one (issue 16: a timeline for every fault-injecting scenario).
+	// one: every fault-injecting scenario has a timeline.
 	if c.Evidence.Timeline == nil {
 		if h := rec.Snapshot(); len(h.Faults) > 0 && len(h.Ops) > 0 {
 			c.Evidence.Timeline = Timeline(h)
@@ -209,7 +240,7 @@ func Windows(ws ...fault.Window) []report.FaultWindow {
 }
 
 // run runs the scenario; a fault MustConfirm found unconfirmed ends it
-// with an inconclusive check naming the fault (issue 13: never a verdict on
+// with an inconclusive check naming the fault (never a verdict on
 // the implementation). Every other panic — Ginkgo's own failures — passes.
 func run(ctx SpecContext, s Scenario) (c report.Check) {
 	defer func() {

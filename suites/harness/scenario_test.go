@@ -77,7 +77,7 @@ func TestCrashedScenarioKeepsItsHistory(t *testing.T) {
 	rec.Op(history.Op{Start: 3 * time.Millisecond, End: 4 * time.Millisecond, Kind: "get", Outcome: history.Failed, ErrKind: "network", Err: "EOF"})
 	rec.Fault(history.FaultWindow{Fault: "kill-primary", Target: "p0", Start: 2 * time.Millisecond, End: 5 * time.Millisecond})
 	sr := types.SpecReport{State: types.SpecStatePanicked, Failure: types.Failure{Message: "Test Panicked", ForwardedPanic: "runtime error: invalid memory address",
-		Location: types.CodeLocation{FileName: "/x/suites/routing/routing_test.go", LineNumber: 42}}}
+		Location: types.CodeLocation{FileName: "/x/rows/routing/routing_test.go", LineNumber: 42}}}
 	note := crashNote(sr)
 	if want := "crashed before it was judged: panicked: Test Panicked (panic: runtime error: invalid memory address) at routing_test.go:42"; note != want {
 		t.Fatalf("note = %q, want %q", note, want)

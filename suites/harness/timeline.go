@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/report"
 	"github.com/slotgate/slotgate/traffic"
@@ -17,7 +16,7 @@ import (
 // operation type, fault windows in wall time — to history.History, so the
 // report can draw every fault-injecting scenario's timeline
 // (report.Bucketize, report.RenderSVG). When traffic records into history
-// itself and fault.Apply records its windows (issue 16), the suites hand
+// itself and fault.Apply records its windows, the suites hand
 // that history to Timeline and the converters below go.
 
 // Timeline reduces h to the report's timeline (100 ms buckets, downsampled
@@ -25,22 +24,6 @@ import (
 func Timeline(h history.History) *report.Timeline {
 	t := report.Bucketize(h, report.DefaultBucket)
 	return &t
-}
-
-// MigrationOps converts a staged deploy's directory calls (history.MigrationOp):
-// ok, failed on a loud error, unknown when a pod kill abandoned the call or
-// its outcome was not observed.
-func MigrationOps(series string, ops []history.MigrationOp) []history.Op {
-	out := make([]history.Op, 0, len(ops))
-	for _, o := range ops {
-		op := history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),
-			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err}
-		if o.Abandoned || o.Unknown {
-			op.Outcome = history.Unknown
-		}
-		out = append(out, op)
-	}
-	return out
 }
 
 // outcome is an operation's outcome from its recorded error kind: "" is
@@ -55,34 +38,6 @@ func outcome(errKind string) history.Outcome {
 		return history.Unknown
 	}
 	return history.Failed
-}
-
-// RoutingOps converts a routing workload's operations; series names the
-// client series they are drawn as (the backend, or a control's name). The
-// read-back after the run is not part of the timeline.
-func RoutingOps(series string, ops []history.RoutingOp) []history.Op {
-	out := make([]history.Op, 0, len(ops))
-	for _, o := range ops {
-		if o.Final {
-			continue
-		}
-		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: string(o.Kind),
-			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
-	}
-	return out
-}
-
-// DrillOps converts a drill workload's writes (read-back excluded).
-func DrillOps(series string, ops []history.DrillOp) []history.Op {
-	out := make([]history.Op, 0, len(ops))
-	for _, o := range ops {
-		if o.Final {
-			continue
-		}
-		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: series, Kind: "set",
-			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
-	}
-	return out
 }
 
 // SubscriptionOps converts a subscription history: publishes as
@@ -199,25 +154,10 @@ func fencingLabel(o history.FencingOp) string {
 	return fmt.Sprintf("%s g%d ✗", o.Kind, o.Gen)
 }
 
-// ReplicaOps converts a replica-repair workload's operations: reads as
-// series+" reads", writes as series+" writes".
-func ReplicaOps(series string, ops []check.ReplicaOp) []history.Op {
-	out := make([]history.Op, 0, len(ops))
-	for _, o := range ops {
-		name, kind := series+" writes", "set"
-		if o.Read {
-			name, kind = series+" reads", "get"
-		}
-		out = append(out, history.Op{Start: o.Call, End: o.Return, Backend: name, Kind: kind,
-			Outcome: outcome(o.ErrKind), ErrKind: o.ErrKind, Err: o.Err})
-	}
-	return out
-}
-
 // Call records one call a suite drove itself (no traffic workload) into
 // the history of the scenario ctx runs under, from start (on its clock)
 // to now, with err's outcome (traffic.Outcome): the suite's loop gets a
-// timeline beside its fault windows (issue 16).
+// timeline beside its fault windows.
 func Call(ctx context.Context, series, kind string, start time.Duration, err error) {
 	rec := history.From(ctx)
 	if rec == nil {
@@ -268,42 +208,6 @@ func AuditOps(series string, offers []history.AuditOffer) []history.Op {
 			op.Outcome, op.ErrKind, op.Err = history.Failed, "direct-write", o.DirectErr
 		}
 		out = append(out, op)
-	}
-	return out
-}
-
-// MeshOps converts a mesh history's sends (send_signal over HTTP): a 200
-// is ok, another status failed, no answer (status 0) unknown — the send
-// may have been taken.
-func MeshOps(series string, sends []history.MeshSend) []history.Op {
-	out := make([]history.Op, 0, len(sends))
-	for _, s := range sends {
-		op := history.Op{Start: s.Start, End: s.Done, Backend: series, Kind: "send", Outcome: history.OK}
-		switch {
-		case s.Status == 0:
-			op.Outcome, op.ErrKind, op.Err = history.Unknown, "no answer", s.Err
-		case !s.OK():
-			op.Outcome, op.ErrKind, op.Err = history.Failed, fmt.Sprintf("http %d", s.Status), s.Err
-		}
-		out = append(out, op)
-	}
-	return out
-}
-
-// ObligationOps converts an obligations ledger, timed in wall time, onto
-// clock: each send that opened an obligation (as series+" sends") and each
-// ack (as series+" acks"), ok or failed as the ack's answer says.
-func ObligationOps(series string, clock *history.Clock, ops []check.ObligationOp) []history.Op {
-	var out []history.Op
-	for _, o := range ops {
-		out = append(out, history.Op{Start: clock.Offset(o.Start), End: clock.Offset(o.End), Backend: series + " sends", Kind: "send", Outcome: history.OK})
-		for _, a := range o.Acks {
-			op := history.Op{Start: clock.Offset(a.Start), End: clock.Offset(a.End), Backend: series + " acks", Kind: "ack", Outcome: history.OK}
-			if !a.OK {
-				op.Outcome, op.ErrKind, op.Err = history.Failed, "ack", a.Err
-			}
-			out = append(out, op)
-		}
 	}
 	return out
 }

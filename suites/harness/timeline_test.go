@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotgate/slotgate/check"
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/report"
 )
@@ -97,22 +96,11 @@ func TestRecordOps(t *testing.T) {
 	RecordOps(context.Background(), run, ops) // no recorder: records nothing, does not panic
 }
 
-// A send's outcome is what its ledger says: 200 ok, another status
-// failed, no answer unknown; an offer the queue refused failed.
+// An offer's outcome is what its ledger says: kept ok; refused by the
+// queue, or kept with a failed legacy write beside it, failed.
 func TestLedgerOutcomes(t *testing.T) {
-	mesh := MeshOps("B", []history.MeshSend{{Status: 200}, {Status: 500, Err: "stale"}, {Status: 0, Err: "EOF"}})
-	if mesh[0].Outcome != history.OK || mesh[1].Outcome != history.Failed || mesh[2].Outcome != history.Unknown {
-		t.Errorf("mesh outcomes %v %v %v, want ok failed unknown", mesh[0].Outcome, mesh[1].Outcome, mesh[2].Outcome)
-	}
 	audit := AuditOps("main", []history.AuditOffer{{Kept: true, At: time.Second, Took: time.Millisecond}, {Kept: false}, {Kept: true, DirectErr: "pg down"}})
 	if audit[0].Outcome != history.OK || audit[0].End != time.Second+time.Millisecond || audit[1].Outcome != history.Failed || audit[2].Outcome != history.Failed {
 		t.Errorf("audit ops %+v", audit)
-	}
-	c := history.NewClock()
-	t0 := c.Began()
-	ob := ObligationOps("main", c, []check.ObligationOp{{Start: t0.Add(time.Second), End: t0.Add(2 * time.Second),
-		Acks: []check.ObligationAck{{Start: t0.Add(3 * time.Second), End: t0.Add(4 * time.Second), OK: false, Err: "404"}}}})
-	if len(ob) != 2 || ob[0].Backend != "main sends" || ob[0].Start != time.Second || ob[1].Backend != "main acks" || ob[1].Outcome != history.Failed {
-		t.Errorf("obligation ops %+v", ob)
 	}
 }

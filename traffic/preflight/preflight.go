@@ -21,6 +21,7 @@ import (
 
 	"github.com/slotgate/slotgate/history"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/impl/fencing"
 )
 
 // ErrUnreachable means no endpoint answered (down, wrong address, TLS or
@@ -82,6 +83,12 @@ type Options struct {
 	RulePairs     int
 	KeyspacePairs int
 	Pairs         [][2]string
+	// KeyRule is the key rule whose pairs are checked (default
+	// fencing.NewKeys, the implementation's); RuleName names it in each
+	// pair's Source. A caller judging another rule (a known-bad one, to
+	// show the check fails) sets both.
+	KeyRule  func(fencing.Session) fencing.Keys
+	RuleName string
 	// Timeout bounds each network step (default 5s).
 	Timeout time.Duration
 }
@@ -101,6 +108,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RulePairs == 0 {
 		o.RulePairs = 16
+	}
+	if o.KeyRule == nil {
+		o.KeyRule, o.RuleName = fencing.NewKeys, "fencing.NewKeys"
 	}
 	if o.KeyspacePairs == 0 {
 		o.KeyspacePairs = 100

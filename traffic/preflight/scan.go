@@ -269,13 +269,14 @@ func (p *pairer) pairs() [][2]string {
 // (up to KeyspacePairs), and the operator's; then each member's slot.
 func (g *gatherer) slotPairs(ctx context.Context) {
 	var pairs []history.SlotPair
+	rule := "key rule (" + g.opts.RuleName + ")"
 	for _, s := range ruleSessions[:min(len(ruleSessions), g.opts.RulePairs)] {
-		k := fencing.NewKeys(s)
-		pairs = append(pairs, history.SlotPair{Source: "key rule (fencing.NewKeys)", A: k.Lease, B: k.Generation})
+		k := g.opts.KeyRule(s)
+		pairs = append(pairs, history.SlotPair{Source: rule, A: k.Lease, B: k.Generation})
 	}
 	for i := len(ruleSessions); i < g.opts.RulePairs; i++ {
-		k := fencing.NewKeys(fencing.Session{Community: "preflight", ID: "s" + strconv.Itoa(i)})
-		pairs = append(pairs, history.SlotPair{Source: "key rule (fencing.NewKeys)", A: k.Lease, B: k.Generation})
+		k := g.opts.KeyRule(fencing.Session{Community: "preflight", ID: "s" + strconv.Itoa(i)})
+		pairs = append(pairs, history.SlotPair{Source: rule, A: k.Lease, B: k.Generation})
 	}
 	for _, p := range g.discoverPairs(ctx) {
 		pairs = append(pairs, history.SlotPair{Source: "live keyspace", A: p[0], B: p[1]})

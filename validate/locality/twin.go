@@ -11,8 +11,8 @@
 // being declared as a key (client.Cmd.Keys), which a cluster client would route by some
 // other key.
 //
-// The twin asserts nothing; the row judges its History with the pure checkers in
-// package check (locality.go).
+// The twin asserts nothing; the locality row judges its History with the pure checkers
+// in rows/locality/judge.
 package locality
 
 import (
@@ -30,9 +30,9 @@ import (
 	"github.com/slotgate/slotgate/validate"
 )
 
-// The twin's history types live in package check, beside the pure checkers that judge
-// them (check.CrossSlotFree), so `slotgate check --from` can replay a judgement on a
-// stored history (issue 16).
+// The twin's history types live in package check, which links no client library, so the
+// row's checkers (rows/locality/judge) judge a stored history offline (`slotgate check
+// --from`) without this package.
 type (
 	Violation = check.LocalityViolation
 	Call      = check.LocalityCall

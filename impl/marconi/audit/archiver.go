@@ -236,9 +236,12 @@ func (a *Archiver) runTenant(ctx, crashed context.Context, tenant string) error 
 			}
 		default:
 			op = "read"
-			msgs, err = ta.read(ctx, ">", true)
+			msgs, err = ta.read(ctx, ">", a.o.Mutant != MutantPollOnly)
 			if err == nil && len(msgs) == 0 {
 				ta.lag.Set(0)
+				if a.o.Mutant == MutantPollOnly {
+					sleep(ctx, a.o.Block) // the poll interval: nothing wakes it sooner
+				}
 			}
 		}
 		if err != nil {

@@ -40,8 +40,8 @@ func tenantOnNode(t *testing.T, ctx context.Context, s servers, prefix string, n
 // cut while the archiver sits in XREADGROUP … BLOCK on an idle stream (the
 // read whose connection the cut leaves behind), then PostgreSQL's link is
 // cut while entries are in flight. After each heal every entry must reach
-// PostgreSQL and nothing may stay pending. Issue 13 suspected a hung
-// blocking read or a pending entry never re-read; this pins both down.
+// PostgreSQL and nothing may stay pending: neither a hung blocking read
+// nor a pending entry never re-read.
 func TestArchiverLiveAfterLinkCuts(t *testing.T) {
 	s := startServers(t)
 	for _, b := range []client.Backend{client.BackendGoRedis, client.BackendValkeyGo} {
@@ -97,9 +97,13 @@ func TestArchiverLiveAfterLinkCuts(t *testing.T) {
 			offer(20)
 			archived("the first entries archived")
 
-			// The stream is drained: the archiver is parked in XREADGROUP
-			// BLOCK. Cut its node's link under it.
-			time.Sleep(300 * time.Millisecond)
+			// The stream is drained: the archiver parks in XREADGROUP
+			// BLOCK (the only blocking command on the node). Cut its
+			// node's link under it once the node counts it blocked.
+			waitFor(t, "the archiver blocked in XREADGROUP on "+node.Name(), 10*time.Second, func() bool {
+				info, err := node.Info(ctx, "clients")
+				return err == nil && info["blocked_clients"] != "" && info["blocked_clients"] != "0"
+			})
 			node.DisableProxy()
 			// Held until the archiver saw the cut (observed, not slept).
 			waitFor(t, "the archiver's read to fail on the cut link", 10*time.Second, func() bool {

@@ -50,6 +50,13 @@ const (
 	// batching §4.2 explicitly replaced ("No batching"). PostgreSQL still
 	// gets every entry; only the wire shows it.
 	MutantBatchedRead Mutant = "archiver/batched-read"
+	// MutantPollOnly is an archiver that polls: XREADGROUP without BLOCK,
+	// and after an empty read it sleeps its Block before asking again. It
+	// archives everything, in order, COUNT 1; only an append no longer
+	// wakes it (§4.1 Handoff "every successful XADD wakes the PG
+	// archiver's blocking consumer group read"), so an entry waits up to
+	// the poll interval before it is read.
+	MutantPollOnly Mutant = "archiver/poll-only"
 	// MutantLagSinceRead is an archiver whose lag gauge measures how long
 	// the current entry has been in its hands (since its read) instead of
 	// its age in the stream: a backlog that ages for minutes shows as
@@ -84,4 +91,15 @@ const (
 	// a previous process's writer still running appends beside its
 	// successor instead of being refused.
 	MutantOffsetPerGeneration Mutant = "writer/offset-per-generation"
+	// MutantLagNewest is a writer whose marconi_redis_writer_lag_seconds
+	// is the age of the newest entry not yet in the stream instead of the
+	// oldest: under steady load it reads milliseconds through a Redis
+	// outage of any length, so the lag alert (§4.1, §9) never fires.
+	MutantLagNewest Mutant = "writer/lag-newest"
+	// MutantErrorLabelsSwapped is a writer that counts its errors with the
+	// label values in the wrong order (tenant under reason, reason under
+	// tenant): the total is right and every error is reported, but no
+	// tenant's marconi_redis_writer_errors_total series moves — a
+	// per-tenant alert (§9) never fires.
+	MutantErrorLabelsSwapped Mutant = "writer/error-labels-swapped"
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 // servers is a 3-primary cluster (the keys must co-locate for real) and a
@@ -101,12 +102,14 @@ func countRows(t *testing.T, dsn, schema, table string) (rows, distinct int) {
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	err := wait.Within(t.Context(), timeout, 10*time.Millisecond, func(context.Context) error {
+		if !cond() {
+			return errors.New("not yet")
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
 	}
 }
 
@@ -291,7 +294,7 @@ func TestWriterAppendIsIdempotentAndFenced(t *testing.T) {
 		for i := range 150 {
 			q.Offer(entry(tenant, 1000*(round+1)+i))
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // a duration: older than the 1 ms trim window
 		if err := tw.append(ctx, q.Take(tenant, 1000)); err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +397,7 @@ func TestWriterRestartResumes(t *testing.T) {
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = w.Run(wctx) }()
-		time.Sleep(3 * time.Millisecond) // stop it mid-stream, often mid-append
+		time.Sleep(3 * time.Millisecond) // a duration: how long the writer runs; stopped mid-stream, often mid-append
 		stop()
 		<-done
 	}

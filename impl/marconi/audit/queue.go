@@ -367,6 +367,21 @@ func (q *Queue) Oldest(tenant string) time.Time {
 	return tq.items.at(0).Entry.ArrivedAt
 }
 
+// newest is the arrival time of tenant's newest queued entry (zero when
+// none): MutantLagNewest's wrong end of the queue.
+func (q *Queue) newest(tenant string) time.Time {
+	tq := q.lookup(tenant)
+	if tq == nil {
+		return time.Time{}
+	}
+	tq.mu.Lock()
+	defer tq.mu.Unlock()
+	if n := tq.items.len(); n > 0 {
+		return tq.items.at(n - 1).Entry.ArrivedAt
+	}
+	return time.Time{}
+}
+
 func (q *Queue) lookup(tenant string) *tenantQueue {
 	q.mu.RLock()
 	defer q.mu.RUnlock()

@@ -1,12 +1,14 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/slotgate/slotgate/impl/slot"
+	"github.com/slotgate/slotgate/internal/wait"
 )
 
 func entry(tenant string, i int) Entry {
@@ -142,9 +144,20 @@ func TestQueueBoundedBackPressure(t *testing.T) {
 		t.Errorf("refusal after %v, want about the %v wait", d, c.BackPressureWait)
 	}
 
-	// A draining writer that frees space within the wait lets the entry in.
+	// A draining writer that frees space within the wait lets the entry in:
+	// it takes once the offer is counted, which happens under the lock the
+	// offer then waits on, so the take frees space during the wait.
+	offered := q.Stats("t1").Offered
 	go func() {
-		time.Sleep(2 * time.Millisecond)
+		err := wait.Within(t.Context(), 5*time.Second, time.Millisecond, func(context.Context) error {
+			if q.Stats("t1").Offered == offered {
+				return fmt.Errorf("offer of entry 4 not started")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
 		q.Take("t1", 1)
 	}()
 	if !q.Offer(entry("t1", 4)) {

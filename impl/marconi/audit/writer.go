@@ -214,6 +214,9 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) (crashed bool) {
 		if len(inflight) == 0 {
 			inflight = q.Take(tenant, w.o.Batch)
 			tw.hold(inflight)
+			if w.o.Mutant == MutantAnnounceBeforeAppend {
+				tw.appended(inflight)
+			}
 		}
 		if len(inflight) == 0 {
 			select {
@@ -246,7 +249,9 @@ func (w *Writer) runTenant(ctx context.Context, tenant string) (crashed bool) {
 			// it by offset and announces it then.
 			return true
 		}
-		tw.appended(inflight)
+		if w.o.Mutant != MutantAnnounceBeforeAppend {
+			tw.appended(inflight)
+		}
 		inflight = nil
 		tw.hold(nil)
 		tw.publishLag()
@@ -260,6 +265,9 @@ func (tw *tenantWriter) hold(items []Item) {
 	tw.held = time.Time{}
 	if len(items) > 0 {
 		tw.held = items[0].Entry.ArrivedAt
+		if tw.w.o.Mutant == MutantLagNewest {
+			tw.held = items[len(items)-1].Entry.ArrivedAt
+		}
 	}
 }
 
@@ -397,6 +405,11 @@ func (tw *tenantWriter) publishLag() {
 	tw.mu.Lock()
 	oldest := tw.held
 	tw.mu.Unlock()
+	if tw.w.o.Mutant == MutantLagNewest {
+		if newest := tw.w.o.Queue.newest(tw.tenant); !newest.IsZero() {
+			oldest = newest
+		}
+	}
 	if oldest.IsZero() {
 		oldest = tw.w.o.Queue.Oldest(tw.tenant)
 	}
@@ -412,7 +425,11 @@ func (tw *tenantWriter) report(op string, err error) {
 		return
 	}
 	reason := errorReason(err)
-	tw.errs.WithLabelValues(tw.tenant, reason).Inc()
+	if tw.w.o.Mutant == MutantErrorLabelsSwapped {
+		tw.errs.WithLabelValues(reason, tw.tenant).Inc()
+	} else {
+		tw.errs.WithLabelValues(tw.tenant, reason).Inc()
+	}
 	if tw.w.o.OnError != nil {
 		tw.w.o.OnError(PipelineError{At: time.Now(), Stage: StageWriter, Tenant: tw.tenant, Op: op, Reason: reason, Err: err.Error()})
 	}

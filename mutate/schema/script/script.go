@@ -1,5 +1,5 @@
 // Package script serves embedded Lua scripts mutated in a schemata build
-// (issue 14, `slotgate mutate --kind marconi-lua`): gomut.GenerateLuaSchemata
+// (`slotgate mutate --kind marconi-lua`): gomut.GenerateLuaSchemata
 // wraps the source argument of every client.NewScript call of a package
 // in Source, and a generated file of the package holds the mutated
 // scripts. It is apart from package schema on purpose: the Go schemata
@@ -33,8 +33,8 @@ const EnvServed = "SLOTGATE_MUTANT_SERVED"
 type Script struct{ Original, Mutated string }
 
 // Source is src, or the active mutant's mutated script when the active
-// mutant is in ms and mutates exactly src (issue 14, embedded-Lua
-// mutants: gomut.GenerateLuaSchemata wraps the source argument of every
+// mutant is in ms and mutates exactly src (embedded-Lua mutants:
+// gomut.GenerateLuaSchemata wraps the source argument of every
 // client.NewScript call of a package in it). Matching the original text,
 // not a name, means a package's other scripts are never replaced. What it
 // returns is logged (EnvServed) whenever a mutant is active, so an

@@ -54,7 +54,7 @@ type ConnRun struct {
 // killed, at least one refresh) and the client held connections after
 // every settle (a pool with none was not exercised). An exceeded bound is
 // decisive whatever the premises.
-func ConnLeak(r ConnRun) Verdict {
+func connLeak(r ConnRun) Verdict {
 	v := Verdict{Checker: ConnLeakChecker}
 	var over []string
 	settled := map[int]int{} // round → total connections

@@ -27,7 +27,7 @@ func TestConnLeak(t *testing.T) {
 		{"a round missing", func() ConnRun { r := run(samples(3)); return r }(), Unknown},
 		{"a leak is caught even without churn", func() ConnRun { r := run(samples(9)); r.Calls = 0; return r }(), Fail},
 	} {
-		if got := ConnLeak(tc.run); got.Status != tc.want {
+		if got := connLeak(tc.run); got.Status != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got.Status, got.Message, tc.want)
 		}
 	}

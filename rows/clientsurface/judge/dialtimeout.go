@@ -58,7 +58,7 @@ type DialTimeoutRun struct {
 // told from a slow failure) and at least MinTarget calls on the target and
 // one on another shard started inside it. A violation is decisive even
 // when a premise fails (one hung call is a hang); a pass needs them.
-func DialTimeoutBound(r DialTimeoutRun) Verdict {
+func dialTimeoutBound(r DialTimeoutRun) Verdict {
 	res := Verdict{Checker: DialTimeoutChecker}
 	var target, healthy, failedFast int
 	var slowest time.Duration

@@ -34,7 +34,7 @@ func TestDialTimeoutBound(t *testing.T) {
 		{"no healthy call", dtRun(fast[:2]...), Unknown},
 		{"window too short", func() DialTimeoutRun { r := dtRun(fast...); r.To = ms(3000); return r }(), Unknown},
 	} {
-		if got := DialTimeoutBound(tc.run); got.Status != tc.want {
+		if got := dialTimeoutBound(tc.run); got.Status != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got.Status, got.Message, tc.want)
 		}
 	}

@@ -121,7 +121,7 @@ func redisMajor(server string) (int, bool) {
 // cluster, through slot migrations, no operation failed — in particular no
 // MOVED, ASK or TRYAGAIN reached the caller (spec 000 §Conformance,
 // Routing, on the older topology reply).
-func OlderTopologyErrors(r OlderTopologyRun) Verdict {
+func olderTopologyErrors(r OlderTopologyRun) Verdict {
 	const name = "older-topology-errors"
 	if v, ok := r.premise(name); !ok {
 		return v
@@ -155,7 +155,7 @@ func OlderTopologyErrors(r OlderTopologyRun) Verdict {
 // read returns a value older than a write acknowledged before it began.
 // Only acknowledged writes count as expected data; a write refused with a
 // redirect or CLUSTERDOWN did not run.
-func OlderTopologyAcknowledged(r OlderTopologyRun) Verdict {
+func olderTopologyAcknowledged(r OlderTopologyRun) Verdict {
 	const name = "older-topology-acknowledged"
 	if v, ok := r.premise(name); !ok {
 		return v

@@ -21,7 +21,7 @@ func topologyRun() OlderTopologyRun {
 
 func TestOlderTopologyPasses(t *testing.T) {
 	r := topologyRun()
-	for _, v := range []Verdict{OlderTopologyErrors(r), OlderTopologyAcknowledged(r)} {
+	for _, v := range []Verdict{olderTopologyErrors(r), olderTopologyAcknowledged(r)} {
 		if v.Status != Pass {
 			t.Errorf("%s: %s %s", v.Checker, v.Status, v.Message)
 		}
@@ -33,10 +33,10 @@ func TestOlderTopologyPasses(t *testing.T) {
 func TestOlderTopologyCatchesRedirect(t *testing.T) {
 	r := topologyRun()
 	r.Ops = append(r.Ops, TopologyOp{Key: "k", Write: true, Seq: 3, ErrKind: "MOVED", Err: "MOVED 12 127.0.0.1:7001", Call: tms(9), Return: tms(10)})
-	if v := OlderTopologyErrors(r); v.Status != Fail {
+	if v := olderTopologyErrors(r); v.Status != Fail {
 		t.Errorf("errors: %s %s", v.Status, v.Message)
 	}
-	if v := OlderTopologyAcknowledged(r); v.Status != Pass {
+	if v := olderTopologyAcknowledged(r); v.Status != Pass {
 		t.Errorf("acknowledged: %s %s", v.Status, v.Message)
 	}
 }
@@ -47,19 +47,19 @@ func TestOlderTopologyCatchesRedirect(t *testing.T) {
 func TestOlderTopologyCatchesLossAndStaleRead(t *testing.T) {
 	lost := topologyRun()
 	lost.Ops[4].Seq = 1
-	if v := OlderTopologyAcknowledged(lost); v.Status != Fail {
+	if v := olderTopologyAcknowledged(lost); v.Status != Fail {
 		t.Errorf("lost write: %s %s", v.Status, v.Message)
 	}
 	stale := topologyRun()
 	stale.Ops[3].Seq = 1
-	if v := OlderTopologyAcknowledged(stale); v.Status != Fail {
+	if v := olderTopologyAcknowledged(stale); v.Status != Fail {
 		t.Errorf("stale read: %s %s", v.Status, v.Message)
 	}
 	// A later write whose outcome is unknown may be what is read back.
 	unknown := topologyRun()
 	unknown.Ops = append(unknown.Ops, TopologyOp{Key: "k", Write: true, Seq: 3, ErrKind: "TIMEOUT", Call: tms(9), Return: tms(19)})
 	unknown.Ops[4].Seq = 3
-	if v := OlderTopologyAcknowledged(unknown); v.Status != Pass {
+	if v := olderTopologyAcknowledged(unknown); v.Status != Pass {
 		t.Errorf("unknown outcome read back: %s %s", v.Status, v.Message)
 	}
 }
@@ -79,7 +79,7 @@ func TestOlderTopologyPremises(t *testing.T) {
 		r.Ops = append(r.Ops, TopologyOp{Key: "k", Write: true, Seq: 3, ErrKind: "MOVED", Call: tms(9), Return: tms(10)})
 		r.Ops[3].Seq = 1
 		edit(&r)
-		for _, v := range []Verdict{OlderTopologyErrors(r), OlderTopologyAcknowledged(r)} {
+		for _, v := range []Verdict{olderTopologyErrors(r), olderTopologyAcknowledged(r)} {
 			if v.Status != Unknown {
 				t.Errorf("%s: %s %s %s, want unknown", name, v.Checker, v.Status, v.Message)
 			}
@@ -92,7 +92,7 @@ func TestOlderTopologySingleNode(t *testing.T) {
 	r := topologyRun()
 	r.ClusterAware, r.SlotsCalls = false, 0
 	r.Ops = append(r.Ops, TopologyOp{Key: "k", Write: true, Seq: 3, ErrKind: "MOVED", Call: tms(9), Return: tms(10)})
-	if v := OlderTopologyErrors(r); v.Status != Fail {
+	if v := olderTopologyErrors(r); v.Status != Fail {
 		t.Errorf("single-node client handed a MOVED: %s %s", v.Status, v.Message)
 	}
 }

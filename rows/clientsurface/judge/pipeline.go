@@ -161,7 +161,7 @@ func (r PipelineRun) byKey() ([]string, map[string][]int) {
 // below, an acknowledged write was lost; above, a write the caller was
 // told failed (not run) was applied. Premises: enough pipelines, traffic
 // on every faulted slot during its fault, and every key read back.
-func PipelineAttributed(r PipelineRun) Verdict {
+func pipelineAttributed(r PipelineRun) Verdict {
 	const name = "pipeline-attributed"
 	if why := r.premise(); why != "" {
 		return result(name, Unknown, why, "")
@@ -250,7 +250,7 @@ func PipelineAttributed(r PipelineRun) Verdict {
 // completed — the path followed MOVED/ASK per command through the slot
 // move and the failover instead of handing them to the caller, and no key
 // carried another key's failure. Premises as PipelineAttributed's.
-func PipelineComplete(r PipelineRun) Verdict {
+func pipelineComplete(r PipelineRun) Verdict {
 	const name = "pipeline-complete"
 	if why := r.premise(); why != "" {
 		return result(name, Unknown, why, "")

@@ -27,10 +27,10 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 func TestPipelineAttributedPasses(t *testing.T) {
 	r := pipeRun(4)
-	if v := PipelineAttributed(r); v.Status != Pass {
+	if v := pipelineAttributed(r); v.Status != Pass {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
-	if v := PipelineComplete(r); v.Status != Pass {
+	if v := pipelineComplete(r); v.Status != Pass {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
@@ -38,7 +38,7 @@ func TestPipelineAttributedPasses(t *testing.T) {
 func TestPipelineAttributedCatchesForeignReply(t *testing.T) {
 	r := pipeRun(4)
 	r.Cmds[2].Int = 103 * 2 // batch 1's reply for a is p's kind of number
-	v := PipelineAttributed(r)
+	v := pipelineAttributed(r)
 	if v.Status != Fail || !strings.Contains(v.Message, "1 replies attributed to the wrong key") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
@@ -47,13 +47,13 @@ func TestPipelineAttributedCatchesForeignReply(t *testing.T) {
 func TestPipelineAttributedCatchesAppliedButReportedFailed(t *testing.T) {
 	r := pipeRun(4)
 	r.Cmds[6].ErrKind, r.Cmds[6].Err = "ERR", "ERR value is not an integer" // batch 3: a told it failed, yet it ran
-	v := PipelineAttributed(r)
+	v := pipelineAttributed(r)
 	if v.Status != Fail || !strings.Contains(v.Message, "1 keys with writes applied that were reported failed") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 	// A failed round trip is an unknown outcome: the same run passes.
 	r.Cmds[6].ErrKind = "network"
-	if v := PipelineAttributed(r); v.Status != Pass {
+	if v := pipelineAttributed(r); v.Status != Pass {
 		t.Fatalf("unknown outcome: %s: %s", v.Status, v.Message)
 	}
 }
@@ -61,7 +61,7 @@ func TestPipelineAttributedCatchesAppliedButReportedFailed(t *testing.T) {
 func TestPipelineAttributedCatchesLostWrite(t *testing.T) {
 	r := pipeRun(4)
 	r.Finals[0].Value = itoa(101 * 3)
-	if v := PipelineAttributed(r); v.Status != Fail || !strings.Contains(v.Message, "1 acknowledged writes lost") {
+	if v := pipelineAttributed(r); v.Status != Fail || !strings.Contains(v.Message, "1 acknowledged writes lost") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
@@ -70,7 +70,7 @@ func TestPipelineCompleteCatchesDropAndUnsurfaced(t *testing.T) {
 	r := pipeRun(4)
 	r.Cmds[0].Missing = true
 	r.Cmds[3].ErrKind, r.Cmds[3].Int = "", 103
-	v := PipelineComplete(r)
+	v := pipelineComplete(r)
 	if v.Status != Fail || !strings.Contains(v.Message, "1 commands without an outcome, 1 per-key failures not surfaced") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
@@ -79,17 +79,17 @@ func TestPipelineCompleteCatchesDropAndUnsurfaced(t *testing.T) {
 func TestPipelinePremises(t *testing.T) {
 	r := pipeRun(4)
 	r.MinBatches = 5
-	if v := PipelineAttributed(r); v.Status != Unknown {
+	if v := pipelineAttributed(r); v.Status != Unknown {
 		t.Fatalf("too few batches: %s: %s", v.Status, v.Message)
 	}
 	r = pipeRun(4)
 	r.Faults[0].Slots = []int{8}
-	if v := PipelineComplete(r); v.Status != Unknown {
+	if v := pipelineComplete(r); v.Status != Unknown {
 		t.Fatalf("no traffic on the faulted slot: %s: %s", v.Status, v.Message)
 	}
 	r = pipeRun(4)
 	r.Finals[0].Read = false
-	if v := PipelineAttributed(r); v.Status != Unknown {
+	if v := pipelineAttributed(r); v.Status != Unknown {
 		t.Fatalf("a key not read back: %s: %s", v.Status, v.Message)
 	}
 }

@@ -119,7 +119,7 @@ func (r PushRun) Idle() time.Duration {
 // wanted, a confirmation observed after MinIdle of nothing on its
 // connection, and at least one confirmation or reply observed between two
 // deliveries on the same connection. A wrong delivery is decisive whatever the premises.
-func RESP3Push(r PushRun) Verdict {
+func resp3Push(r PushRun) Verdict {
 	v := Verdict{Checker: RESP3PushChecker}
 	published := map[string]Push{}
 	for _, p := range r.Published {

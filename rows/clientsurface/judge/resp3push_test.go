@@ -36,7 +36,7 @@ func TestRESP3Push(t *testing.T) {
 		{"idle but no confirmation after", with([]PushEvent{events[0], {"c1", EventDelivery, ms(1200)}, events[3], {"c1", EventDelivery, ms(1203)}}), Unknown},
 		{"too few", func() PushRun { r := run(pub, wanted); r.MinPublished = 10; return r }(), Unknown},
 	} {
-		if got := RESP3Push(tc.run); got.Status != tc.want {
+		if got := resp3Push(tc.run); got.Status != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got.Status, got.Message, tc.want)
 		}
 	}

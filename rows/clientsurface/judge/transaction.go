@@ -72,7 +72,7 @@ func (r TxRun) premise() string {
 // the bounds: below, an acknowledged EXEC is not reflected; above, a
 // transaction reported failed ran. Premises: enough transactions, traffic
 // on the faulted slots during each fault, every pair read back.
-func TxAllOrNothing(r TxRun) Verdict {
+func txAllOrNothing(r TxRun) Verdict {
 	const name = "tx-all-or-nothing"
 	if why := r.premise(); why != "" {
 		return result(name, Unknown, why, "")
@@ -146,7 +146,7 @@ func TxAllOrNothing(r TxRun) Verdict {
 // slot's MOVED/ASK/TRYAGAIN and the failover — and none was counted as
 // committed without EXEC's replies (an aborted EXEC taken for an empty
 // success is a failure nobody was told of). Premises as TxAllOrNothing's.
-func TxCompleted(r TxRun) Verdict {
+func txCompleted(r TxRun) Verdict {
 	const name = "tx-completed"
 	if why := r.premise(); why != "" {
 		return result(name, Unknown, why, "")

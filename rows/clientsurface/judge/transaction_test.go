@@ -19,10 +19,10 @@ func txRun(n int) TxRun {
 
 func TestTxPasses(t *testing.T) {
 	r := txRun(3)
-	if v := TxAllOrNothing(r); v.Status != Pass {
+	if v := txAllOrNothing(r); v.Status != Pass {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
-	if v := TxCompleted(r); v.Status != Pass {
+	if v := txCompleted(r); v.Status != Pass {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
@@ -30,7 +30,7 @@ func TestTxPasses(t *testing.T) {
 func TestTxCatchesHalfApplied(t *testing.T) {
 	r := txRun(3)
 	r.Finals[0].B = "2"
-	if v := TxAllOrNothing(r); v.Status != Fail || !strings.Contains(v.Message, "1 half-applied") {
+	if v := txAllOrNothing(r); v.Status != Fail || !strings.Contains(v.Message, "1 half-applied") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
@@ -38,11 +38,11 @@ func TestTxCatchesHalfApplied(t *testing.T) {
 func TestTxCatchesAbortTakenForSuccess(t *testing.T) {
 	r := txRun(3)
 	r.Ops = append(r.Ops, TxOp{Pair: "{t}", Slot: 7, Empty: true, Call: 3 * time.Millisecond, Return: 4 * time.Millisecond})
-	v := TxAllOrNothing(r)
+	v := txAllOrNothing(r)
 	if v.Status != Fail || !strings.Contains(v.Message, "1 pairs missing acknowledged transactions") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
-	if v := TxCompleted(r); v.Status != Fail || !strings.Contains(v.Message, "1 taken for success") {
+	if v := txCompleted(r); v.Status != Fail || !strings.Contains(v.Message, "1 taken for success") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
@@ -52,11 +52,11 @@ func TestTxCompletedCatchesFailureAndSlowness(t *testing.T) {
 	r.Ops[1] = TxOp{Pair: "{t}", Slot: 7, ErrKind: "EXECABORT", Err: "EXECABORT", Call: r.Ops[1].Call, Return: r.Ops[1].Return}
 	r.Ops[2].A, r.Ops[2].B = 2, 2
 	r.Finals[0].A, r.Finals[0].B = "2", "2"
-	if v := TxAllOrNothing(r); v.Status != Pass {
+	if v := txAllOrNothing(r); v.Status != Pass {
 		t.Fatalf("a refused transaction is not a half-applied one: %s: %s", v.Status, v.Message)
 	}
 	r.Ops[0].Return = r.Ops[0].Call + 2*time.Second
-	v := TxCompleted(r)
+	v := txCompleted(r)
 	if v.Status != Fail || !strings.Contains(v.Message, "1 transactions failed (EXECABORT×1)") || !strings.Contains(v.Message, "1 slower than") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
@@ -69,7 +69,7 @@ func TestTxCatchesRunTwice(t *testing.T) {
 	r.Ops[1].A, r.Ops[1].B = 3, 3
 	r.Ops[2].A, r.Ops[2].B = 4, 4
 	r.Finals[0].A, r.Finals[0].B = "4", "4"
-	if v := TxAllOrNothing(r); v.Status != Fail || !strings.Contains(v.Message, "1 EXEC replies out of their bounds") {
+	if v := txAllOrNothing(r); v.Status != Fail || !strings.Contains(v.Message, "1 EXEC replies out of their bounds") {
 		t.Fatalf("%s: %s", v.Status, v.Message)
 	}
 }
