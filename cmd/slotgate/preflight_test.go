@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -246,32 +245,7 @@ func dirtyCounts(ctx context.Context, t *testing.T, topo *fixtures.Topology) map
 // master_repl_offset, has reached it), so a later change is preflight's.
 func settledDirtyCounts(ctx context.Context, t *testing.T, topo *fixtures.Topology) map[string]string {
 	t.Helper()
-	err := wait.Within(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-		primaryAt := map[int]int64{}
-		var replicas []*fixtures.Node
-		for _, n := range topo.Nodes() {
-			info, err := n.Info(ctx, "replication")
-			if err != nil {
-				return err
-			}
-			if info["role"] != "master" {
-				replicas = append(replicas, n)
-				continue
-			}
-			primaryAt[n.Shard()], _ = strconv.ParseInt(info["master_repl_offset"], 10, 64)
-		}
-		for _, n := range replicas {
-			info, err := n.Info(ctx, "replication")
-			if err != nil {
-				return err
-			}
-			applied, _ := strconv.ParseInt(info["slave_repl_offset"], 10, 64)
-			if want := primaryAt[n.Shard()]; applied < want {
-				return fmt.Errorf("%s applied its primary's stream to offset %d of %d", n.Name(), applied, want)
-			}
-		}
-		return nil
-	})
+	err := wait.Within(ctx, 10*time.Second, 20*time.Millisecond, topo.ReplicasCaughtUp)
 	if err != nil {
 		t.Fatalf("replicas caught up with the seeding writes: %v", err)
 	}

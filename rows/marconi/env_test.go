@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/slotgate/slotgate/fault"
-	"github.com/slotgate/slotgate/fixtures"
 	"github.com/slotgate/slotgate/impl/client"
 	"github.com/slotgate/slotgate/impl/marconi"
 	"github.com/slotgate/slotgate/impl/marconi/audit"
@@ -322,44 +321,16 @@ func statDelta(before, after map[string]int64) (counted, noise map[string]int64)
 }
 
 // waitReplicated waits until every replica has applied its primary's whole
-// replication stream: its slave_repl_offset, read after the primary's
-// master_repl_offset, has reached it. NOTE: a replica counts the commands
-// it applies from its primary in its own commandstats; under load the audit
-// writers' last writes of burst 1 reached p2r0 during the paused burst
-// (xadd ×148, multi/exec ×14, …) and were scored as the sends' I/O. A send's
-// own write still shows: its primary counts it. Roles are read live each
-// poll (the lifecycle test's failover may have swapped them), primaries
-// first. Not caught up in 10 s, the scenario is inconclusive: the
-// measurement's premise did not hold, which says nothing of the sends.
+// replication stream (Topology.ReplicasCaughtUp). NOTE: a replica counts the
+// commands it applies from its primary in its own commandstats; under load
+// the audit writers' last writes of burst 1 reached p2r0 during the paused
+// burst (xadd ×148, multi/exec ×14, …) and were scored as the sends' I/O. A
+// send's own write still shows: its primary counts it. Not caught up in 10 s,
+// the scenario is inconclusive: the measurement's premise did not hold,
+// which says nothing of the sends.
 func waitReplicated(ctx context.Context) {
 	GinkgoHelper()
-	caughtUp := func() error {
-		primaryAt := map[int]int64{}
-		var replicas []*fixtures.Node
-		for _, n := range cluster.Nodes() {
-			info, err := n.Info(ctx, "replication")
-			if err != nil {
-				return err
-			}
-			if info["role"] != "master" {
-				replicas = append(replicas, n)
-				continue
-			}
-			primaryAt[n.Shard()], _ = strconv.ParseInt(info["master_repl_offset"], 10, 64)
-		}
-		for _, n := range replicas {
-			info, err := n.Info(ctx, "replication")
-			if err != nil {
-				return err
-			}
-			applied, _ := strconv.ParseInt(info["slave_repl_offset"], 10, 64)
-			if want := primaryAt[n.Shard()]; applied < want {
-				return fmt.Errorf("%s applied its primary's stream to offset %d of %d", n.Name(), applied, want)
-			}
-		}
-		return nil
-	}
-	if err := wait.Within(ctx, 10*time.Second, 20*time.Millisecond, func(context.Context) error { return caughtUp() }); err != nil {
+	if err := wait.Within(ctx, 10*time.Second, 20*time.Millisecond, cluster.ReplicasCaughtUp); err != nil {
 		harness.MustConfirm(&fault.NotConfirmedError{Fault: "replicas-caught-up", Err: fmt.Errorf("before the paused burst: %w", err)}, cfg.Seed)
 	}
 }
