@@ -75,6 +75,10 @@ func counterScaleOf() counterScale {
 		Latency: 25 * time.Millisecond, Jitter: 25 * time.Millisecond, ReadTimeout: 75 * time.Millisecond, MinAcked: 40, MinUnknown: 8, MinResentAcked: 5, Tail: 3 * time.Second}
 }
 
+// variantConnTimeout is the retry variant's connection timeout: far above
+// the latency added to its links, so no connection is closed under it.
+const variantConnTimeout = 2 * time.Second
+
 // timedPool opens a cluster pool of b whose read timeout is d (valkey-go
 // has none; its calls get d as their deadline instead).
 func timedPool(ctx context.Context, b client.Backend, d time.Duration, name string) client.Pool {
@@ -124,15 +128,21 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	var resentAcked atomic.Int64
 	// NOTE: the variant runs over valkey-go in both cells. Its hazard needs
 	// a first send that was written and applied before its reply timed
-	// out; go-redis closes a connection on a read timeout and initialises
-	// the next one (HELLO, CLIENT SETNAME) under the call's own deadline,
-	// so under heavy CPU contention its first sends mostly die in that
-	// handshake, never written: re-sends come back acknowledged and nothing
-	// is applied twice. The control proves the counters
-	// checker catches an at-least-once call path; the library beneath the
-	// wrapper is not what it judges.
-	mutant := &workload.Counters{Pool: routing.Wrap(traffic.RetryUnknownOutcome(timedPool(ctx, client.BackendValkeyGo, s.ReadTimeout, "slotgate-counters-retry"), 3*s.ReadTimeout/2, &resentAcked), routing.Options{}),
-		Clock: clock, Keys: mutantKeys, OpTimeout: 3 * s.ReadTimeout / 2} // valkey-go's call deadline, as above
+	// out. A call must therefore time out on its own deadline while its
+	// connection lives on: a connection closed on a slow reply (valkey-go's
+	// ConnWriteTimeout, go-redis's read timeout) has to be dialled again,
+	// and a first send that dies in that handshake was never written, so
+	// its re-send is applied once. Seen: a run whose variant, on a 75 ms
+	// connection timeout, had 4 re-sends acknowledged and not one applied
+	// twice. Here the connection's timeout is far above any delay on the
+	// link, each call's deadline is the read timeout (a share of replies
+	// take longer: the command ran), and a re-send gets one and a half
+	// (most come back). The control proves the counters checker catches an
+	// at-least-once call path; the library beneath the wrapper is not what
+	// it judges.
+	variantPool := timedPool(ctx, client.BackendValkeyGo, variantConnTimeout, "slotgate-counters-retry")
+	mutant := &workload.Counters{Pool: routing.Wrap(traffic.RetryUnknownOutcome(variantPool, 3*s.ReadTimeout/2, &resentAcked), routing.Options{}),
+		Clock: clock, Keys: mutantKeys, OpTimeout: s.ReadTimeout}
 
 	By(fmt.Sprintf("latency %v±%v each way on every client link, read timeout %v; %d counters (+%d through the retry-unknown-outcome variant) on slots %v, each slot moved %d times",
 		s.Latency, s.Jitter, s.ReadTimeout, len(scoredKeys), len(mutantKeys), slots, s.Rounds))
@@ -160,12 +170,13 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	tailEnd := time.Now().Add(s.Tail)
 	time.Sleep(200 * time.Millisecond) // a duration: a stretch of traffic after the last move
 	// NOTE: the variant also runs until some of its re-sends came back
-	// acknowledged: under heavy CPU contention its re-sends can time out as
-	// well, and a run with no re-send acknowledged has nothing to catch
-	// (no counter over its bound). The tail passing is not a failure: the
-	// checkers judge what the run recorded.
+	// acknowledged and its own replies show a write applied twice: under
+	// heavy CPU contention its re-sends can time out as well, and a re-send
+	// whose first send never reached the server is applied once. A run
+	// without either has nothing to catch. The tail passing is not a
+	// failure: the checkers judge what the run recorded.
 	_ = wait.Within(ctx, time.Until(tailEnd), 200*time.Millisecond, func(context.Context) error {
-		if !enough(scored.Ops(), s) || !enough(mutant.Ops(), counterScale{MinAcked: 1}) || resentAcked.Load() < s.MinResentAcked {
+		if !enough(scored.Ops(), s) || !enough(mutant.Ops(), counterScale{MinAcked: 1}) || resentAcked.Load() < s.MinResentAcked || !workload.RepliesShowDouble(mutant.Ops()) {
 			return fmt.Errorf("not enough acknowledged traffic yet")
 		}
 		return nil

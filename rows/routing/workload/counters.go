@@ -108,3 +108,23 @@ func (w *Counters) script(ctx context.Context, worker int, key string) {
 	}
 	w.record(ctx, o, err)
 }
+
+// RepliesShowDouble says the counters' own acknowledged replies already
+// prove a write applied twice: each counter has one sequential writer and
+// starts at zero, so a reply above the number of calls its worker has made
+// so far (whatever their outcome) counts an increment applied more than
+// once. A run uses it to end early once its at-least-once variant has shown
+// its hazard; the verdict stays the counters checker's, on the read-back.
+func RepliesShowDouble(ops []judge.Op) bool {
+	calls := map[int]int64{}
+	for _, o := range ops { // each worker's calls in the order it made them
+		if o.Final {
+			continue
+		}
+		calls[o.Worker]++
+		if o.Acked() && o.Int > calls[o.Worker] {
+			return true
+		}
+	}
+	return false
+}

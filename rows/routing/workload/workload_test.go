@@ -108,3 +108,26 @@ func TestTimelineOps(t *testing.T) {
 		}
 	}
 }
+
+// A reply above its worker's call count proves a double application; a
+// timed-out call counts as a call (it may have run), a read-back does not.
+func TestRepliesShowDouble(t *testing.T) {
+	incr := func(worker int, got int64, errKind string) judge.Op {
+		return judge.Op{Worker: worker, Kind: judge.Incr, Keys: []string{"c"}, Int: got, ErrKind: errKind}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []judge.Op
+		want bool
+	}{
+		{"each reply its call count", []judge.Op{incr(0, 1, ""), incr(1, 1, ""), incr(0, 2, "")}, false},
+		{"a timeout, then the reply that counts it", []judge.Op{incr(0, 0, "network"), incr(0, 2, "")}, false},
+		{"a re-send applied twice", []judge.Op{incr(0, 1, ""), incr(0, 3, "")}, true},
+		{"the other worker's calls do not count", []judge.Op{incr(1, 1, ""), incr(0, 2, "")}, true},
+		{"a read-back is not a call", []judge.Op{incr(0, 1, ""), {Worker: 0, Kind: judge.Get, Keys: []string{"c"}, Final: true, Int: 1}, incr(0, 3, "")}, true},
+	} {
+		if got := RepliesShowDouble(tc.ops); got != tc.want {
+			t.Errorf("%s: RepliesShowDouble = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
