@@ -132,14 +132,13 @@ func runCounters(ctx context.Context, b client.Backend) counterResult {
 	// connection lives on: a connection closed on a slow reply (valkey-go's
 	// ConnWriteTimeout, go-redis's read timeout) has to be dialled again,
 	// and a first send that dies in that handshake was never written, so
-	// its re-send is applied once. Seen: a run whose variant, on a 75 ms
-	// connection timeout, had 4 re-sends acknowledged and not one applied
-	// twice. Here the connection's timeout is far above any delay on the
-	// link, each call's deadline is the read timeout (a share of replies
-	// take longer: the command ran), and a re-send gets one and a half
-	// (most come back). The control proves the counters checker catches an
-	// at-least-once call path; the library beneath the wrapper is not what
-	// it judges.
+	// its re-send is applied once (FINDINGS, "A control whose hazard died
+	// in a handshake"). Here the connection's timeout is far above any
+	// delay on the link, each call's deadline is the read timeout (a share
+	// of replies take longer: the command ran), and a re-send gets one and
+	// a half (most come back). The control proves the counters checker
+	// catches an at-least-once call path; the library beneath the wrapper
+	// is not what it judges.
 	variantPool := timedPool(ctx, client.BackendValkeyGo, variantConnTimeout, "slotgate-counters-retry")
 	mutant := &workload.Counters{Pool: routing.Wrap(traffic.RetryUnknownOutcome(variantPool, 3*s.ReadTimeout/2, &resentAcked), routing.Options{}),
 		Clock: clock, Keys: mutantKeys, OpTimeout: s.ReadTimeout}
